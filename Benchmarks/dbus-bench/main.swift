@@ -1,0 +1,2 @@
+import DBus
+print("dbus-bench")

@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+// Wearfleet: a Linux daemon that keeps a fleet of BLE wearables connected through BlueZ.
+// Module map and layering: see ARCHITECTURE.md in the shared project notes and README.md.
+import PackageDescription
+
+let package = Package(
+    name: "Wearfleet",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "GATT", targets: ["GATT"]),
+        .library(name: "FleetCore", targets: ["FleetCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // MARK: - C libraries (pkg-config)
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+
+        // MARK: - Libraries
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "GATT"),
+        .target(name: "FleetCore", dependencies: ["GATT"]),
+
+        // MARK: - Executables
+        .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
+
+        // MARK: - Tests
+        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(
+            name: "GATTTests",
+            dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        .testTarget(
+            name: "FleetCoreTests",
+            dependencies: ["FleetCore", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+// GATT: pure decoders and encoders for the standard wearable characteristics.
