@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "Wearfleet",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "GATT", targets: ["GATT"]),
@@ -36,7 +36,9 @@ let package = Package(
         .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
 
         // MARK: - Tests
-        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
+        .target(name: "TestSupport", path: "Tests/Support"),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(
             name: "GATTTests",
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]

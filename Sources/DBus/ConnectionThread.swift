@@ -1,0 +1,256 @@
+import CDBus
+import Glibc
+import Synchronization
+
+// One thread per connection owns the libdbus connection and runs a poll() loop over libdbus's
+// watches and timeouts plus an eventfd for wake-ups. The thread is also a `SerialExecutor`:
+// the `DBusConnection` actor runs on it, so actor methods call libdbus synchronously and
+// libdbus's C callbacks (which run on this thread) reach actor state with `assumeIsolated`.
+// Nothing else ever touches the libdbus connection, so no libdbus locking is relied upon.
+
+/// The thread and executor of one D-Bus connection.
+///
+/// `@unchecked Sendable` is sound here because every mutable field is either
+/// - inside `shared` (a `Mutex`): the job queue and the stop flag, touched from any thread; or
+/// - confined to the loop thread: `watches`, `timeouts` and `dispatcher` are only read or written
+///   by code that runs on the loop thread (the loop itself, jobs it runs, and libdbus callbacks it
+///   triggers), which `checkIsolated()` enforces in debug paths;
+/// - `threadID` is written once by the loop thread before it runs any job, and only compared
+///   by `isOnLoopThread`, which is meaningful only when called from that same thread.
+final class ConnectionThread: SerialExecutor, @unchecked Sendable {
+    private enum Work: Sendable {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
+    private struct Shared {
+        var work: [Work] = []
+        var stopRequested = false
+        var sleeping = false
+    }
+
+    private let shared = Mutex(Shared())
+    private let wakeFD: Int32
+    private var threadID = pthread_t()
+    private var threadStarted = false
+
+    /// libdbus watches and timeouts registered by the connection (loop thread only).
+    private var watches: [OpaquePointer] = []
+    private var timeouts: [OpaquePointer: Int64] = [:]  // timeout → deadline (ns, CLOCK_MONOTONIC)
+
+    /// Called each iteration to dispatch queued incoming messages (loop thread only).
+    var dispatcher: (() -> Void)?
+
+    init(name: String) throws {
+        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard fd >= 0 else {
+            throw DBusError(name: DBusError.failed, message: "eventfd failed: errno \(errno)")
+        }
+        wakeFD = fd
+        try start(name: name)
+    }
+
+    deinit {
+        Glibc.close(wakeFD)
+    }
+
+    // MARK: - SerialExecutor
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        submit(.job(UnownedJob(job)))
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    func checkIsolated() {
+        precondition(isOnLoopThread, "not on the D-Bus connection thread")
+    }
+
+    var isOnLoopThread: Bool {
+        threadStarted && pthread_equal(pthread_self(), threadID) != 0
+    }
+
+    /// Runs `work` on the loop thread, outside of any actor job (used for setup and teardown).
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        submit(.closure(work))
+    }
+
+    /// Forgets libdbus's watches and timeouts once the connection is closed. The thread keeps
+    /// running jobs, because the actor that uses it as executor may still be called (and must
+    /// answer "disconnected" rather than hang) until it is released.
+    func forgetLibdbus() {
+        watches.removeAll()
+        timeouts.removeAll()
+        dispatcher = nil
+    }
+
+    /// Ends the thread: it runs the work already queued, then exits. Called when the actor that
+    /// uses this executor is released, so no job can arrive afterwards.
+    func terminate() {
+        shared.withLock { $0.stopRequested = true }
+        wake()
+    }
+
+    private func submit(_ work: Work) {
+        let mustWake = shared.withLock { state -> Bool in
+            state.work.append(work)
+            return state.sleeping
+        }
+        // The loop only sleeps in poll(); when it is awake it sees the queue before sleeping.
+        if mustWake { wake() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    // MARK: - Thread
+
+    private func start(name: String) throws {
+        let box = Unmanaged.passRetained(ThreadStartBox(thread: self, name: name))
+        var tid = pthread_t()
+        let result = pthread_create(&tid, nil, { raw in
+            guard let raw else { return nil }
+            let box = Unmanaged<ThreadStartBox>.fromOpaque(raw).takeRetainedValue()
+            box.thread.run(name: box.name)
+            return nil
+        }, box.toOpaque())
+        guard result == 0 else {
+            box.release()
+            throw DBusError(name: DBusError.failed, message: "pthread_create failed: \(result)")
+        }
+        pthread_detach(tid)
+    }
+
+    private func run(name: String) {
+        threadID = pthread_self()
+        threadStarted = true
+        // Linux limits thread names to 15 bytes.
+        let shortName = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+        _ = pthread_setname_np(threadID, shortName)
+        while true {
+            let (batch, stopping) = shared.withLock { state -> ([Work], Bool) in
+                let batch = state.work
+                state.work.removeAll(keepingCapacity: true)
+                return (batch, state.stopRequested)
+            }
+            for work in batch {
+                switch work {
+                case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+                case .closure(let closure): closure()
+                }
+            }
+            if stopping && batch.isEmpty { break }
+            dispatcher?()
+            pollOnce()
+        }
+        dispatcher = nil
+    }
+
+    private func pollOnce() {
+        var fds: [pollfd] = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var polled: [OpaquePointer] = []
+        for watch in watches where dbus_watch_get_enabled(watch) != 0 {
+            let flags = dbus_watch_get_flags(watch)
+            var events: Int16 = 0
+            if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 { events |= Int16(POLLIN) }
+            if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 { events |= Int16(POLLOUT) }
+            fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+            polled.append(watch)
+        }
+        let now = monotonicNanoseconds()
+        var timeoutMs: Int32 = -1
+        if let nearest = timeouts.values.min() {
+            timeoutMs = Int32(clamping: max(0, (nearest - now + 999_999) / 1_000_000))
+        }
+        let mustNotSleep = shared.withLock { state -> Bool in
+            if !state.work.isEmpty || state.stopRequested { return true }
+            state.sleeping = true
+            return false
+        }
+        if mustNotSleep { timeoutMs = 0 }
+        let ready = poll(&fds, nfds_t(fds.count), timeoutMs)
+        shared.withLock { $0.sleeping = false }
+        if ready > 0 {
+            if fds[0].revents != 0 {
+                var counter: UInt64 = 0
+                _ = Glibc.read(wakeFD, &counter, 8)
+            }
+            for (index, watch) in polled.enumerated() {
+                let revents = fds[index + 1].revents
+                guard revents != 0 else { continue }
+                // A callback run by an earlier watch may have removed this one.
+                guard watches.contains(watch) else { continue }
+                var flags: UInt32 = 0
+                if revents & Int16(POLLIN) != 0 { flags |= UInt32(DBUS_WATCH_READABLE.rawValue) }
+                if revents & Int16(POLLOUT) != 0 { flags |= UInt32(DBUS_WATCH_WRITABLE.rawValue) }
+                if revents & Int16(POLLERR) != 0 { flags |= UInt32(DBUS_WATCH_ERROR.rawValue) }
+                if revents & Int16(POLLHUP) != 0 { flags |= UInt32(DBUS_WATCH_HANGUP.rawValue) }
+                dbus_watch_handle(watch, flags)
+            }
+        }
+        fireExpiredTimeouts()
+    }
+
+    private func fireExpiredTimeouts() {
+        guard !timeouts.isEmpty else { return }
+        let now = monotonicNanoseconds()
+        let expired = timeouts.filter { $0.value <= now }.map(\.key)
+        for timeout in expired {
+            guard timeouts[timeout] != nil else { continue }
+            // libdbus timeouts are periodic until removed or disabled.
+            timeouts[timeout] = now + Self.intervalNanoseconds(timeout)
+            dbus_timeout_handle(timeout)
+        }
+    }
+
+    // MARK: - libdbus watch and timeout bookkeeping (called from C callbacks on the loop thread)
+
+    func addWatch(_ watch: OpaquePointer) {
+        watches.append(watch)
+    }
+
+    func removeWatch(_ watch: OpaquePointer) {
+        watches.removeAll { $0 == watch }
+    }
+
+    func addTimeout(_ timeout: OpaquePointer) {
+        if dbus_timeout_get_enabled(timeout) != 0 {
+            timeouts[timeout] = monotonicNanoseconds() + Self.intervalNanoseconds(timeout)
+        }
+    }
+
+    func removeTimeout(_ timeout: OpaquePointer) {
+        timeouts[timeout] = nil
+    }
+
+    func toggleTimeout(_ timeout: OpaquePointer) {
+        if dbus_timeout_get_enabled(timeout) != 0 {
+            timeouts[timeout] = monotonicNanoseconds() + Self.intervalNanoseconds(timeout)
+        } else {
+            timeouts[timeout] = nil
+        }
+    }
+
+    private static func intervalNanoseconds(_ timeout: OpaquePointer) -> Int64 {
+        Int64(dbus_timeout_get_interval(timeout)) * 1_000_000
+    }
+}
+
+private final class ThreadStartBox {
+    let thread: ConnectionThread
+    let name: String
+    init(thread: ConnectionThread, name: String) {
+        self.thread = thread
+        self.name = name
+    }
+}
+
+func monotonicNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}

@@ -1,0 +1,101 @@
+import CDBus
+
+/// One signal subscription: its rule and the stream it feeds.
+struct Subscription {
+    let rule: MatchRule
+    let continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+}
+
+/// How a signal stream buffers when its consumer falls behind.
+public enum SignalBuffering: Sendable {
+    /// Keep every signal (the default: signals such as `InterfacesAdded` must not be lost).
+    case unbounded
+    /// Keep the newest `n` signals and drop older ones (for high-rate telemetry).
+    case newest(Int)
+}
+
+extension DBusConnection {
+    /// Subscribes to the signals matching `rule`.
+    ///
+    /// Returns only after the bus confirmed the match rule (`AddMatch` replied), so a caller can
+    /// subscribe first and then act, without missing signals caused by its action. When the rule
+    /// names a well-known sender, its owner is resolved before this returns, too.
+    /// The stream finishes with `DBusError` (`Disconnected`) if the connection is lost;
+    /// ending the iteration removes the rule.
+    public func signals(
+        matching rule: MatchRule, buffering: SignalBuffering = .unbounded
+    ) async throws -> AsyncThrowingStream<DBusMessage, any Error> {
+        try rule.validate()
+        guard isOpen else { throw DBusError(name: DBusError.disconnected, message: "connection is closed") }
+        let trackedSender = rule.sender.flatMap { Self.isWellKnown($0) ? $0 : nil }
+        if let trackedSender { try await retainNameTracking(trackedSender) }
+
+        let policy: AsyncThrowingStream<DBusMessage, any Error>.Continuation.BufferingPolicy
+        switch buffering {
+        case .unbounded: policy = .unbounded
+        case .newest(let count): policy = .bufferingNewest(max(1, count))
+        }
+        let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(bufferingPolicy: policy)
+        let id = nextIdentifier()
+        subscriptions[id] = Subscription(rule: rule, continuation: continuation)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeSubscription(id) }
+        }
+        do {
+            try await addMatch(rule)
+        } catch {
+            subscriptions[id] = nil
+            if let trackedSender { releaseNameTracking(trackedSender) }
+            continuation.finish(throwing: error)
+            throw error
+        }
+        return stream
+    }
+
+    /// Emits a signal from an object this connection exports (or any path it speaks for).
+    public func emitSignal(
+        path: DBusObjectPath, interface: String, member: String, _ body: [DBusValue] = [], destination: String? = nil
+    ) throws {
+        try send(.signal(path: path, interface: interface, member: member, body: body, destination: destination))
+    }
+
+    func removeSubscription(_ id: UInt64) {
+        guard let subscription = subscriptions.removeValue(forKey: id) else { return }
+        if let sender = subscription.rule.sender, Self.isWellKnown(sender) { releaseNameTracking(sender) }
+        removeMatch(subscription.rule)
+    }
+
+    func addMatch(_ rule: MatchRule) async throws {
+        _ = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "AddMatch", [.string(rule.ruleString)])
+    }
+
+    /// Fire and forget: the bus forgets rules of closed connections anyway.
+    func removeMatch(_ rule: MatchRule) {
+        guard isOpen else { return }
+        var message = DBusMessage.methodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "RemoveMatch", body: [.string(rule.ruleString)])
+        message.noReplyExpected = true
+        try? send(message)
+    }
+
+    static func isWellKnown(_ name: String) -> Bool {
+        !name.hasPrefix(":") && name != "org.freedesktop.DBus"
+    }
+
+    func deliverSignal(_ message: DBusMessage) {
+        if message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
+            message.interface == "org.freedesktop.DBus"
+        {
+            noteNameOwnerChanged(message)
+        }
+        for (_, subscription) in subscriptions {
+            let owner = subscription.rule.sender.flatMap { trackedNames[$0]?.owner }
+            if subscription.rule.matches(message, senderOwner: owner) {
+                subscription.continuation.yield(message)
+            }
+        }
+    }
+}

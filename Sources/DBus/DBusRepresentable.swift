@@ -1,0 +1,242 @@
+// Typed access to untrusted values: decoding checks the signature and throws a
+// `DBusDecodingError` naming both signatures, so a peer sending the wrong type costs an error,
+// never a crash.
+
+/// A value decoded from the bus did not have the expected type.
+public struct DBusDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The signature the caller expected.
+    public let expected: String
+    /// The signature that arrived (or "nothing" for a missing argument).
+    public let actual: String
+    /// Where in the message: "argument 1", "argument 0 → key 'RSSI'", …
+    public let context: String
+
+    public init(expected: String, actual: String, context: String = "") {
+        self.expected = expected
+        self.actual = actual
+        self.context = context
+    }
+
+    public var description: String {
+        let place = context.isEmpty ? "" : "\(context): "
+        return "\(place)expected D-Bus type '\(expected)', got '\(actual)'"
+    }
+
+    func adding(context outer: String) -> DBusDecodingError {
+        DBusDecodingError(expected: expected, actual: actual, context: context.isEmpty ? outer : outer + " → " + context)
+    }
+}
+
+/// A Swift type with a fixed D-Bus type, convertible both ways.
+public protocol DBusRepresentable: Sendable {
+    static var dbusType: DBusType { get }
+    var dbusValue: DBusValue { get }
+    init(dbusValue: DBusValue) throws(DBusDecodingError)
+}
+
+extension DBusRepresentable {
+    static func mismatch(_ value: DBusValue) -> DBusDecodingError {
+        DBusDecodingError(expected: dbusType.signature, actual: value.type.signature)
+    }
+}
+
+extension UInt8: DBusRepresentable {
+    public static var dbusType: DBusType { .byte }
+    public var dbusValue: DBusValue { .byte(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .byte(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension Bool: DBusRepresentable {
+    public static var dbusType: DBusType { .boolean }
+    public var dbusValue: DBusValue { .boolean(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .boolean(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension Int16: DBusRepresentable {
+    public static var dbusType: DBusType { .int16 }
+    public var dbusValue: DBusValue { .int16(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .int16(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension UInt16: DBusRepresentable {
+    public static var dbusType: DBusType { .uint16 }
+    public var dbusValue: DBusValue { .uint16(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .uint16(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension Int32: DBusRepresentable {
+    public static var dbusType: DBusType { .int32 }
+    public var dbusValue: DBusValue { .int32(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .int32(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension UInt32: DBusRepresentable {
+    public static var dbusType: DBusType { .uint32 }
+    public var dbusValue: DBusValue { .uint32(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .uint32(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension Int64: DBusRepresentable {
+    public static var dbusType: DBusType { .int64 }
+    public var dbusValue: DBusValue { .int64(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .int64(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension UInt64: DBusRepresentable {
+    public static var dbusType: DBusType { .uint64 }
+    public var dbusValue: DBusValue { .uint64(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .uint64(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension Double: DBusRepresentable {
+    public static var dbusType: DBusType { .double }
+    public var dbusValue: DBusValue { .double(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .double(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension String: DBusRepresentable {
+    public static var dbusType: DBusType { .string }
+    public var dbusValue: DBusValue { .string(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .string(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+extension DBusObjectPath: DBusRepresentable {
+    public static var dbusType: DBusType { .objectPath }
+    public var dbusValue: DBusValue { .objectPath(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .objectPath(let v) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = v
+    }
+}
+
+/// `DBusValue` itself stands for a variant: `[String: DBusValue]` is `a{sv}`, and decoding it
+/// yields the values inside the variants.
+extension DBusValue: DBusRepresentable {
+    public static var dbusType: DBusType { .variant }
+    public var dbusValue: DBusValue { .variant(self) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .variant(let inner) = dbusValue else { throw Self.mismatch(dbusValue) }
+        self = inner
+    }
+}
+
+extension Array: DBusRepresentable where Element: DBusRepresentable {
+    public static var dbusType: DBusType { .array(Element.dbusType) }
+    public var dbusValue: DBusValue { .array(element: Element.dbusType, map(\.dbusValue)) }
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .array(let elementType, let items) = dbusValue, elementType == Element.dbusType else {
+            throw Self.mismatch(dbusValue)
+        }
+        var result: [Element] = []
+        result.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            do {
+                result.append(try Element(dbusValue: item))
+            } catch {
+                throw error.adding(context: "element \(index)")
+            }
+        }
+        self = result
+    }
+}
+
+extension Dictionary: DBusRepresentable where Key: DBusRepresentable, Value: DBusRepresentable {
+    public static var dbusType: DBusType { .dictionary(key: Key.dbusType, value: Value.dbusType) }
+    public var dbusValue: DBusValue {
+        let entries = map { DBusDictEntry(key: $0.key.dbusValue, value: $0.value.dbusValue) }
+        return .dictionary(key: Key.dbusType, value: Value.dbusType, entries)
+    }
+    /// Duplicate keys (legal on the wire) keep the last value, as most D-Bus bindings do.
+    public init(dbusValue: DBusValue) throws(DBusDecodingError) {
+        guard case .dictionary(let keyType, let valueType, let entries) = dbusValue,
+            keyType == Key.dbusType, valueType == Value.dbusType
+        else { throw Self.mismatch(dbusValue) }
+        var result: [Key: Value] = [:]
+        result.reserveCapacity(entries.count)
+        for entry in entries {
+            let key = try Key(dbusValue: entry.key)
+            do {
+                result[key] = try Value(dbusValue: entry.value)
+            } catch {
+                throw error.adding(context: "key \(entry.key)")
+            }
+        }
+        self = result
+    }
+}
+
+extension Array where Element == DBusValue {
+    /// Decodes argument `index` of a message body as `T`.
+    public func decode<T: DBusRepresentable>(_ type: T.Type, at index: Int) throws(DBusDecodingError) -> T {
+        guard indices.contains(index) else {
+            throw DBusDecodingError(expected: T.dbusType.signature, actual: "nothing", context: "argument \(index)")
+        }
+        do {
+            return try T(dbusValue: self[index])
+        } catch {
+            throw error.adding(context: "argument \(index)")
+        }
+    }
+
+    /// Reads argument `index` as a file descriptor. The returned object is the one in the body:
+    /// `take()` it to own the descriptor, or let it close when released.
+    public func fileDescriptor(at index: Int) throws(DBusDecodingError) -> DBusFileDescriptor {
+        guard indices.contains(index) else {
+            throw DBusDecodingError(expected: "h", actual: "nothing", context: "argument \(index)")
+        }
+        guard case .unixFD(let fd) = self[index] else {
+            throw DBusDecodingError(expected: "h", actual: self[index].type.signature, context: "argument \(index)")
+        }
+        return fd
+    }
+
+    /// Checks that the body's signature is exactly `signature` (e.g. before decoding a reply).
+    public func expectSignature(_ signature: String) throws(DBusDecodingError) {
+        let actual = map(\.type.signature).joined()
+        guard actual == signature else {
+            throw DBusDecodingError(expected: signature, actual: actual, context: "message body")
+        }
+    }
+}
+
+extension Dictionary where Key == String, Value == DBusValue {
+    /// Reads an optional entry of a property map as `T`; nil when absent, an error when mistyped.
+    public func decodeIfPresent<T: DBusRepresentable>(_ type: T.Type, forKey key: String) throws(DBusDecodingError) -> T? {
+        guard let value = self[key] else { return nil }
+        do {
+            return try T(dbusValue: value)
+        } catch {
+            throw error.adding(context: "'\(key)'")
+        }
+    }
+}

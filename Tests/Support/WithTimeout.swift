@@ -1,0 +1,36 @@
+/// Thrown when an awaited event did not happen in time.
+public struct TimedOut: Error, CustomStringConvertible {
+    public let what: String
+    public let after: Duration
+    public var description: String { "timed out after \(after) waiting for \(what)" }
+}
+
+/// Waits for `operation` (an event, not a fixed delay) but gives up after `timeout`, so a broken
+/// build fails a test instead of hanging it.
+public func withTimeout<T: Sendable>(
+    _ timeout: Duration = .seconds(10), _ what: String = "the event",
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw TimedOut(what: what, after: timeout)
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw TimedOut(what: what, after: timeout) }
+        return first
+    }
+}
+
+extension AsyncSequence where Self: Sendable, Element: Sendable {
+    /// The first element satisfying `predicate`, within `timeout`.
+    public func first(
+        within timeout: Duration, _ what: String = "a matching element", where predicate: @escaping @Sendable (Element) -> Bool
+    ) async throws -> Element {
+        try await withTimeout(timeout, what) {
+            for try await element in self where predicate(element) { return element }
+            throw TimedOut(what: "\(what) (the sequence ended)", after: timeout)
+        }
+    }
+}
