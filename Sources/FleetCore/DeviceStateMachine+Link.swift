@@ -73,12 +73,15 @@ extension DeviceStateMachine {
         guard state == .discovering, !link.servicesKnown else { return }
         disarm(.discovery, &effects)
         link.servicesKnown = true
-        if !services.isSubset(of: servicesSeen) {
-            servicesSeen.formUnion(services)
-            effects.append(.persist(storeUpdate(connectedNow: false)))
-        }
+        let servicesChanged = !services.isSubset(of: servicesSeen)
+        servicesSeen.formUnion(services)
+        let settingUpNothing = configuration.readOnConnect.isEmpty && configuration.subscriptions.isEmpty
         let missingService = !configuration.requiredServices.isSubset(of: services)
         let missingCharacteristic = !configuration.requiredCharacteristics.isSubset(of: characteristics)
+        // One persist per reduce: when setup completes right away, finishSetup records it all.
+        if servicesChanged && (missingService || missingCharacteristic || !settingUpNothing) {
+            effects.append(.persist(storeUpdate(connectedNow: false)))
+        }
         if missingService || missingCharacteristic {
             teardown(.release, attemptOutcome: .cancelled, &effects)
             fail(.protocol, error: nil, now: now, random: &random, &effects)
