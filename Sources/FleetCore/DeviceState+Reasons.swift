@@ -4,7 +4,7 @@ extension DeviceState {
         /// These characteristics could not be subscribed; retried every `recoveryInterval`.
         case subscriptionsIncomplete(missing: [String])
         /// `Configuration.writeFailureThreshold` writes in a row failed; the next successful
-        /// write restores `ready`.
+        /// write, or a `recoveryInterval` without another failure, restores `ready`.
         case writesFailing
     }
 

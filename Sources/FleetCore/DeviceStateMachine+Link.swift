@@ -173,7 +173,8 @@ extension DeviceStateMachine {
     }
 
     /// Picks `ready` or `degraded` for a set-up link from what is still wrong, and keeps the
-    /// recovery timer armed exactly while subscriptions are missing.
+    /// recovery timer armed exactly while degraded, so that no degraded link waits on an event
+    /// that may never come.
     mutating func settle(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         let missing = configuration.subscriptions.filter { link.failedSubscriptions.contains($0) }
         if !missing.isEmpty {
@@ -183,7 +184,7 @@ extension DeviceStateMachine {
         } else {
             state = .ready
         }
-        if missing.isEmpty {
+        if state == .ready {
             disarm(.recovery, &effects)
         } else if !isArmed(.recovery) {
             arm(.recovery, at: now + configuration.timeouts.recoveryInterval, &effects)

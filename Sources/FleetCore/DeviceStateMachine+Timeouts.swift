@@ -36,12 +36,21 @@ extension DeviceStateMachine {
         case .backoff, .suspension:
             pursue(now: now, &effects)
         case .recovery:
-            guard case .degraded(.subscriptionsIncomplete(let missing)) = state else { return }
-            let path: DeviceEffect.NotifyPath = configuration.useFileDescriptorPath ? .acquireNotify : .startNotify
-            for characteristic in missing {
-                effects.append(.subscribe(characteristic: characteristic, via: path))
+            switch state {
+            case .degraded(.subscriptionsIncomplete(let missing)):
+                let path: DeviceEffect.NotifyPath = configuration.useFileDescriptorPath ? .acquireNotify : .startNotify
+                for characteristic in missing {
+                    effects.append(.subscribe(characteristic: characteristic, via: path))
+                }
+                arm(.recovery, at: now + configuration.timeouts.recoveryInterval, &effects)
+            case .degraded(.writesFailing):
+                // A quiet interval without further failures: the link gets the benefit of the
+                // doubt, as a device that stops writing would otherwise stay degraded forever.
+                link.consecutiveWriteFailures = 0
+                settle(now: now, &effects)
+            default:
+                break
             }
-            arm(.recovery, at: now + configuration.timeouts.recoveryInterval, &effects)
         }
     }
 }

@@ -42,6 +42,8 @@ struct DeviceHarness {
     var random = SeededRandom(seed: 7)
     /// Timer deadlines, learnt from the effects the way the runtime learns them.
     var deadlines: [DeviceStateMachine.TimerKind: MonotonicInstant] = [:]
+    /// Whether the fleet gate holds a request from this device, learnt from the effects.
+    var attemptRequested = false
 
     /// A machine whose environment is healthy (bluetoothd up, hci0 powered, device known to
     /// bluetoothd) but which nobody has asked for yet: `idle`.
@@ -101,8 +103,11 @@ struct DeviceHarness {
 
     mutating func feed(_ event: DeviceEvent) -> [DeviceEffect] {
         let effects = machine.reduce(event, now: now, random: &random)
+        if case .attemptGranted = event { attemptRequested = false }
         for effect in effects {
             switch effect {
+            case .requestAttempt: attemptRequested = true
+            case .withdrawAttemptRequest: attemptRequested = false
             case .scheduleTimer(let kind, _, let deadline): deadlines[kind] = deadline
             case .cancelTimer(let kind): deadlines[kind] = nil
             default: break

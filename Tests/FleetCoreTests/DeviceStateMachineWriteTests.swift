@@ -43,7 +43,10 @@ import Testing
         }
         _ = h.feed(.writeStarted)
         let effects = h.feed(.writeFailed(Failures.writeFailed))
-        #expect(effects == [.cancelTimer(.write), h.changed(from: .ready, to: .degraded(.writesFailing))])
+        #expect(effects == [
+            .cancelTimer(.write), h.scheduled(.recovery, after: .seconds(30)),
+            h.changed(from: .ready, to: .degraded(.writesFailing)),
+        ])
     }
 
     @Test func aSuccessfulWriteRestoresReady() throws {
@@ -54,7 +57,17 @@ import Testing
         }
         _ = h.feed(.writeStarted)
         let effects = h.feed(.writeCompleted)
-        #expect(effects == [.cancelTimer(.write), h.changed(from: .degraded(.writesFailing), to: .ready)])
+        #expect(effects == [.cancelTimer(.write), .cancelTimer(.recovery), h.changed(from: .degraded(.writesFailing), to: .ready)])
+    }
+
+    @Test func aQuietIntervalAfterFailedWritesRestoresReady() throws {
+        var h = try DeviceHarness.ready()
+        for _ in 1...3 {
+            _ = h.feed(.writeStarted)
+            _ = h.feed(.writeFailed(Failures.writeFailed))
+        }
+        let effects = try h.fire(.recovery)
+        #expect(effects == [h.changed(from: .degraded(.writesFailing), to: .ready)])
     }
 
     @Test func writeCreditResumesWritesOnAUsableLink() throws {
