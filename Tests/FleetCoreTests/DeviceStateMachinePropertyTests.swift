@@ -6,11 +6,11 @@ import Testing
 /// is wanted, a healthy world leads the machine to `ready`.
 @Suite struct DeviceStateMachinePropertyTests {
     @Test func everyStateLeadsBackToReadyOnceTheDeviceIsReachable() async throws {
-        let moves = Gen.int(in: 0..<Chaos.moveCount).array(of: 0...80)
+        let moves = Gen.int(in: 0..<Chaos.moveCount).array(of: 0...120)
         await propertyCheck(count: 400, input: moves, Gen.uint64()) { moves, seed in
-            var h = try DeviceHarness.idle(policy: ReconnectPolicy(budgets: [.transient: 3, .gone: 2, .denied: 1, .unknown: 2]))
+            var h = try DeviceHarness.awaitingGrant(policy: Chaos.tightPolicy)
+            var chaos = Chaos(random: SeededRandom(seed: ~seed), answers: [.attemptGranted(adapter: DeviceHarness.hci0)])
             h.random = SeededRandom(seed: seed)
-            var chaos = Chaos(random: SeededRandom(seed: ~seed))
             for move in moves { chaos.apply(move, to: &h) }
             let history = h.state
             let reached = HealthyWorld.bringBack(&h, maxSteps: 200)
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func wantedFalseAlwaysEndsIdleWithNothingArmed() async throws {
-        let moves = Gen.int(in: 0..<Chaos.moveCount).array(of: 0...80)
+        let moves = Gen.int(in: 0..<Chaos.moveCount).array(of: 0...120)
         await propertyCheck(count: 300, input: moves, Gen.uint64()) { moves, seed in
             var h = try DeviceHarness.idle()
             h.random = SeededRandom(seed: seed)
@@ -49,9 +49,12 @@ import Testing
     }
 }
 
-/// Feeds arbitrary events, including out-of-order, duplicated and stale ones.
+/// Feeds arbitrary events, including out-of-order, duplicated and stale ones. Some moves give
+/// the healthy answer to an earlier effect, so that walks also reach deep states (ready, an open
+/// breaker, a spent budget) and not only the first steps.
 struct Chaos {
     var random: SeededRandom
+    var answers: [DeviceEvent] = []
 
     static let failures: [DeviceEvent.Failure] = [
         Failures.abortByRemote, Failures.slotLimit, Failures.unknownObject, Failures.notAuthorized,
@@ -59,7 +62,10 @@ struct Chaos {
         DeviceEvent.Failure(name: "org.example.Odd"),
     ]
 
-    static let moveCount = 31
+    /// Small budgets, so that walks exhaust them and give up.
+    static let tightPolicy = ReconnectPolicy(budgets: [.transient: 3, .gone: 2, .denied: 1, .unknown: 2])
+
+    static let moveCount = 64
 
     @discardableResult
     mutating func apply(_ move: Int, to h: inout DeviceHarness) -> (DeviceEvent, [DeviceEffect]) {
@@ -94,6 +100,16 @@ struct Chaos {
         case 24: event = .policyUpdated(wanted: false)
         case 25: event = .restoreRequested
         case 26: event = .disconnected(nil)
+        case 28: event = .connectFailed(Failures.notAuthorized)
+        case 29: event = .servicesResolved(services: [UUIDs.heartRateService], characteristics: [UUIDs.heartRateMeasurement])
+        case 33..<64 where !answers.isEmpty:
+            event = answers.removeFirst()
+        case 33..<64 where h.state == .suspended(.bluetoothdUnavailable):
+            event = .bluetoothdAppeared
+        case 33..<64 where h.state == .suspended(.noPoweredAdapter):
+            event = .adapterPowered(hci0)
+        case 33..<64 where h.state == .idle:
+            event = .policyUpdated(wanted: true)
         case 27:
             // A stale timeout of any kind.
             let kind = DeviceStateMachine.TimerKind.allCases[Int(random.next() % 8)]
@@ -109,7 +125,17 @@ struct Chaos {
             if let deadline = h.deadline(of: kind), deadline > h.now { h.now = deadline }
             event = .timeout(kind, generation: h.machine.armedTimers[kind] ?? 0)
         }
-        return (event, h.feed(event))
+        let effects = h.feed(event)
+        for effect in effects {
+            // A third of the answers are faulty, so breakers open and budgets run out.
+            let faulty = random.next() % 3 == 0
+            switch effect {
+            case .connect where faulty: answers.append(.connectFailed(failure))
+            case .awaitServices where faulty: answers.append(.servicesResolved(services: [], characteristics: []))
+            default: answers.append(contentsOf: HealthyWorld.answer(to: effect))
+            }
+        }
+        return (event, effects)
     }
 }
 
