@@ -104,3 +104,18 @@ public struct DeviceStateMachine: Hashable, Sendable {
         return false
     }
 }
+
+extension DeviceStateMachine {
+    /// The functional form, `reduce(state, event) -> (state, [Effect])`, for callers that keep
+    /// machines in immutable collections.
+    public static func reduce(
+        _ machine: DeviceStateMachine,
+        _ event: DeviceEvent,
+        now: MonotonicInstant,
+        random: inout some RandomNumberGenerator
+    ) -> (DeviceStateMachine, [DeviceEffect]) {
+        var next = machine
+        let effects = next.reduce(event, now: now, random: &random)
+        return (next, effects)
+    }
+}

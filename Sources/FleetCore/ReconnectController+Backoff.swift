@@ -7,7 +7,7 @@ extension ReconnectController {
         let cap = policy.maxDelay.nanosecondsClamped
         // Grow in Double and clamp before converting back: base·2^64 would overflow Int64.
         let exponent = Double(max(attempt, 1) - 1)
-        let nominal = Double(base) * pow(policy.multiplier, exponent)
+        let nominal = Double(base) * power(policy.multiplier, exponent)
         let upper = nominal >= Double(cap) ? cap : max(base, Int64(nominal))
         let lower = max(base, upper - Int64(Double(upper) * policy.jitterFraction))
         guard lower < upper else { return .nanoseconds(upper) }
@@ -17,7 +17,7 @@ extension ReconnectController {
 
 /// `x^n` for a non-negative integral `n`, without Foundation: repeated squaring in Double,
 /// saturating at infinity (which the caller clamps to the cap).
-private func pow(_ x: Double, _ n: Double) -> Double {
+private func power(_ x: Double, _ n: Double) -> Double {
     var result = 1.0
     var factor = x
     var remaining = Int(min(n, 2048))
