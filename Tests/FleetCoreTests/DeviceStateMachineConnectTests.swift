@@ -131,4 +131,15 @@ import Testing
         #expect(h.feed(.connected) == [.disconnect])
         #expect(h.state == .idle)
     }
+
+    @Test func anUnsolicitedLinkWhileBackingOffCancelsTheBackoff() throws {
+        var h = try DeviceHarness.connecting()
+        _ = h.feed(.connectFailed(Failures.abortByRemote))
+        let backingOff = h.state
+        let effects = h.feed(.connected)
+        #expect(effects == [
+            .cancelTimer(.backoff), .awaitServices, h.scheduled(.discovery, after: .seconds(30)),
+            h.changed(from: backingOff, to: .discovering),
+        ])
+    }
 }

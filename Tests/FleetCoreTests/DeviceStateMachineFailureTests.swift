@@ -215,4 +215,15 @@ import Testing
         #expect(h.feed(.disconnected(Failures.remoteReason)) == [])
         #expect(h.state == backingOff)
     }
+
+    @Test func losingTheDeviceObjectMidConnectReleasesTheSlotAsGone() throws {
+        var h = try DeviceHarness.connecting()
+        let effects = h.feed(.deviceLost)
+        let deadline = try #require(h.deadline(of: .backoff))
+        #expect(effects == [
+            .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .failed(.gone)),
+            h.failed(.gone), h.scheduled(.backoff, at: deadline),
+            h.changed(from: .connecting(adapter: hci0), to: .backingOff(attempt: 1, deadline: deadline)),
+        ])
+    }
 }

@@ -66,4 +66,25 @@ import Testing
         #expect(h.feed(.servicesResolved(services: [], characteristics: [])) == [])
         #expect(h.feed(.notificationsEnabled(characteristic: UUIDs.heartRateMeasurement)) == [])
     }
+
+    @Test func anOpenBreakerSurvivesBeingUnwantedAndWantedAgain() throws {
+        var h = try DeviceHarness.discovering()
+        for _ in 1...3 {
+            _ = h.feed(.servicesResolved(services: [], characteristics: []))
+            if h.machine.isArmed(.backoff) {
+                _ = try h.fire(.backoff)
+                _ = h.feed(.attemptGranted(adapter: hci0))
+                _ = h.feed(.connected)
+            }
+        }
+        let open = h.state
+        #expect(h.feed(.policyUpdated(wanted: false)) == [.cancelTimer(.suspension), h.changed(from: open, to: .idle)])
+        guard case .suspended(.circuitOpen(let until)) = open else {
+            Issue.record("expected an open breaker, got \(open)")
+            return
+        }
+        // Toggling the policy is no way around the cooldown.
+        let effects = h.feed(.policyUpdated(wanted: true))
+        #expect(effects == [h.scheduled(.suspension, at: until), h.changed(from: .idle, to: open)])
+    }
 }
