@@ -4,7 +4,8 @@ extension DeviceEffect {
     /// 0 means no attempt has been granted yet.
     public enum LifecycleEvent: Hashable, Sendable {
         /// The state changed; always the last effect of the reduce call that changed it.
-        case stateChanged(from: DeviceState, to: DeviceState, session: UInt64)
+        /// `cause` is the class of the failure that made it change, nil when no failure did.
+        case stateChanged(from: DeviceState, to: DeviceState, session: UInt64, cause: FailureClass?)
         /// An attempt or a link failed. `error` is BlueZ's report when there was one (nil for our
         /// own timeouts and for missing services).
         case failed(FailureClass, error: Failure?, session: UInt64)

@@ -91,7 +91,10 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .restoreRequested: policyUpdated(wanted: true, now: now, &effects)
         }
         if state != before {
-            effects.append(.emit(.stateChanged(from: before, to: state, session: session)))
+            let cause = effects.lazy.compactMap { effect -> FailureClass? in
+                if case .emit(.failed(let failureClass, _, _)) = effect { failureClass } else { nil }
+            }.first
+            effects.append(.emit(.stateChanged(from: before, to: state, session: session, cause: cause)))
         }
         return effects
     }

@@ -12,7 +12,7 @@ import Testing
         var machine = DeviceStateMachine(device: DeviceID(address: address))
         var random = SeededRandom(seed: 1)
         let effects = machine.reduce(.policyUpdated(wanted: true), now: .zero, random: &random)
-        #expect(effects == [.emit(.stateChanged(from: .idle, to: .suspended(.bluetoothdUnavailable), session: 0))])
+        #expect(effects == [.emit(.stateChanged(from: .idle, to: .suspended(.bluetoothdUnavailable), session: 0, cause: nil))])
     }
 
     @Test func bluetoothdVanishingFromUnderAReadyLinkSuspendsWithoutAFailure() throws {

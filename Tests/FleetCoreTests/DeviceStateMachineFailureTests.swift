@@ -13,7 +13,7 @@ import Testing
         #expect(effects == [
             .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .failed(.transient)),
             h.failed(.transient, Failures.abortByRemote), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .connecting(adapter: hci0), to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .connecting(adapter: hci0), to: .backingOff(attempt: 1, deadline: deadline), cause: .transient),
         ])
         // The first backoff is the base delay (the jitter range is [base, base]).
         #expect(deadline == h.now + .seconds(1))
@@ -32,7 +32,7 @@ import Testing
         #expect(effects == [
             .cancelConnect, .attemptFinished(adapter: hci0, outcome: .failed(.transient)),
             h.failed(.transient), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .connecting(adapter: hci0), to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .connecting(adapter: hci0), to: .backingOff(attempt: 1, deadline: deadline), cause: .transient),
         ])
     }
 
@@ -51,7 +51,7 @@ import Testing
         #expect(effects == [
             .cancelTimer(.discovery), h.persisted(connectedNow: false), .disconnect,
             h.failed(.protocol), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .discovering, to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .discovering, to: .backingOff(attempt: 1, deadline: deadline), cause: .protocol),
         ])
     }
 
@@ -68,7 +68,7 @@ import Testing
         let deadline = try #require(h.deadline(of: .backoff))
         #expect(effects == [
             .disconnect, h.failed(.transient), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .discovering, to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .discovering, to: .backingOff(attempt: 1, deadline: deadline), cause: .transient),
         ])
     }
 
@@ -79,7 +79,7 @@ import Testing
         let deadline = h.now + .milliseconds(250)
         #expect(effects == [
             h.failed(.transient, Failures.remoteReason), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .ready, to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .ready, to: .backingOff(attempt: 1, deadline: deadline), cause: .transient),
         ])
     }
 
@@ -124,7 +124,7 @@ import Testing
         let deadline = try #require(h.deadline(of: .backoff))
         #expect(effects == [
             .stopResolve, h.failed(.gone), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .resolving, to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .resolving, to: .backingOff(attempt: 1, deadline: deadline), cause: .gone),
         ])
     }
 
@@ -140,7 +140,7 @@ import Testing
         let until = h.now + .seconds(60)
         #expect(effects == [
             .cancelTimer(.discovery), .disconnect, h.failed(.protocol), h.scheduled(.suspension, at: until),
-            h.changed(from: .discovering, to: .suspended(.circuitOpen(until: until))),
+            h.changed(from: .discovering, to: .suspended(.circuitOpen(until: until)), cause: .protocol),
         ])
     }
 
@@ -171,7 +171,7 @@ import Testing
         #expect(effects == [
             .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .failed(.denied)),
             h.failed(.denied, Failures.notAuthorized),
-            h.changed(from: .connecting(adapter: hci0), to: .suspended(.gaveUp(.denied))),
+            h.changed(from: .connecting(adapter: hci0), to: .suspended(.gaveUp(.denied)), cause: .denied),
         ])
     }
 
@@ -190,7 +190,7 @@ import Testing
         #expect(effects == [
             .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .failed(.transient)),
             h.failed(.transient, Failures.abortByRemote), h.scheduled(.suspension, at: until),
-            h.changed(from: .connecting(adapter: hci0), to: .suspended(.budgetExhausted(.transient, until: until))),
+            h.changed(from: .connecting(adapter: hci0), to: .suspended(.budgetExhausted(.transient, until: until)), cause: .transient),
         ])
     }
 
@@ -223,7 +223,7 @@ import Testing
         #expect(effects == [
             .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .failed(.gone)),
             h.failed(.gone), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .connecting(adapter: hci0), to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .connecting(adapter: hci0), to: .backingOff(attempt: 1, deadline: deadline), cause: .gone),
         ])
     }
 }

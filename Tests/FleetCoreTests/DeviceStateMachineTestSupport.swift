@@ -144,8 +144,8 @@ struct DeviceHarness {
         .scheduleTimer(kind, generation: machine.armedTimers[kind] ?? 0, deadline: deadline)
     }
 
-    func changed(from: DeviceState, to: DeviceState) -> DeviceEffect {
-        .emit(.stateChanged(from: from, to: to, session: machine.session))
+    func changed(from: DeviceState, to: DeviceState, cause: FailureClass? = nil) -> DeviceEffect {
+        .emit(.stateChanged(from: from, to: to, session: machine.session, cause: cause))
     }
 
     func failed(_ failureClass: FailureClass, _ error: DeviceEvent.Failure? = nil) -> DeviceEffect {

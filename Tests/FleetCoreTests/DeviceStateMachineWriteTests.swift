@@ -31,7 +31,7 @@ import Testing
         let deadline = try #require(h.deadline(of: .backoff))
         #expect(effects == [
             .disconnect, h.failed(.transient), h.scheduled(.backoff, at: deadline),
-            h.changed(from: .ready, to: .backingOff(attempt: 1, deadline: deadline)),
+            h.changed(from: .ready, to: .backingOff(attempt: 1, deadline: deadline), cause: .transient),
         ])
     }
 
