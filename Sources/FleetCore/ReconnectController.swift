@@ -8,7 +8,7 @@
 /// A value type with no I/O: the caller passes the time and the random source, so the same inputs
 /// always give the same decisions. Guarantees: every `.retry` delay lies in
 /// `[policy.baseDelay, policy.maxDelay]`, except the documented fast first retry
-/// (`policy.fastFirstRetryDelay`); while the breaker is open no `.retry` is returned.
+/// (`policy.fastFirstRetryDelay`); no `.retry` is ever due before an open breaker's cooldown ends.
 public struct ReconnectController: Hashable, Sendable {
     public var policy: ReconnectPolicy
     /// Failures since the last stable connection; the backoff exponent.
@@ -98,7 +98,12 @@ public struct ReconnectController: Hashable, Sendable {
         } else {
             delay = backoffDelay(attempt: consecutiveFailures, random: &random)
         }
-        return .retry(at: now + delay, attempt: consecutiveFailures, rediscover: failureClass == .gone)
+        let retryAt = now + delay
+        if case .open(let until) = breaker, retryAt < until {
+            // A failure of a link adopted while the breaker was open must not cut its cooldown short.
+            return .suspend(until: until, reason: .circuitOpen)
+        }
+        return .retry(at: retryAt, attempt: consecutiveFailures, rediscover: failureClass == .gone)
     }
 
     private mutating func recordProtocolFailure(now: MonotonicInstant) -> ReconnectDecision? {

@@ -54,4 +54,26 @@ import Testing
             }
         }
     }
+
+    /// Whatever the history, the controller never offers a retry before an open breaker's
+    /// cooldown ends.
+    @Test func noRetryIsOfferedBeforeTheBreakerCooldownEnds() async {
+        let history = Gen.int(in: 0...FailureClass.allCases.count).array(of: 1...200)
+        await propertyCheck(count: 300, input: history, Gen.int(in: 0...120), Gen.uint64()) { steps, stepSeconds, seed in
+            var controller = ReconnectController()
+            var random = SeededRandom(seed: seed)
+            var now = MonotonicInstant.zero
+            for step in steps {
+                now = now + .seconds(Int64(stepSeconds))
+                guard step < FailureClass.allCases.count else {
+                    controller.recordReady(now: now)
+                    continue
+                }
+                let decision = controller.recordFailure(FailureClass.allCases[step], now: now, random: &random)
+                if case .retry(let at, _, _) = decision, case .open(let until) = controller.breaker, at < until {
+                    Issue.record("retry offered for \(at) with the breaker open until \(until)")
+                }
+            }
+        }
+    }
 }

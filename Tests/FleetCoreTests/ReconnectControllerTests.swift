@@ -245,4 +245,12 @@ import Testing
         #expect(policy.jitterFraction == 1)
         #expect(policy.breakerThreshold == 1)
     }
+
+    @Test func aNonProtocolFailureWhileTheBreakerIsOpenWaitsOutTheCooldown() {
+        var random = SeededRandom(seed: 3)
+        var controller = ReconnectController()
+        for _ in 1...3 { _ = controller.recordFailure(.protocol, now: .zero, random: &random) }
+        let decision = controller.recordFailure(.transient, now: .zero + .seconds(10), random: &random)
+        #expect(decision == .suspend(until: .zero + .seconds(60), reason: .circuitOpen))
+    }
 }
