@@ -1,0 +1,55 @@
+// The states name what the device is doing from the daemon's point of view; they are what logs
+// (`DEVICE_STATE`) and metrics show, so each one is distinct for an operator.
+
+/// Where one device stands. Changed only by `DeviceStateMachine.reduce`.
+public enum DeviceState: Hashable, Sendable, CustomStringConvertible {
+    /// Not wanted by the pool policy (or not started): no link, no attempts, no timers.
+    case idle
+    /// Wanted, but bluetoothd has no object for the device: looking for it.
+    case resolving
+    /// Wanted and known to bluetoothd. `adapter == nil`: waiting for the fleet gate to grant an
+    /// attempt; otherwise a `Device1.Connect` is in flight on that adapter.
+    case connecting(adapter: AdapterID?)
+    /// Linked: waiting for services, then reading and subscribing what the config asks for.
+    case discovering
+    /// Linked, every required service present, every subscription enabled.
+    case ready
+    /// Linked and usable, but something non-fatal is wrong; there is a path back to `ready`.
+    case degraded(DegradedReason)
+    /// Waiting until `deadline` before retry number `attempt`.
+    case backingOff(attempt: Int, deadline: MonotonicInstant)
+    /// No attempts until the cause clears.
+    case suspended(SuspendReason)
+
+    /// A short, stable name for logs and metric labels.
+    public var name: String {
+        switch self {
+        case .idle: "idle"
+        case .resolving: "resolving"
+        case .connecting: "connecting"
+        case .discovering: "discovering"
+        case .ready: "ready"
+        case .degraded: "degraded"
+        case .backingOff: "backingOff"
+        case .suspended: "suspended"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .connecting(let adapter?): "connecting(\(adapter))"
+        case .degraded(let reason): "degraded(\(reason))"
+        case .backingOff(let attempt, let deadline): "backingOff(attempt: \(attempt), deadline: \(deadline))"
+        case .suspended(let reason): "suspended(\(reason))"
+        default: name
+        }
+    }
+
+    /// Whether the machine believes a BlueZ link is up.
+    public var isLinked: Bool {
+        switch self {
+        case .discovering, .ready, .degraded: true
+        default: false
+        }
+    }
+}

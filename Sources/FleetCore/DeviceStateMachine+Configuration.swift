@@ -1,0 +1,66 @@
+extension DeviceStateMachine {
+    /// What one device must offer and what to do once linked. UUIDs are BlueZ's lower-case
+    /// 128-bit strings (`0000180d-0000-1000-8000-00805f9b34fb`).
+    public struct Configuration: Hashable, Sendable {
+        /// Services that must be present; a missing one is a `protocol` failure.
+        public var requiredServices: Set<String>
+        /// Characteristics that must be present; a missing one is a `protocol` failure.
+        public var requiredCharacteristics: Set<String>
+        /// Read once after every connect, in this order.
+        public var readOnConnect: [String]
+        /// Subscribed after every connect, in this order.
+        public var subscriptions: [String]
+        /// Use `AcquireNotify` sockets instead of `StartNotify`.
+        public var useFileDescriptorPath: Bool
+        public var timeouts: Timeouts
+        /// Consecutive failed writes that make a ready device `degraded`. 3.
+        public var writeFailureThreshold: Int
+
+        public init(
+            requiredServices: Set<String> = [],
+            requiredCharacteristics: Set<String> = [],
+            readOnConnect: [String] = [],
+            subscriptions: [String] = [],
+            useFileDescriptorPath: Bool = false,
+            timeouts: Timeouts = Timeouts(),
+            writeFailureThreshold: Int = 3
+        ) {
+            self.requiredServices = requiredServices
+            self.requiredCharacteristics = requiredCharacteristics
+            self.readOnConnect = readOnConnect
+            self.subscriptions = subscriptions
+            self.useFileDescriptorPath = useFileDescriptorPath
+            self.timeouts = timeouts
+            self.writeFailureThreshold = max(writeFailureThreshold, 1)
+        }
+    }
+
+    /// Bounds on every operation that can hang. Defaults sit above BlueZ's own timeouts where it
+    /// has one (LE connect gives up after about 20–40 s depending on version), so the daemon's
+    /// timer normally fires only when bluetoothd itself is stuck.
+    public struct Timeouts: Hashable, Sendable {
+        public var resolve: Duration
+        public var connect: Duration
+        public var discovery: Duration
+        public var subscribe: Duration
+        public var write: Duration
+        /// How often a degraded device retries its missing subscriptions.
+        public var recoveryInterval: Duration
+
+        public init(
+            resolve: Duration = .seconds(30),
+            connect: Duration = .seconds(45),
+            discovery: Duration = .seconds(30),
+            subscribe: Duration = .seconds(15),
+            write: Duration = .seconds(10),
+            recoveryInterval: Duration = .seconds(30)
+        ) {
+            self.resolve = resolve
+            self.connect = connect
+            self.discovery = discovery
+            self.subscribe = subscribe
+            self.write = write
+            self.recoveryInterval = recoveryInterval
+        }
+    }
+}

@@ -1,0 +1,197 @@
+// From a granted attempt to a usable link: connect, wait for services, check the required ones,
+// read and subscribe, then settle in `ready` or `degraded`.
+
+extension DeviceStateMachine {
+    mutating func attemptGranted(_ adapter: AdapterID, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard state == .connecting(adapter: nil), isWanted else {
+            // The request was withdrawn while the grant was on its way: hand the slot back.
+            effects.append(.attemptFinished(adapter: adapter, outcome: .cancelled))
+            return
+        }
+        session += 1
+        linkAdapter = adapter
+        state = .connecting(adapter: adapter)
+        effects.append(.connect(adapter: adapter))
+        arm(.connect, at: now + configuration.timeouts.connect, &effects)
+    }
+
+    mutating func connected(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        switch state {
+        case .connecting(let adapter?):
+            disarm(.connect, &effects)
+            effects.append(.attemptFinished(adapter: adapter, outcome: .connected))
+            beginLink(now: now, &effects)
+        case .discovering, .ready, .degraded:
+            break
+        case .idle:
+            // A link nobody wants (a cancelled connect that completed anyway) holds a slot the
+            // pool counts on.
+            effects.append(.disconnect)
+        case .resolving, .connecting(adapter: nil), .backingOff, .suspended:
+            guard isWanted else { return }
+            // The link came up without our attempt (it survived a daemon restart, or BlueZ
+            // reconnected on its own): adopt it rather than tear down a working connection.
+            teardown(.release, attemptOutcome: .cancelled, &effects)
+            session += 1
+            linkAdapter = knownAdapter
+            beginLink(now: now, &effects)
+        }
+    }
+
+    mutating func connectFailed(
+        _ failure: DeviceEvent.Failure,
+        now: MonotonicInstant,
+        random: inout some RandomNumberGenerator,
+        _ effects: inout [DeviceEffect]
+    ) {
+        guard case .connecting(_?) = state else { return }
+        let failureClass = BlueZErrorClassifier.classify(failure)
+        teardown(.alreadyGone, attemptOutcome: .failed(failureClass), &effects)
+        fail(failureClass, error: failure, now: now, random: &random, &effects)
+    }
+
+    mutating func disconnected(
+        _ reason: DeviceEvent.Failure?,
+        now: MonotonicInstant,
+        random: inout some RandomNumberGenerator,
+        _ effects: inout [DeviceEffect]
+    ) {
+        // During a connect, the Connect reply (or the connect timer) reports the outcome.
+        guard state.isLinked else { return }
+        let failureClass = BlueZErrorClassifier.classifyDisconnect(reason)
+        teardown(.alreadyGone, attemptOutcome: .failed(failureClass), &effects)
+        fail(failureClass, error: reason, now: now, random: &random, &effects)
+    }
+
+    mutating func servicesResolved(
+        _ services: Set<String>,
+        _ characteristics: Set<String>,
+        now: MonotonicInstant,
+        random: inout some RandomNumberGenerator,
+        _ effects: inout [DeviceEffect]
+    ) {
+        guard state == .discovering, !link.servicesKnown else { return }
+        disarm(.discovery, &effects)
+        link.servicesKnown = true
+        let servicesChanged = !services.isSubset(of: servicesSeen)
+        servicesSeen.formUnion(services)
+        let settingUpNothing = configuration.readOnConnect.isEmpty && configuration.subscriptions.isEmpty
+        let missingService = !configuration.requiredServices.isSubset(of: services)
+        let missingCharacteristic = !configuration.requiredCharacteristics.isSubset(of: characteristics)
+        // One persist per reduce: when setup completes right away, finishSetup records it all.
+        if servicesChanged && (missingService || missingCharacteristic || !settingUpNothing) {
+            effects.append(.persist(storeUpdate(connectedNow: false)))
+        }
+        if missingService || missingCharacteristic {
+            teardown(.release, attemptOutcome: .cancelled, &effects)
+            fail(.protocol, error: nil, now: now, random: &random, &effects)
+            return
+        }
+        let path: DeviceEffect.NotifyPath = configuration.useFileDescriptorPath ? .acquireNotify : .startNotify
+        for characteristic in configuration.readOnConnect {
+            link.pendingReads.insert(characteristic)
+            effects.append(.read(characteristic: characteristic))
+        }
+        for characteristic in configuration.subscriptions {
+            link.pendingSubscriptions.insert(characteristic)
+            effects.append(.subscribe(characteristic: characteristic, via: path))
+        }
+        if link.pendingReads.isEmpty && link.pendingSubscriptions.isEmpty {
+            finishSetup(now: now, &effects)
+        } else {
+            arm(.subscribe, at: now + configuration.timeouts.subscribe, &effects)
+        }
+    }
+
+    mutating func notificationsEnabled(_ characteristic: String, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard state.isLinked else { return }
+        link.pendingSubscriptions.remove(characteristic)
+        link.failedSubscriptions.remove(characteristic)
+        advance(now: now, &effects)
+    }
+
+    mutating func subscribeFailed(
+        _ characteristic: String,
+        _ failure: DeviceEvent.Failure,
+        now: MonotonicInstant,
+        _ effects: inout [DeviceEffect]
+    ) {
+        guard state.isLinked else { return }
+        effects.append(.emit(.setupProblem(characteristic: characteristic, error: failure, session: session)))
+        if link.pendingSubscriptions.remove(characteristic) != nil {
+            link.failedSubscriptions.insert(characteristic)
+        }
+        advance(now: now, &effects)
+    }
+
+    mutating func valueReceived(_ characteristic: String, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard state == .discovering, link.pendingReads.remove(characteristic) != nil else { return }
+        advance(now: now, &effects)
+    }
+
+    mutating func readFailed(
+        _ characteristic: String,
+        _ failure: DeviceEvent.Failure,
+        now: MonotonicInstant,
+        _ effects: inout [DeviceEffect]
+    ) {
+        guard state == .discovering, link.pendingReads.remove(characteristic) != nil else { return }
+        effects.append(.emit(.setupProblem(characteristic: characteristic, error: failure, session: session)))
+        advance(now: now, &effects)
+    }
+
+    // MARK: - Steps
+
+    mutating func beginLink(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        link = LinkProgress()
+        state = .discovering
+        effects.append(.awaitServices)
+        arm(.discovery, at: now + configuration.timeouts.discovery, &effects)
+    }
+
+    /// After a setup step: finish setup when nothing is pending, or settle a linked device.
+    mutating func advance(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        if link.setupFinished {
+            settle(now: now, &effects)
+        } else if link.servicesKnown, link.pendingReads.isEmpty, link.pendingSubscriptions.isEmpty {
+            disarm(.subscribe, &effects)
+            finishSetup(now: now, &effects)
+        }
+    }
+
+    /// The setup phase is over (done or timed out). A connection whose services are right counts
+    /// as a success for the reconnect controller even if some subscriptions are missing.
+    mutating func finishSetup(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        link.setupFinished = true
+        link.failedSubscriptions.formUnion(link.pendingSubscriptions)
+        link.pendingSubscriptions = []
+        link.pendingReads = []
+        reconnect.recordReady(now: now)
+        hasBeenReady = true
+        effects.append(.persist(storeUpdate(connectedNow: true)))
+        settle(now: now, &effects)
+    }
+
+    /// Picks `ready` or `degraded` for a set-up link from what is still wrong, and keeps the
+    /// recovery timer armed exactly while degraded, so that no degraded link waits on an event
+    /// that may never come.
+    mutating func settle(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        let missing = configuration.subscriptions.filter { link.failedSubscriptions.contains($0) }
+        if !missing.isEmpty {
+            state = .degraded(.subscriptionsIncomplete(missing: missing))
+        } else if link.consecutiveWriteFailures >= configuration.writeFailureThreshold {
+            state = .degraded(.writesFailing)
+        } else {
+            state = .ready
+        }
+        if state == .ready {
+            disarm(.recovery, &effects)
+        } else if !isArmed(.recovery) {
+            arm(.recovery, at: now + configuration.timeouts.recoveryInterval, &effects)
+        }
+    }
+
+    func storeUpdate(connectedNow: Bool) -> DeviceEffect.StoreUpdate {
+        DeviceEffect.StoreUpdate(servicesSeen: servicesSeen.sorted(), hasBeenReady: hasBeenReady, connectedNow: connectedNow)
+    }
+}

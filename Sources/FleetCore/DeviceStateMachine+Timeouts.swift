@@ -1,0 +1,56 @@
+// A timer's firing is an event like any other, but only the armed generation counts: a timeout
+// that raced with its cancellation must not act on a newer operation.
+
+extension DeviceStateMachine {
+    mutating func timeout(
+        _ kind: TimerKind,
+        _ generation: UInt64,
+        now: MonotonicInstant,
+        random: inout some RandomNumberGenerator,
+        _ effects: inout [DeviceEffect]
+    ) {
+        guard armedTimers[kind] == generation else { return }
+        armedTimers[kind] = nil
+        switch kind {
+        case .resolve:
+            // Still not found: counts against the `gone` budget, and the retry resolves again.
+            teardown(.release, attemptOutcome: .cancelled, &effects)
+            fail(.gone, error: nil, now: now, random: &random, &effects)
+        case .connect:
+            guard case .connecting(_?) = state else { return }
+            teardown(.release, attemptOutcome: .failed(.transient), &effects)
+            fail(.transient, error: nil, now: now, random: &random, &effects)
+        case .discovery, .write:
+            // Services that never resolve, or a write that never completes, mean a link that is
+            // up in name only: drop it and reconnect.
+            teardown(.release, attemptOutcome: .cancelled, &effects)
+            fail(.transient, error: nil, now: now, random: &random, &effects)
+        case .subscribe:
+            for characteristic in configuration.readOnConnect where link.pendingReads.contains(characteristic) {
+                effects.append(.emit(.setupProblem(characteristic: characteristic, error: nil, session: session)))
+            }
+            for characteristic in configuration.subscriptions where link.pendingSubscriptions.contains(characteristic) {
+                effects.append(.emit(.setupProblem(characteristic: characteristic, error: nil, session: session)))
+            }
+            finishSetup(now: now, &effects)
+        case .backoff, .suspension:
+            pursue(now: now, &effects)
+        case .recovery:
+            switch state {
+            case .degraded(.subscriptionsIncomplete(let missing)):
+                let path: DeviceEffect.NotifyPath = configuration.useFileDescriptorPath ? .acquireNotify : .startNotify
+                for characteristic in missing {
+                    effects.append(.subscribe(characteristic: characteristic, via: path))
+                }
+                arm(.recovery, at: now + configuration.timeouts.recoveryInterval, &effects)
+            case .degraded(.writesFailing):
+                // A quiet interval without further failures: the link gets the benefit of the
+                // doubt, as a device that stops writing would otherwise stay degraded forever.
+                link.consecutiveWriteFailures = 0
+                settle(now: now, &effects)
+            default:
+                break
+            }
+        }
+    }
+}
