@@ -12,9 +12,9 @@ public struct OutgoingConfiguration: Hashable, Sendable {
     public var maxCredits: Int
     /// Largest single write; 512 is ATT's maximum attribute value length.
     public var maxWriteSize: Int
-    /// After a class with a sendable write has been passed over this many times in a row for
-    /// another class of the same device, it is served next; so bulk moves at least once every
-    /// `starvationLimit + 1` writes of its device however busy control and normal are.
+    /// Once a class with a sendable write has been passed over this many times for other classes
+    /// of the same device, it is served within two more writes of that device (three classes),
+    /// however busy control and normal are.
     public var starvationLimit: Int
 
     public init(

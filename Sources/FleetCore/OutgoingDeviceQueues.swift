@@ -25,14 +25,21 @@ struct OutgoingDeviceQueues: Sendable {
         }
     }
 
-    /// The class to serve next: the highest with a sendable head, unless a lower one has been
-    /// passed over `starvationLimit` times, in which case the highest such starving class.
+    /// The class to serve next: the highest with a sendable head, unless some class has been
+    /// passed over `starvationLimit` times; then the one passed over most (higher class on a tie).
+    /// Serving the most-passed-over starving class, not merely the highest, is what keeps bulk
+    /// from starving when control and normal take turns at being "starving" (limit 1).
     func nextClass(configuration: OutgoingConfiguration) -> OutgoingQoS? {
         let sendable = OutgoingQoS.allCases.filter { qos in
             queues[qos.rawValue].first.map { canSend($0, configuration: configuration) } ?? false
         }
-        let starving = sendable.first { passedOver[$0.rawValue] >= configuration.starvationLimit }
-        return starving ?? sendable.first
+        let starving = sendable.filter { passedOver[$0.rawValue] >= configuration.starvationLimit }
+        let longestWaiting = starving.max { lhs, rhs in
+            passedOver[lhs.rawValue] != passedOver[rhs.rawValue]
+                ? passedOver[lhs.rawValue] < passedOver[rhs.rawValue]
+                : lhs > rhs
+        }
+        return longestWaiting ?? sendable.first
     }
 
     /// Removes the head of `qos` and updates pacing and starvation counters.

@@ -10,8 +10,8 @@
 /// - No queue ever holds more than its configured capacity; a write that does not fit is refused
 ///   with `OutgoingSchedulerError.queueFull` and nothing is dropped silently.
 /// - Inside a class, writes go out in the order they were queued.
-/// - Inside a device, control goes before normal before bulk, except that a class passed over
-///   `starvationLimit` times in a row is served next.
+/// - Inside a device, control goes before normal before bulk, except that a class that could
+///   send is never passed over more than `starvationLimit + 2` times.
 /// - Across devices, a device that can send is served before any other device has had more than
 ///   `ceil(maxWriteSize / quantum) + 1` turns, each of at most `quantum + maxWriteSize` bytes.
 ///
