@@ -36,7 +36,8 @@ public struct AttemptGate: Hashable, Sendable {
         }
     }
 
-    /// Grants what can start now, in `order`, and explains every device left waiting.
+    /// Grants what can start now (pinned first, then the adapter with the most devices waiting,
+    /// then `order`) and explains every device left waiting.
     mutating func grant(
         order: [DeviceID],
         placements: [DeviceID: AdapterID],
@@ -56,12 +57,30 @@ public struct AttemptGate: Hashable, Sendable {
             if snapshot.link.isAttempting { busy.insert(adapter) }
         }
 
-        var grants: [AttemptGrant] = []
-        var suppressed: [DeviceID: AttemptSuppression] = [:]
-        for device in order {
+        // Candidates: placed, asking, not yet linked or granted.
+        let candidates: [(snapshot: PoolDeviceSnapshot, adapter: AdapterID)] = order.compactMap { device in
             guard let snapshot = devices[device], let adapter = placements[device],
                   snapshot.wantsAttempt, snapshot.link == .disconnected, inFlight[device] == nil
-            else { continue }
+            else { return nil }
+            return (snapshot, adapter)
+        }
+        // When tokens are scarce, the adapter with the most devices waiting gets one first: the
+        // longest queue decides when the fleet has recovered. Pinned devices still come first,
+        // and the sort is stable, so placement order breaks ties.
+        var backlog: [AdapterID: Int] = [:]
+        for candidate in candidates { backlog[candidate.adapter, default: 0] += 1 }
+        let prioritized = candidates.enumerated().sorted { lhs, rhs in
+            let left = (lhs.element.snapshot.isPinned, backlog[lhs.element.adapter] ?? 0)
+            let right = (rhs.element.snapshot.isPinned, backlog[rhs.element.adapter] ?? 0)
+            if left.0 != right.0 { return left.0 }
+            if left.1 != right.1 { return left.1 > right.1 }
+            return lhs.offset < rhs.offset
+        }.map(\.element)
+
+        var grants: [AttemptGrant] = []
+        var suppressed: [DeviceID: AttemptSuppression] = [:]
+        for (snapshot, adapter) in prioritized {
+            let device = snapshot.id
             if snapshot.restoreInProgress {
                 suppressed[device] = .restoreInProgress
             } else if busy.contains(adapter) {

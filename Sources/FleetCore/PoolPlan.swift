@@ -14,7 +14,7 @@ public struct PoolPlan: Hashable, Sendable {
     public var placements: [DeviceID: AdapterID]
     /// Links to close, in device order.
     public var evictions: [PoolEviction]
-    /// Attempts that may start now, in priority order (pinned first).
+    /// Attempts that may start now: pinned first, then the adapters with the longest backlog.
     public var grants: [AttemptGrant]
     /// Devices that want an attempt and did not get one, with the reason.
     public var suppressed: [DeviceID: AttemptSuppression]

@@ -177,6 +177,17 @@ import FleetCore
         #expect(plan.nextGrantInstant == F.instant(milliseconds: 500))
     }
 
+    @Test func givesAScarceTokenToTheAdapterWithTheMostDevicesWaiting() {
+        var policy = policy(limit: AttemptRateLimit(burst: 1, refillInterval: .seconds(1)))
+        let devices = [
+            pinned(1, rssi: [hci1: -30]),  // placed first, but alone on its adapter
+            pinned(2, rssi: [hci0: -50]),
+            pinned(3, rssi: [hci0: -60]),
+        ]
+        let plan = policy.evaluate(devices: devices, adapters: F.adapters(2), conditions: .running, now: .zero)
+        #expect(plan.grants == [AttemptGrant(device: F.device(2), adapter: hci0)])
+    }
+
     @Test func doesNotGrantIntoASlotStillHeldByAnEvictedDevice() {
         var policy = policy(slots: 1)
         let devices = [
