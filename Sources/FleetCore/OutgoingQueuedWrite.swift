@@ -3,6 +3,7 @@ struct OutgoingQueuedWrite: Hashable, Sendable {
     var characteristic: OutgoingCharacteristic
     var bytes: [UInt8]
     var writeType: OutgoingWriteType
+    var isReplaceable: Bool
     /// When the write was first queued; coalescing replaces bytes but keeps this.
     var enqueuedAt: MonotonicInstant
     var sequence: UInt64

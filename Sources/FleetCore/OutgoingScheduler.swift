@@ -71,10 +71,10 @@ public struct OutgoingScheduler: Sendable {
         var state = devices[device] ?? OutgoingDeviceQueues(configuration: configuration, options: OutgoingDeviceOptions())
         let index = write.qos.rawValue
 
-        if write.qos != .control, let window = state.options.coalescingWindow {
+        if write.qos != .control, write.isReplaceable, let window = state.options.coalescingWindow {
             let replaced = state.queues[index].replaceLast(
                 where: { queued in
-                    queued.characteristic == write.characteristic && queued.writeType == writeType
+                    queued.isReplaceable && queued.characteristic == write.characteristic && queued.writeType == writeType
                         && now.duration(since: queued.enqueuedAt) < window
                 },
                 with: { queued in
@@ -91,7 +91,7 @@ public struct OutgoingScheduler: Sendable {
 
         let queued = OutgoingQueuedWrite(
             characteristic: write.characteristic, bytes: write.bytes, writeType: writeType,
-            enqueuedAt: now, sequence: nextSequence
+            isReplaceable: write.isReplaceable, enqueuedAt: now, sequence: nextSequence
         )
         guard state.queues[index].append(queued) else {
             throw .queueFull(device, write.qos, depth: state.queues[index].count)

@@ -14,6 +14,10 @@ import FleetCore
         OutgoingWrite(characteristic: characteristic ?? unackedOnly, bytes: bytes, qos: qos, mode: mode)
     }
 
+    func value(_ bytes: [UInt8], qos: OutgoingQoS = .normal) -> OutgoingWrite {
+        OutgoingWrite(characteristic: unackedOnly, bytes: bytes, qos: qos, isReplaceable: true)
+    }
+
     /// Picks until nothing is sendable.
     func drain(_ scheduler: inout OutgoingScheduler) -> [OutgoingScheduledWrite] {
         var out: [OutgoingScheduledWrite] = []
@@ -154,9 +158,9 @@ import FleetCore
     @Test func coalescesAWriteToTheSameCharacteristicWithinTheWindow() throws {
         var scheduler = OutgoingScheduler()
         scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .milliseconds(100)))
-        try scheduler.enqueue(write([1]), for: a, now: .zero)
+        try scheduler.enqueue(value([1]), for: a, now: .zero)
         try scheduler.enqueue(write([9], to: both, mode: .withoutResponse), for: a, now: .zero)
-        let result = try scheduler.enqueue(write([2]), for: a, now: PoolFixture.instant(milliseconds: 99))
+        let result = try scheduler.enqueue(value([2]), for: a, now: PoolFixture.instant(milliseconds: 99))
         #expect(result == .coalesced)
         scheduler.creditsAvailable(device: a, count: 5)
         // The new value takes the old one's place, ahead of the write queued between them.
@@ -166,8 +170,8 @@ import FleetCore
     @Test func queuesSeparatelyOnceTheWindowHasPassed() throws {
         var scheduler = OutgoingScheduler()
         scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .milliseconds(100)))
-        try scheduler.enqueue(write([1]), for: a, now: .zero)
-        let result = try scheduler.enqueue(write([2]), for: a, now: PoolFixture.instant(milliseconds: 100))
+        try scheduler.enqueue(value([1]), for: a, now: .zero)
+        let result = try scheduler.enqueue(value([2]), for: a, now: PoolFixture.instant(milliseconds: 100))
         #expect(result == .queued)
         #expect(scheduler.queueDepth(device: a, qos: .normal) == 2)
     }
@@ -175,18 +179,27 @@ import FleetCore
     @Test func neverCoalescesControlWrites() throws {
         var scheduler = OutgoingScheduler()
         scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .seconds(10)))
-        try scheduler.enqueue(write([1], qos: .control), for: a, now: .zero)
-        try scheduler.enqueue(write([2], qos: .control), for: a, now: .zero)
+        try scheduler.enqueue(value([1], qos: .control), for: a, now: .zero)
+        try scheduler.enqueue(value([2], qos: .control), for: a, now: .zero)
         #expect(scheduler.queueDepth(device: a, qos: .control) == 2)
     }
 
     @Test func coalescesIntoAFullQueueWithoutGrowingIt() throws {
         var scheduler = OutgoingScheduler(configuration: OutgoingConfiguration(normalQueueCapacity: 1))
         scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .seconds(1)))
-        try scheduler.enqueue(write([1]), for: a, now: .zero)
-        let result = try scheduler.enqueue(write([2]), for: a, now: .zero)
+        try scheduler.enqueue(value([1]), for: a, now: .zero)
+        let result = try scheduler.enqueue(value([2]), for: a, now: .zero)
         #expect(result == .coalesced)
         #expect(scheduler.queueDepth(device: a, qos: .normal) == 1)
+    }
+
+    @Test func neverCoalescesWritesThatAreNotReplaceableSuchAsFragments() throws {
+        var scheduler = OutgoingScheduler()
+        scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .seconds(10)))
+        for fragment in try Framer(mtu: 23).fragments(of: Array(repeating: 1, count: 50)) {
+            try scheduler.enqueue(write(fragment), for: a, now: .zero)
+        }
+        #expect(scheduler.queueDepth(device: a, qos: .normal) == 3)
     }
 
     // MARK: - Fairness across devices
