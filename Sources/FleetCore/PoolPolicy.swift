@@ -18,11 +18,19 @@
 ///    ineligible or a restore is in progress for it.
 ///
 /// Ties are broken by `DeviceID` and `AdapterID`, so equal inputs give equal plans. Mutable state
-/// is only the attempt gate (token bucket and grants in flight); hysteresis is computed from the
-/// snapshots' `connected(since:)`.
+/// is the attempt gate (token bucket and grants in flight) and the slot reservations of placed
+/// devices that have no link yet, which keep the plan stable between evaluations; dwell time is
+/// computed from the snapshots' `connected(since:)`. Once a plan has been carried out,
+/// evaluating again at the same instant asks for no further evictions.
+///
+/// A pool device evicted from one adapter may be placed on another in the same plan (it then
+/// reconnects there); it is never placed on the adapter it is evicted from.
 public struct PoolPolicy: Hashable, Sendable {
     public private(set) var configuration: PoolConfiguration
     public private(set) var gate: AttemptGate
+    /// Where each placed device without a link was placed last time; it keeps that slot (see
+    /// `PoolPlacement`) until it connects or is no longer wanted.
+    public private(set) var reservations: [DeviceID: AdapterID] = [:]
 
     public init(configuration: PoolConfiguration, now: MonotonicInstant) {
         self.configuration = configuration
@@ -54,11 +62,14 @@ public struct PoolPolicy: Hashable, Sendable {
         let unique = byID.values.sorted { $0.id < $1.id }
         let usable = Set(adapters.filter(\.isPowered).map(\.id)).sorted()
 
-        let placement = PoolPlacement(devices: unique, usable: usable, configuration: configuration, now: now)
+        let placement = PoolPlacement(
+            devices: unique, usable: usable, configuration: configuration, reservations: reservations, now: now
+        )
         var plan = PoolPlan(placements: placement.placements)
 
         let canAct = conditions.bluetoothdPresent && conditions.engineRunning
         if canAct {
+            reservations = placement.reservations
             plan.evictions = placement.evictions.values.sorted { $0.device < $1.device }
             let (grants, suppressed) = gate.grant(
                 order: placement.order,

@@ -104,15 +104,42 @@ import FleetCore
         }
     }
 
-    @Test func evictsOnlyHeldLinksThatThePlanDoesNotKeep() async {
+    @Test func evictsOnlyHeldLinksAndNeverPlacesADeviceWhereItIsEvicted() async {
         await propertyCheck(count: 300, input: Gen.uint64()) { seed in
             let fleet = PoolFleet.random(seed: seed)
             let plan = evaluate(fleet)
             let byID = Dictionary(uniqueKeysWithValues: fleet.devices.map { ($0.id, $0) })
             for eviction in plan.evictions {
                 #expect(byID[eviction.device]?.link.adapter == eviction.adapter, "seed \(seed)")
-                #expect(plan.placements[eviction.device] == nil, "seed \(seed)")
+                #expect(plan.placements[eviction.device] != eviction.adapter, "seed \(seed)")
             }
+        }
+    }
+
+    /// Hysteresis: once the runtime has carried out a plan, evaluating again at the same instant
+    /// asks for no further evictions, so the pool does not flap.
+    @Test func asksForNoFurtherEvictionsOnceAPlanHasBeenCarriedOut() async {
+        await propertyCheck(count: 300, input: Gen.uint64()) { seed in
+            var fleet = PoolFleet.random(seed: seed)
+            fleet.configuration.minimumDwell = max(fleet.configuration.minimumDwell, .seconds(1))
+            fleet.conditions = .running
+            var policy = PoolPolicy(configuration: fleet.configuration, now: .zero)
+            let plan = policy.evaluate(devices: fleet.devices, adapters: fleet.adapters, conditions: fleet.conditions, now: fleet.now)
+            let evicted = Set(plan.evictions.map(\.device))
+            let granted = Dictionary(uniqueKeysWithValues: plan.grants.map { ($0.device, $0.adapter) })
+            for index in fleet.devices.indices {
+                let id = fleet.devices[index].id
+                if evicted.contains(id) {
+                    fleet.devices[index].link = .disconnected
+                    fleet.devices[index].wantsAttempt = false
+                } else if let adapter = granted[id] {
+                    fleet.devices[index].link = .connected(adapter, since: fleet.now)
+                    fleet.devices[index].wantsAttempt = false
+                    policy.attemptFinished(device: id)
+                }
+            }
+            let again = policy.evaluate(devices: fleet.devices, adapters: fleet.adapters, conditions: fleet.conditions, now: fleet.now)
+            #expect(again.evictions.isEmpty, "seed \(seed): \(again.evictions)")
         }
     }
 
