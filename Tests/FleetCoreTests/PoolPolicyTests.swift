@@ -89,6 +89,38 @@ import FleetCore
         #expect(plan.evictions == [PoolEviction(device: F.device(1), adapter: hci0, reason: .notEligible)])
     }
 
+    @Test func movesAPinnedDeviceToAnotherAdapterToMakeRoomForOneWithFewerChoices() {
+        var policy = policy(slots: 1)
+        let devices = [
+            pinned(1, rssi: [hci0: -40, hci1: -60], wants: false),  // placed first: best signal
+            pinned(2, rssi: [hci0: -50], wants: false),  // only hci0 reaches it
+        ]
+        let plan = policy.evaluate(devices: devices, adapters: F.adapters(2), conditions: .running, now: .zero)
+        #expect(plan.placements == [F.device(1): hci1, F.device(2): hci0])
+    }
+
+    @Test func aPoolDeviceDisplacedByAPinnedOneIsPlacedOnAnotherAdapterInTheSamePlan() {
+        var policy = policy(slots: 1)
+        let devices = [
+            pooled(1, rssi: [hci0: -40, hci1: -60], link: .connected(hci0, since: .zero), wants: false),
+            pinned(2, rssi: [hci0: -50], wants: false),
+        ]
+        let plan = policy.evaluate(devices: devices, adapters: F.adapters(2), conditions: .running, now: .zero)
+        #expect(plan.evictions == [PoolEviction(device: F.device(1), adapter: hci0, reason: .makeRoomForPinned)])
+        #expect(plan.placements[F.device(1)] == hci1)
+    }
+
+    @Test func aPlacedDeviceKeepsItsAdapterUntilItConnectsEvenIfABetterOneFreesUp() {
+        var policy = policy(slots: 1)
+        let blocker = pinned(1, rssi: [hci0: -50], link: .connected(hci0, since: .zero), wants: false)
+        let candidate = pooled(2, rssi: [hci0: -40, hci1: -70], wants: false)
+        let first = policy.evaluate(devices: [blocker, candidate], adapters: F.adapters(2), conditions: .running, now: .zero)
+        #expect(first.placements[F.device(2)] == hci1)
+        // hci0 frees up; a fresh evaluation would pick it, but the plan does not move device 2.
+        let second = policy.evaluate(devices: [candidate], adapters: F.adapters(2), conditions: .running, now: .zero)
+        #expect(second.placements[F.device(2)] == hci1)
+    }
+
     @Test func equalCandidatesAreChosenByDeviceID() {
         var policy = policy(maxConnections: 1)
         let plan = policy.evaluate(
