@@ -26,10 +26,11 @@ struct PoolPlacement {
     }
 
     private let configuration: PoolConfiguration
-    private let usable: [AdapterID]
     private let usableSet: Set<AdapterID>
     private let previous: [DeviceID: AdapterID]
     private var byID: [DeviceID: PoolDeviceSnapshot] = [:]
+    /// Usable adapters reaching each device, best RSSI first; computed once per evaluation.
+    private var reach: [DeviceID: [AdapterID]] = [:]
     private var linked: Set<DeviceID> = []
     private var capacity: [AdapterID: Int] = [:]
     private var used: [AdapterID: Int] = [:]
@@ -51,12 +52,16 @@ struct PoolPlacement {
         now: MonotonicInstant
     ) {
         self.configuration = configuration
-        self.usable = usable
         self.usableSet = Set(usable)
         self.previous = previous
         for adapter in usable { capacity[adapter] = configuration.slots(for: adapter) }
         for device in devices {
             byID[device.id] = device
+            reach[device.id] = usable.filter { device.isReachable(on: $0) }.sorted { lhs, rhs in
+                let left = device.rssi[lhs] ?? PoolScoreWeights.unseenRSSI
+                let right = device.rssi[rhs] ?? PoolScoreWeights.unseenRSSI
+                return left != right ? left > right : lhs < rhs
+            }
             if let adapter = device.link.adapter, usableSet.contains(adapter) { linked.insert(device.id) }
         }
 
@@ -251,11 +256,7 @@ struct PoolPlacement {
 
     /// Usable adapters reaching the device, best RSSI first.
     private func reachable(_ device: PoolDeviceSnapshot) -> [AdapterID] {
-        usable.filter { device.isReachable(on: $0) }.sorted { lhs, rhs in
-            let left = device.rssi[lhs] ?? PoolScoreWeights.unseenRSSI
-            let right = device.rssi[rhs] ?? PoolScoreWeights.unseenRSSI
-            return left != right ? left > right : lhs < rhs
-        }
+        reach[device.id] ?? []
     }
 
     private func bestRSSI(_ device: PoolDeviceSnapshot) -> Int {
