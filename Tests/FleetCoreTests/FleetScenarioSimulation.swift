@@ -3,8 +3,8 @@ import FleetCore
 /// A discrete-event simulation of the fleet after every link drops at once, driven by the real
 /// `PoolPolicy` and a simulated clock.
 ///
-/// Model: at t = 0 every device is disconnected; each one asks for an attempt `firstRetryDelay`
-/// later; a granted attempt holds its adapter for `connectLatency` (connect and resolve) and
+/// Model: every device is connected, spread evenly over the adapters, until t = 0, when every
+/// link drops at once; each device asks for an attempt `firstRetryDelay` later; a granted attempt holds its adapter for `connectLatency` (connect and resolve) and
 /// always succeeds, after which the device is ready. The policy is evaluated at every event
 /// instant: retry due, attempt finished, and the plan's `nextGrantInstant`.
 struct FleetScenarioSimulation {
@@ -55,6 +55,15 @@ struct FleetScenarioSimulation {
         var outcome = Outcome()
         var now = MonotonicInstant.zero
         var nextGrant: MonotonicInstant?
+
+        // Before the loss: a healthy fleet, which the policy leaves alone.
+        for (index, id) in devices.keys.sorted().enumerated() {
+            devices[id]?.link = .connected(adapterIDs[index % adapterIDs.count], since: .zero)
+        }
+        let healthy = policy.evaluate(devices: Array(devices.values), adapters: adapters, conditions: .running, now: now)
+        outcome.evictions += healthy.evictions.count
+        outcome.grantInstants += healthy.grants.map { _ in now }
+        for id in devices.keys { devices[id]?.link = .disconnected }
 
         while outcome.evaluations < 100_000 {
             for (id, at) in finishing where at <= now {
