@@ -15,8 +15,13 @@ import GATT
 struct Replay {
     static func main() {
         let paths = CommandLine.arguments.dropFirst()
+        if paths.first == "--bench" {
+            Bench.run(iterations: paths.dropFirst().first.flatMap { Int($0) } ?? 1_000_000)
+            return
+        }
         if paths.isEmpty {
             print("usage: gatt-fuzz FILE...  (replays each file through every GATT decoder)")
+            print("       gatt-fuzz --bench [N]  (decode throughput, N iterations per sample)")
             print("decoders: " + Harness.uuids.map(\.shortDescription).joined(separator: " "))
             return
         }
