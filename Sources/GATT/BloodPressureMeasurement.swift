@@ -21,6 +21,7 @@ public struct BloodPressureMeasurement: Hashable, Sendable {
         public static let measurementStatusPresent = Flags(rawValue: 1 << 4)
     }
 
+    /// The unit of all three pressures, from the `unitKilopascal` flag; raw values are the rendering.
     public enum Unit: String, Hashable, Sendable {
         case millimetersOfMercury = "mmhg"
         case kilopascal = "kpa"
@@ -41,6 +42,7 @@ public struct BloodPressureMeasurement: Hashable, Sendable {
         public static let pulseRateBelowLowerLimit = Self(rawValue: 1 << 4)
         public static let improperMeasurementPosition = Self(rawValue: 1 << 5)
 
+        /// The 2-bit pulse rate range value; raw values are the rendering.
         public enum PulseRateRange: String, Hashable, Sendable {
             case withinRange = "within_range"
             case exceedsUpperLimit = "exceeds_upper_limit"

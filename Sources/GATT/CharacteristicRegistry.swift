@@ -7,6 +7,10 @@
 /// shared by every device actor. `decode` never fails for an unregistered UUID: it returns
 /// `.raw`. For a registered UUID it returns the typed event or throws the decoder's
 /// `GATTDecodeError`; it never traps on any input.
+///
+/// Bytes after the last field the flags announce are ignored, because the specifications let
+/// later revisions append fields (Heart Rate Measurement is the exception: with its RR flag set,
+/// everything after the fixed fields is RR intervals). Reserved flag bits are ignored likewise.
 public struct CharacteristicRegistry: Sendable {
     /// A decoder for one characteristic.
     public typealias Decoder = @Sendable (ArraySlice<UInt8>) throws(GATTDecodeError) -> CharacteristicEvent

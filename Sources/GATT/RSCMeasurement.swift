@@ -18,6 +18,7 @@ public struct RSCMeasurement: Hashable, Sendable {
         public static let running = Flags(rawValue: 1 << 2)
     }
 
+    /// Walking or running, from the `running` flag; raw values are the rendering.
     public enum Motion: String, Hashable, Sendable {
         case walking, running
     }

@@ -18,6 +18,7 @@ public struct TemperatureMeasurement: Hashable, Sendable {
         public static let temperatureTypePresent = Flags(rawValue: 1 << 2)
     }
 
+    /// The temperature unit, from the `unitFahrenheit` flag; raw values are the rendering.
     public enum Unit: String, Hashable, Sendable {
         case celsius, fahrenheit
     }

@@ -20,6 +20,7 @@ public struct WeightMeasurement: Hashable, Sendable {
         public static let bmiAndHeightPresent = Flags(rawValue: 1 << 3)
     }
 
+    /// SI (kg, m) or imperial (lb, in), from the `imperialUnits` flag.
     public enum UnitSystem: String, Hashable, Sendable {
         case si, imperial
     }

@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test(arguments: 0..<32)
-    func dropingTheLastByteOfAnyVectorThrows(flags: Int) {
+    func droppingTheLastByteOfAnyVectorThrows(flags: Int) {
         let (bytes, _) = Self.vector(flags: flags)
         #expect(throws: GATTDecodeError.self) { try HeartRateMeasurement.decode(bytes.dropLast()) }
     }
