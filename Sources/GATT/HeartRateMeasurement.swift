@@ -48,6 +48,7 @@ public struct HeartRateMeasurement: Hashable, Sendable {
     public var beatsPerMinute: UInt16
     public var valueFormat: ValueFormat
     public var sensorContact: SensorContact
+    /// Cumulative since the last reset; 0xFFFF means "65535 kJ or more" (it saturates).
     public var energyExpendedKilojoules: UInt16?
     /// Empty when the RR flag is clear or the device sent the flag with no intervals.
     public var rrIntervals: [RRInterval]

@@ -11,6 +11,9 @@
 /// mantissa is one of those reserved mantissas but whose exponent is not zero is outside the
 /// standard's finite range (±2045 for SFLOAT, ±8388605 for FLOAT) and decodes to `.reserved`,
 /// never to a number.
+///
+/// Equality compares representations: `36.5` sent as 365 × 10⁻¹ differs from 3650 × 10⁻², so a
+/// decoded value re-encodes to exactly the bits received. Compare `finiteValue` for numbers.
 public enum MedicalFloat: Hashable, Sendable, CustomStringConvertible {
     /// A finite value, `mantissa × 10^exponent`.
     case value(mantissa: Int32, exponent: Int8)
