@@ -18,7 +18,7 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 
 ## test: deps + build + every test
-test: build unit-tests
+test: build unit-tests fuzz-smoke
 
 unit-tests:
 	$(SWIFT) test $(BUILD_FLAGS) --skip-build
@@ -34,6 +34,36 @@ bench-dbus: deps
 	$(SWIFT) build -c release --product dbus-bench
 	./scripts/build-c-baseline.sh .build/release
 	.build/release/dbus-bench --c-baseline .build/release/dbus-floor
+
+## fuzz: every GATT decoder under libFuzzer (+ASan) for FUZZ_SECONDS each; crashes in .build-fuzz/crashes
+## fuzz-smoke: every GATT decoder in one short libFuzzer run (FUZZ_SMOKE_SECONDS), part of make test
+FUZZ_SECONDS       ?= 30
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_SCRATCH        = .build-fuzz
+FUZZ_BIN            = $(FUZZ_SCRATCH)/debug/gatt-fuzz
+FUZZ_BUILD          = $(SWIFT) build --scratch-path $(FUZZ_SCRATCH) --product gatt-fuzz \
+                      -Xswiftc -sanitize=fuzzer,address -Xswiftc -D -Xswiftc GATT_FUZZING -Xlinker --export-dynamic
+FUZZ_RUN            = SWIFT_BACKTRACE=enable=no $(FUZZ_BIN) -max_len=256 -artifact_prefix=$(FUZZ_SCRATCH)/crashes/
+
+.PHONY: fuzz-smoke
+
+fuzz:
+	$(FUZZ_BUILD)
+	@mkdir -p $(FUZZ_SCRATCH)/crashes
+	@total=0; for uuid in $$(GATT_FUZZ_DECODER=list $(FUZZ_BIN)); do \
+		mkdir -p $(FUZZ_SCRATCH)/corpus/$$uuid; \
+		GATT_FUZZ_DECODER=$$uuid $(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_SCRATCH)/corpus/$$uuid \
+			> $(FUZZ_SCRATCH)/fuzz-$$uuid.log 2>&1 || { tail -40 $(FUZZ_SCRATCH)/fuzz-$$uuid.log; exit 1; }; \
+		runs=$$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' $(FUZZ_SCRATCH)/fuzz-$$uuid.log); \
+		echo "fuzz $$uuid: $$runs runs, no crash"; total=$$((total + runs)); \
+	done; echo "fuzz: $$total runs in total without a crash"
+
+fuzz-smoke:
+	$(FUZZ_BUILD)
+	@mkdir -p $(FUZZ_SCRATCH)/crashes $(FUZZ_SCRATCH)/corpus/all
+	@$(FUZZ_RUN) -max_total_time=$(FUZZ_SMOKE_SECONDS) $(FUZZ_SCRATCH)/corpus/all > $(FUZZ_SCRATCH)/fuzz-smoke.log 2>&1 \
+		|| { tail -40 $(FUZZ_SCRATCH)/fuzz-smoke.log; exit 1; }
+	@echo "fuzz-smoke: $$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' $(FUZZ_SCRATCH)/fuzz-smoke.log) runs over all GATT decoders, no crash"
 
 clean:
 	rm -rf .build

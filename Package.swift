@@ -34,6 +34,9 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
+        // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
+        // (`make fuzz`); otherwise a tool that replays files through every decoder.
+        .executableTarget(name: "gatt-fuzz", dependencies: ["GATT"], path: "Fuzz/gatt-fuzz"),
 
         // MARK: - Tests
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.

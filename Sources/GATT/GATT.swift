@@ -1,1 +1,0 @@
-// GATT: pure decoders and encoders for the standard wearable characteristics.
