@@ -22,6 +22,9 @@ public actor DBusConnection {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     var isOpen = true
+    /// Set when the bus connection was lost during dispatch; libdbus is released right after.
+    var mustReleaseLibdbus = false
+    var libdbusReleased = false
     var nextID: UInt64 = 1
     var pendingCalls: [UInt64: PendingCall] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
@@ -127,8 +130,17 @@ public actor DBusConnection {
     public func close() {
         guard isOpen else { return }
         shutDown(reason: DBusError(name: DBusError.disconnected, message: "connection closed"))
-        dbus_connection_remove_filter(raw, filterCallback, Unmanaged.passUnretained(self).toOpaque())
+        releaseLibdbus()
+    }
+
+    /// Closes and releases the libdbus connection (once). Never called from inside
+    /// `dbus_connection_dispatch`, which must not see its connection finalized under it.
+    private func releaseLibdbus() {
+        guard !libdbusReleased else { return }
+        libdbusReleased = true
         dbus_connection_close(raw)
+        // Removing the filter releases the reference it held on this actor.
+        dbus_connection_remove_filter(raw, filterCallback, Unmanaged.passUnretained(self).toOpaque())
         dbus_connection_unref(raw)
         thread.forgetLibdbus()
     }
@@ -169,8 +181,12 @@ public actor DBusConnection {
     // MARK: - Incoming messages
 
     func dispatchIncoming() {
-        guard isOpen else { return }
-        while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        guard !libdbusReleased else { return }
+        while isOpen, dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        if mustReleaseLibdbus {
+            // The filter may hold the last reference to this actor; keep it alive until we return.
+            withExtendedLifetime(self) { releaseLibdbus() }
+        }
     }
 
     /// The filter: every incoming message that is not a reply to a pending call passes here.
@@ -180,6 +196,7 @@ public actor DBusConnection {
             dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0
         {
             shutDown(reason: DBusError(name: DBusError.disconnected, message: "the bus connection was lost"))
+            mustReleaseLibdbus = true
             return DBUS_HANDLER_RESULT_HANDLED
         }
         guard type == MessageTypeCode.signal || type == MessageTypeCode.methodCall else {
