@@ -108,3 +108,13 @@ public enum ChildProcessError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension ChildProcess {
+    /// Runs a command to completion and returns its exit code and stdout.
+    public static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let child = try ChildProcess(executable, arguments)
+        var lines: [String] = []
+        while let line = child.readLine() { lines.append(line) }
+        return (child.waitForExit(), lines.joined(separator: "\n"))
+    }
+}
