@@ -4,9 +4,26 @@ import FleetCore
 
 /// 100 pinned devices over 4 adapters lose their links at the same instant.
 @Suite struct FleetScenarioTests {
-    /// Connect plus service resolution, and the fast first retry the reconnect controller uses.
+    /// Connect plus service resolution.
     static let latency = Duration.seconds(2)
-    static let firstRetry = Duration.milliseconds(250)
+
+    /// The first retry after the simultaneous link loss, as the real reconnect controller (with
+    /// its default policy) decides it for a device that had been ready for a while.
+    static let firstRetry: Duration = {
+        var controller = ReconnectController()
+        var random = SeededRandom(seed: 7)
+        let lossInstant = MonotonicInstant.zero + .seconds(600)
+        controller.recordReady(now: .zero)
+        guard case .retry(let at, _, _) = controller.recordFailure(.transient, now: lossInstant, random: &random) else {
+            return .seconds(3600)  // makes every bound assertion fail loudly
+        }
+        return at.duration(since: lossInstant)
+    }()
+
+    @Test func theControllersFirstRetryIsTheFastOne() {
+        #expect(Self.firstRetry == ReconnectPolicy().fastFirstRetryDelay)
+        #expect(Self.firstRetry == .milliseconds(250))
+    }
 
     static func parameters(rateLimit: AttemptRateLimit) -> FleetScenarioSimulation.Parameters {
         .init(devices: 100, adapters: 4, slotsPerAdapter: 25, connectLatency: latency,
