@@ -14,7 +14,11 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`. Stdout is captured when `captureOutput` is true;
     /// stderr is inherited so a failing child explains itself in the test log.
-    public init(_ executable: String, _ arguments: [String], captureOutput: Bool = true, environment: [String: String]? = nil) throws {
+    /// `stderrPath` sends the child's stderr to a file instead (for chatty children).
+    public init(
+        _ executable: String, _ arguments: [String], captureOutput: Bool = true, environment: [String: String]? = nil,
+        stderrPath: String? = nil
+    ) throws {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
@@ -40,6 +44,9 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_adddup2(&fileActions, pipeFDs[1], 1)
             posix_spawn_file_actions_addclose(&fileActions, pipeFDs[0])
             posix_spawn_file_actions_addclose(&fileActions, pipeFDs[1])
+        }
+        if let stderrPath {
+            posix_spawn_file_actions_addopen(&fileActions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for arg in argv { free(arg) } }

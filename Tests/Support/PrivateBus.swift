@@ -17,7 +17,11 @@ public final class PrivateBus: Sendable {
         let socket = directory.appendingPathComponent("bus.socket").path
         try Self.configuration(socketPath: socket).write(to: configURL, atomically: true, encoding: .utf8)
 
-        process = try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=\(configURL.path)", "--nofork", "--print-address=1"])
+        // Running as root, dbus-daemon warns on stderr that it cannot raise its fd limit; keep
+        // its chatter in the bus directory rather than in the test log.
+        process = try ChildProcess(
+            "/usr/bin/dbus-daemon", ["--config-file=\(configURL.path)", "--nofork", "--print-address=1"],
+            stderrPath: directory.appendingPathComponent("bus.log").path)
         // The first line on stdout is the address: reading it is how we know the bus is up.
         let printed = process.readLine() ?? ""
         guard printed.hasPrefix("unix:") else {
