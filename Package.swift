@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "FleetCore", targets: ["FleetCore"]),
+        .library(name: "BlueZ", targets: ["BlueZ"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
@@ -31,6 +32,7 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "GATT"),
         .target(name: "FleetCore", dependencies: ["GATT"]),
+        .target(name: "BlueZ", dependencies: ["DBus"]),
 
         // MARK: - Executables
         .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
@@ -42,6 +44,7 @@ let package = Package(
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
         .testTarget(
             name: "GATTTests",
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]

@@ -1,0 +1,137 @@
+import DBus
+
+/// A typed client of bluetoothd over one long-lived D-Bus connection.
+///
+/// `start()` follows `org.bluez`'s owner and keeps a `BlueZObjectTree` mirror current: one
+/// `GetManagedObjects` whenever bluetoothd appears (at start and after every restart), then only
+/// signals, never polling. `events` delivers every change after it was applied to `tree`.
+///
+/// Signals bluetoothd sent before the `GetManagedObjects` reply are already reflected in it; they
+/// are recognised by their serial number (lower than the reply's) and skipped, so a change is
+/// never replayed over a newer snapshot.
+public actor BlueZClient {
+    public let connection: DBusConnection
+    public private(set) var tree = BlueZObjectTree()
+    /// bluetoothd's unique name while it is on the bus.
+    public private(set) var owner: String?
+    /// Signals from bluetoothd that did not have the documented shape.
+    public private(set) var malformedSignals = 0
+
+    public nonisolated let events: AsyncStream<BlueZEvent>
+    private let eventSink: AsyncStream<BlueZEvent>.Continuation
+    private var snapshotSerial: UInt32 = 0
+    /// Signals that arrive while a snapshot is being fetched wait here, then those newer than
+    /// the snapshot are applied on top of it.
+    private var heldSignals: [DBusMessage]?
+    private var tasks: [Task<Void, Never>] = []
+
+    public init(connection: DBusConnection) {
+        self.connection = connection
+        (events, eventSink) = AsyncStream<BlueZEvent>.makeStream()
+    }
+
+    /// Subscribes to bluetoothd's signals and owner, then mirrors its tree if it is present.
+    /// Returns once the subscriptions are in place (and the first snapshot taken, if any).
+    public func start() async throws {
+        let signals = try await connection.signals(matching: MatchRule(sender: BlueZInterfaces.service))
+        let owners = try await connection.watchNameOwner(BlueZInterfaces.service)
+        var ownerIterator = owners.makeAsyncIterator()
+        if let initial = await ownerIterator.next() { await ownerChanged(to: initial) }
+        tasks.append(Task { [weak self] in
+            while let next = await ownerIterator.next() {
+                await self?.ownerChanged(to: next)
+            }
+        })
+        tasks.append(Task { [weak self] in
+            do {
+                for try await signal in signals { await self?.handle(signal) }
+            } catch {
+                await self?.connectionLost()
+            }
+        })
+    }
+
+    /// Stops following bluetoothd (the connection stays open: its owner closes it).
+    public func stop() {
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        eventSink.finish()
+    }
+
+    // MARK: - Following bluetoothd
+
+    private func ownerChanged(to newOwner: String?) async {
+        guard newOwner != owner else { return }
+        if owner != nil {
+            owner = nil
+            tree = BlueZObjectTree()
+            eventSink.yield(.vanished)
+        }
+        guard let newOwner else { return }
+        owner = newOwner
+        heldSignals = []
+        defer { heldSignals = nil }
+        do {
+            let reply = try await connection.call(.methodCall(
+                destination: BlueZInterfaces.service, path: .root, interface: BlueZInterfaces.objectManager,
+                member: "GetManagedObjects"))
+            guard owner == newOwner, reply.sender == newOwner else { return }  // it restarted meanwhile
+            tree = try BlueZObjectTree(managedObjects: reply.body.first ?? .stringVariantMap([:]))
+            snapshotSerial = reply.serial
+            eventSink.yield(.appeared(owner: newOwner))
+            let held = heldSignals ?? []
+            heldSignals = nil
+            for signal in held { handle(signal) }
+        } catch {
+            // bluetoothd vanished between appearing and answering: the owner stream says so next.
+            malformedSignals += error is DBusDecodingError ? 1 : 0
+        }
+    }
+
+    private func connectionLost() {
+        if owner != nil {
+            owner = nil
+            tree = BlueZObjectTree()
+            eventSink.yield(.vanished)
+        }
+        eventSink.finish()
+    }
+
+    private func handle(_ signal: DBusMessage) {
+        if heldSignals != nil {
+            heldSignals?.append(signal)
+            return
+        }
+        guard let owner, signal.sender == owner, signal.serial > snapshotSerial, let path = signal.path else { return }
+        do {
+            switch (signal.interface, signal.member) {
+            case (BlueZInterfaces.objectManager?, "InterfacesAdded"):
+                let object = try signal.body.decode(DBusObjectPath.self, at: 0)
+                let interfaces = try signal.body.decode([String: [String: DBusValue]].self, at: 1)
+                tree.interfacesAdded(object, interfaces)
+                eventSink.yield(.interfacesAdded(object, interfaces: interfaces.keys.sorted()))
+            case (BlueZInterfaces.objectManager?, "InterfacesRemoved"):
+                let object = try signal.body.decode(DBusObjectPath.self, at: 0)
+                let interfaces = try signal.body.decode([String].self, at: 1)
+                tree.interfacesRemoved(object, interfaces)
+                eventSink.yield(.interfacesRemoved(object, interfaces: interfaces))
+            case (BlueZInterfaces.properties?, "PropertiesChanged"):
+                let interface = try signal.body.decode(String.self, at: 0)
+                let changed = try signal.body.decode([String: DBusValue].self, at: 1)
+                let invalidated = try signal.body.decode([String].self, at: 2)
+                if tree.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated) {
+                    eventSink.yield(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated))
+                }
+            case (BlueZInterfaces.device?, "Disconnected"):
+                let reason = try signal.body.decode(String.self, at: 0)
+                let message = (try? signal.body.decode(String.self, at: 1)) ?? ""
+                eventSink.yield(.deviceDisconnected(path, reason: reason, message: message))
+            default:
+                break
+            }
+        } catch {
+            malformedSignals += 1
+            eventSink.yield(.malformedSignal("\(signal.member ?? "?") from \(path): \(error)"))
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import DBus
+
+// Typed, read-only views of mirrored objects. Each is a snapshot: properties are read once when
+// the view is made, and an absent or mistyped property reads as nil.
+
+/// An `org.bluez.Adapter1` object.
+public struct BlueZAdapter: Sendable, Hashable {
+    public let path: DBusObjectPath
+    /// The kernel name (`hci0`): the last element of the path.
+    public var name: String { path.lastElement }
+    public let address: String?
+    public let alias: String?
+    public let powered: Bool
+    public let discovering: Bool
+    public let roles: [String]
+
+    init(path: DBusObjectPath, properties: [String: DBusValue]) {
+        self.path = path
+        address = try? properties.decodeIfPresent(String.self, forKey: "Address")
+        alias = try? properties.decodeIfPresent(String.self, forKey: "Alias")
+        powered = (try? properties.decodeIfPresent(Bool.self, forKey: "Powered")) ?? false
+        discovering = (try? properties.decodeIfPresent(Bool.self, forKey: "Discovering")) ?? false
+        roles = (try? properties.decodeIfPresent([String].self, forKey: "Roles")) ?? []
+    }
+}
+
+/// An `org.bluez.Device1` object.
+public struct BlueZDevice: Sendable, Hashable {
+    public let path: DBusObjectPath
+    /// The adapter object this device object belongs to.
+    public let adapter: DBusObjectPath?
+    public let address: String?
+    /// `public` or `random`.
+    public let addressType: String?
+    public let name: String?
+    public let alias: String?
+    public let rssi: Int16?
+    public let txPower: Int16?
+    public let connected: Bool
+    public let servicesResolved: Bool
+    public let paired: Bool
+    public let bonded: Bool
+    public let trusted: Bool
+    public let blocked: Bool
+    /// Advertised or resolved service UUIDs, lower-case 128-bit as BlueZ reports them.
+    public let uuids: [String]
+
+    init(path: DBusObjectPath, properties: [String: DBusValue]) {
+        self.path = path
+        adapter = try? properties.decodeIfPresent(DBusObjectPath.self, forKey: "Adapter")
+        address = try? properties.decodeIfPresent(String.self, forKey: "Address")
+        addressType = try? properties.decodeIfPresent(String.self, forKey: "AddressType")
+        name = try? properties.decodeIfPresent(String.self, forKey: "Name")
+        alias = try? properties.decodeIfPresent(String.self, forKey: "Alias")
+        rssi = try? properties.decodeIfPresent(Int16.self, forKey: "RSSI")
+        txPower = try? properties.decodeIfPresent(Int16.self, forKey: "TxPower")
+        connected = (try? properties.decodeIfPresent(Bool.self, forKey: "Connected")) ?? false
+        servicesResolved = (try? properties.decodeIfPresent(Bool.self, forKey: "ServicesResolved")) ?? false
+        paired = (try? properties.decodeIfPresent(Bool.self, forKey: "Paired")) ?? false
+        bonded = (try? properties.decodeIfPresent(Bool.self, forKey: "Bonded")) ?? false
+        trusted = (try? properties.decodeIfPresent(Bool.self, forKey: "Trusted")) ?? false
+        blocked = (try? properties.decodeIfPresent(Bool.self, forKey: "Blocked")) ?? false
+        uuids = ((try? properties.decodeIfPresent([String].self, forKey: "UUIDs")) ?? []).map { $0.lowercased() }
+    }
+}
+
+/// An `org.bluez.GattService1` object.
+public struct BlueZService: Sendable, Hashable {
+    public let path: DBusObjectPath
+    public let uuid: String?
+    public let device: DBusObjectPath?
+    public let primary: Bool
+
+    init(path: DBusObjectPath, properties: [String: DBusValue]) {
+        self.path = path
+        uuid = (try? properties.decodeIfPresent(String.self, forKey: "UUID")).map { $0.lowercased() }
+        device = try? properties.decodeIfPresent(DBusObjectPath.self, forKey: "Device")
+        primary = (try? properties.decodeIfPresent(Bool.self, forKey: "Primary")) ?? false
+    }
+}
+
+/// An `org.bluez.GattCharacteristic1` object.
+public struct BlueZCharacteristic: Sendable, Hashable {
+    public let path: DBusObjectPath
+    public let uuid: String?
+    public let service: DBusObjectPath?
+    /// `read`, `write`, `write-without-response`, `notify`, `indicate`, …
+    public let flags: Set<String>
+    public let notifying: Bool
+    public let mtu: UInt16?
+    /// Whether BlueZ offers the fd path (`AcquireNotify`, `AcquireWrite`) for it.
+    public let notifyAcquired: Bool?
+    public let writeAcquired: Bool?
+
+    init(path: DBusObjectPath, properties: [String: DBusValue]) {
+        self.path = path
+        uuid = (try? properties.decodeIfPresent(String.self, forKey: "UUID")).map { $0.lowercased() }
+        service = try? properties.decodeIfPresent(DBusObjectPath.self, forKey: "Service")
+        flags = Set((try? properties.decodeIfPresent([String].self, forKey: "Flags")) ?? [])
+        notifying = (try? properties.decodeIfPresent(Bool.self, forKey: "Notifying")) ?? false
+        mtu = try? properties.decodeIfPresent(UInt16.self, forKey: "MTU")
+        notifyAcquired = try? properties.decodeIfPresent(Bool.self, forKey: "NotifyAcquired")
+        writeAcquired = try? properties.decodeIfPresent(Bool.self, forKey: "WriteAcquired")
+    }
+}

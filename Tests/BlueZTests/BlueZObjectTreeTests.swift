@@ -1,0 +1,125 @@
+import BlueZ
+import DBus
+import Testing
+
+@Suite("The mirror of bluetoothd's object tree")
+struct BlueZObjectTreeTests {
+    static let adapterPath: DBusObjectPath = "/org/bluez/hci0"
+    static let devicePath: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01"
+    static let servicePath: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c"
+    static let characteristicPath: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c/char000d"
+
+    static func managedObjects() -> DBusValue {
+        let objects: [DBusObjectPath: [String: [String: DBusValue]]] = [
+            adapterPath: [
+                "org.bluez.Adapter1": ["Address": .string("00:11:22:33:44:55"), "Powered": .boolean(true),
+                                       "Roles": .stringArray(["central"])],
+                "org.freedesktop.DBus.Properties": [:],
+            ],
+            devicePath: [
+                "org.bluez.Device1": ["Address": .string("AA:BB:CC:DD:EE:01"), "AddressType": .string("random"),
+                                      "Adapter": .objectPath(adapterPath), "RSSI": .int16(-61),
+                                      "Connected": .boolean(false), "UUIDs": .stringArray(["0000180D-0000-1000-8000-00805F9B34FB"])],
+            ],
+            servicePath: ["org.bluez.GattService1": ["UUID": .string("0000180d-0000-1000-8000-00805f9b34fb"),
+                                                      "Device": .objectPath(devicePath), "Primary": .boolean(true)]],
+            characteristicPath: ["org.bluez.GattCharacteristic1": [
+                "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(servicePath),
+                "Flags": .stringArray(["notify"]), "Notifying": .boolean(false), "MTU": .uint16(247)]],
+            "/org/bluez": ["org.bluez.AgentManager1": [:]],
+        ]
+        return objects.dbusValue
+    }
+
+    @Test func aSnapshotGivesTypedAdaptersDevicesAndCharacteristics() throws {
+        let tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        let adapter = try #require(tree.adapters.first)
+        #expect(adapter.name == "hci0")
+        #expect(adapter.powered)
+        #expect(adapter.roles == ["central"])
+        let device = try #require(tree.device(at: Self.devicePath))
+        #expect(device.address == "AA:BB:CC:DD:EE:01")
+        #expect(device.addressType == "random")
+        #expect(device.adapter == Self.adapterPath)
+        #expect(device.rssi == -61)
+        #expect(device.uuids == ["0000180d-0000-1000-8000-00805f9b34fb"], "UUIDs are normalised to lower case")
+        let characteristic = try #require(tree.characteristics(of: Self.devicePath).first)
+        #expect(characteristic.uuid == "00002a37-0000-1000-8000-00805f9b34fb")
+        #expect(characteristic.flags == ["notify"])
+        #expect(characteristic.mtu == 247)
+        #expect(tree.services(of: Self.devicePath).map(\.path) == [Self.servicePath])
+    }
+
+    @Test func interfacesBlueZClientsDoNotNeedAreNotKept() throws {
+        let tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        #expect(tree.objects["/org/bluez"] == nil)
+        #expect(tree.objects[Self.adapterPath]?["org.freedesktop.DBus.Properties"] == nil)
+    }
+
+    @Test func propertyChangesMergeAndInvalidate() throws {
+        var tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        let applied = tree.propertiesChanged(
+            Self.devicePath, interface: "org.bluez.Device1", changed: ["Connected": .boolean(true)], invalidated: ["RSSI"])
+        #expect(applied)
+        let device = try #require(tree.device(at: Self.devicePath))
+        #expect(device.connected)
+        #expect(device.rssi == nil)
+        #expect(device.address == "AA:BB:CC:DD:EE:01", "other properties are kept")
+    }
+
+    @Test func changesToUnknownObjectsAreIgnored() throws {
+        var tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        let applied = tree.propertiesChanged(
+            "/org/bluez/hci0/dev_00_00_00_00_00_09", interface: "org.bluez.Device1", changed: ["RSSI": .int16(-40)], invalidated: [])
+        #expect(!applied)
+        #expect(tree.devices.count == 1)
+    }
+
+    @Test func removingTheLastInterfaceForgetsTheObject() throws {
+        var tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        tree.interfacesRemoved(Self.devicePath, ["org.bluez.Device1"])
+        #expect(tree.objects[Self.devicePath] == nil)
+        #expect(tree.devices.isEmpty)
+    }
+
+    @Test func mistypedPropertiesReadAsAbsentInsteadOfCrashing() throws {
+        var tree = BlueZObjectTree()
+        tree.interfacesAdded(Self.devicePath, ["org.bluez.Device1": [
+            "Address": .uint32(7), "RSSI": .string("loud"), "Connected": .int32(1), "UUIDs": .string("x"),
+        ]])
+        let device = try #require(tree.device(at: Self.devicePath))
+        #expect(device.address == nil)
+        #expect(device.rssi == nil)
+        #expect(device.connected == false)
+        #expect(device.uuids.isEmpty)
+    }
+
+    @Test func devicesAreFoundByAddressInAnyCase() throws {
+        let tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        #expect(tree.devices(address: "aa:bb:cc:dd:ee:01").map(\.path) == [Self.devicePath])
+    }
+
+    @Test func aSnapshotOfTheWrongShapeIsAnError() {
+        #expect(throws: DBusDecodingError.self) { try BlueZObjectTree(managedObjects: .string("nope")) }
+    }
+}
+
+@Suite("BlueZ error kinds")
+struct BlueZErrorTests {
+    @Test(arguments: [
+        ("org.bluez.Error.Failed", BlueZError.Kind.failed),
+        ("org.bluez.Error.InProgress", .inProgress),
+        ("org.bluez.Error.NotReady", .notReady),
+        ("org.bluez.Error.AlreadyConnected", .alreadyConnected),
+        ("org.bluez.Error.DoesNotExist", .doesNotExist),
+        ("org.freedesktop.DBus.Error.UnknownObject", .unknownObject),
+        ("org.freedesktop.DBus.Error.ServiceUnknown", .serviceUnavailable),
+        ("org.freedesktop.DBus.Error.NoReply", .timeout),
+        ("com.example.Something", .other),
+    ])
+    func namesMapToKinds(name: String, kind: BlueZError.Kind) {
+        let error = BlueZError(name: name, message: "le-connection-abort-by-local")
+        #expect(error.kind == kind)
+        #expect(error.message == "le-connection-abort-by-local", "the text is kept for classification and logs")
+    }
+}
