@@ -14,6 +14,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // MARK: - C libraries (pkg-config)
@@ -33,6 +34,11 @@ let package = Package(
         .target(name: "GATT"),
         .target(name: "FleetCore", dependencies: ["GATT"]),
         .target(name: "BlueZ", dependencies: ["DBus"]),
+        .target(
+            name: "Fleet",
+            dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: - Executables
         .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
@@ -45,6 +51,11 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "FleetCore", "TestSupport"]),
+        .testTarget(
+            name: "SystemdSupportTests",
+            dependencies: ["SystemdSupport", "TestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "GATTTests",
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]

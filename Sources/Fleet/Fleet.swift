@@ -1,0 +1,1 @@
+// Fleet: the runtime that executes FleetCore decisions against BlueZ.

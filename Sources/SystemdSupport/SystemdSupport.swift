@@ -1,0 +1,1 @@
+// SystemdSupport: journald logging and sd_notify.
