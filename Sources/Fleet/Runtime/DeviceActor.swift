@@ -1,0 +1,155 @@
+import FleetCore
+
+/// The single authority for one device at run time: it feeds every event through FleetCore's
+/// `DeviceStateMachine` and executes the returned effects in order.
+///
+/// Guarantees:
+/// - State changes only in `handle(_:)`, through the reducer; effects run in the order returned.
+/// - Long operations (connect, service discovery, reads, subscriptions) run in child tasks and
+///   come back as events, so the actor never blocks and always hears timeouts and disconnects.
+/// - Timers are tasks on the injected clock, one per `TimerKind`; re-arming a kind cancels the
+///   previous task, and a late firing is harmless (the machine ignores stale generations).
+/// - `shutDown()` cancels every task the actor started.
+public actor DeviceActor {
+    public nonisolated let device: DeviceID
+    private var machine: DeviceStateMachine
+    private let transport: any DeviceTransport
+    private let clock: any MonotonicClock
+    private var random: SeededRandom
+    private let output: @Sendable (DeviceOutput) -> Void
+    private var timers: [DeviceStateMachine.TimerKind: Task<Void, Never>] = [:]
+    private var operations: [UInt64: Task<Void, Never>] = [:]
+    private var nextOperation: UInt64 = 0
+
+    public init(
+        machine: DeviceStateMachine, transport: any DeviceTransport, clock: any MonotonicClock, seed: UInt64,
+        output: @escaping @Sendable (DeviceOutput) -> Void
+    ) {
+        self.device = machine.device
+        self.machine = machine
+        self.transport = transport
+        self.clock = clock
+        self.random = SeededRandom(seed: seed)
+        self.output = output
+    }
+
+    public var state: DeviceState { machine.state }
+    public var session: UInt64 { machine.session }
+
+    /// Feeds one event and executes what the machine decides.
+    public func handle(_ event: DeviceEvent) {
+        let effects = machine.reduce(event, now: clock.now(), random: &random)
+        for effect in effects { execute(effect) }
+    }
+
+    /// Cancels timers and in-flight operations (the daemon is stopping or forgets the device).
+    public func shutDown() {
+        for (_, task) in timers { task.cancel() }
+        timers.removeAll()
+        for (_, task) in operations { task.cancel() }
+        operations.removeAll()
+    }
+
+    // MARK: - Effects
+
+    private func execute(_ effect: DeviceEffect) {
+        let device = self.device
+        let transport = self.transport
+        switch effect {
+        case .startResolve:
+            run { await transport.startResolve(device) }
+        case .stopResolve:
+            run { await transport.stopResolve(device) }
+        case .requestAttempt:
+            output(.requestAttempt(device))
+        case .withdrawAttemptRequest:
+            output(.withdrawAttemptRequest(device))
+        case .attemptFinished(let adapter, let outcome):
+            output(.attemptFinished(device, adapter: adapter, outcome: outcome))
+        case .connect(let adapter):
+            run {
+                do throws(TransportFailure) {
+                    try await transport.connect(device, adapter: adapter)
+                    return .connected
+                } catch {
+                    return .connectFailed(error)
+                }
+            }
+        case .cancelConnect:
+            run { await transport.cancelConnect(device) }
+        case .disconnect:
+            run { await transport.disconnect(device) }
+        case .awaitServices:
+            run {
+                do throws(TransportFailure) {
+                    let found = try await transport.awaitServices(device)
+                    return .servicesResolved(services: found.services, characteristics: found.characteristics)
+                } catch {
+                    // The machine's discovery timer decides what a failed wait means.
+                    return nil
+                }
+            }
+        case .read(let characteristic):
+            let output = self.output
+            run {
+                do throws(TransportFailure) {
+                    let bytes = try await transport.read(device, characteristic: characteristic)
+                    output(.value(device, characteristic: characteristic, bytes: bytes))
+                    return .valueReceived(characteristic: characteristic)
+                } catch {
+                    return .readFailed(characteristic: characteristic, error)
+                }
+            }
+        case .subscribe(let characteristic, let path):
+            run {
+                do throws(TransportFailure) {
+                    try await transport.subscribe(device, characteristic: characteristic, via: path)
+                    return .notificationsEnabled(characteristic: characteristic)
+                } catch {
+                    return .subscribeFailed(characteristic: characteristic, error)
+                }
+            }
+        case .resumeWrites:
+            output(.resumeWrites(device))
+        case .scheduleTimer(let kind, let generation, let deadline):
+            timers[kind]?.cancel()
+            let clock = self.clock
+            timers[kind] = Task { [weak self] in
+                do {
+                    try await clock.sleep(until: deadline)
+                } catch {
+                    return
+                }
+                await self?.handle(.timeout(kind, generation: generation))
+            }
+        case .cancelTimer(let kind):
+            timers.removeValue(forKey: kind)?.cancel()
+        case .persist(let update):
+            output(.persist(device, update))
+        case .emit(let event):
+            output(.lifecycle(device, event))
+        }
+    }
+
+    /// Runs an operation in a child task; its resulting event (if any) is fed back in.
+    private func run(_ operation: @escaping @Sendable () async -> DeviceEvent?) {
+        nextOperation += 1
+        let id = nextOperation
+        operations[id] = Task { [weak self] in
+            let event = await operation()
+            await self?.operationFinished(id, event: event)
+        }
+    }
+
+    private func run(_ operation: @escaping @Sendable () async -> Void) {
+        run { () async -> DeviceEvent? in
+            await operation()
+            return nil
+        }
+    }
+
+    private func operationFinished(_ id: UInt64, event: DeviceEvent?) {
+        guard operations.removeValue(forKey: id) != nil else { return }  // cancelled by shutDown
+        if let event { handle(event) }
+    }
+}

@@ -1,0 +1,14 @@
+import FleetCore
+
+/// What a `DeviceActor` reports to the fleet: the effects that are not about the device's own
+/// link (the gate, the state file, logs and metrics) and the values it read.
+public enum DeviceOutput: Sendable, Hashable {
+    case requestAttempt(DeviceID)
+    case withdrawAttemptRequest(DeviceID)
+    case attemptFinished(DeviceID, adapter: AdapterID, outcome: DeviceEffect.AttemptOutcome)
+    case persist(DeviceID, DeviceEffect.StoreUpdate)
+    case lifecycle(DeviceID, DeviceEffect.LifecycleEvent)
+    /// A value read on connect (notifications arrive through the data path, not here).
+    case value(DeviceID, characteristic: String, bytes: [UInt8])
+    case resumeWrites(DeviceID)
+}

@@ -1,0 +1,164 @@
+import Fleet
+import FleetCore
+import Synchronization
+import Testing
+import TestSupport
+
+/// A scripted stand-in for BlueZ: records every call, and connects, fails or hangs as told.
+final class ScriptedTransport: DeviceTransport {
+    enum ConnectBehaviour: Sendable { case succeed, fail(TransportFailure), hang }
+
+    private struct State {
+        var calls: [String] = []
+        var connectBehaviour: ConnectBehaviour = .succeed
+        var hanging: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+    let services: Set<String>
+    let characteristics: Set<String>
+
+    init(services: Set<String>, characteristics: Set<String>) {
+        self.services = services
+        self.characteristics = characteristics
+    }
+
+    var calls: [String] { state.withLock { $0.calls } }
+
+    func setConnectBehaviour(_ behaviour: ConnectBehaviour) { state.withLock { $0.connectBehaviour = behaviour } }
+
+    private func record(_ call: String) { state.withLock { $0.calls.append(call) } }
+
+    func startResolve(_ device: DeviceID) async { record("startResolve") }
+    func stopResolve(_ device: DeviceID) async { record("stopResolve") }
+
+    func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
+        record("connect \(adapter)")
+        switch state.withLock({ $0.connectBehaviour }) {
+        case .succeed: return
+        case .fail(let failure): throw failure
+        case .hang:
+            await withCheckedContinuation { continuation in state.withLock { $0.hanging.append(continuation) } }
+            throw TransportFailure(name: "org.bluez.Error.Failed", message: "br-connection-canceled")
+        }
+    }
+
+    func cancelConnect(_ device: DeviceID) async {
+        record("cancelConnect")
+        let hanging = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            defer { state.hanging.removeAll() }
+            return state.hanging
+        }
+        for continuation in hanging { continuation.resume() }
+    }
+
+    func disconnect(_ device: DeviceID) async { record("disconnect") }
+
+    func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
+        record("awaitServices")
+        return (services, characteristics)
+    }
+
+    func read(_ device: DeviceID, characteristic: String) async throws(TransportFailure) -> [UInt8] {
+        record("read \(characteristic)")
+        return [87]
+    }
+
+    func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure) {
+        record("subscribe \(characteristic)")
+    }
+}
+
+@Suite("DeviceActor executes the state machine's effects")
+struct DeviceActorTests {
+    static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
+    static let heartRate = "00002a37-0000-1000-8000-00805f9b34fb"
+    static let battery = "00002a19-0000-1000-8000-00805f9b34fb"
+    static let hci0 = AdapterID("hci0")
+
+    let clock = ManualClock()
+    let transport = ScriptedTransport(
+        services: [heartRateService], characteristics: [heartRate, battery])
+    let outputs: AsyncStream<DeviceOutput>
+    let actor: DeviceActor
+
+    init() throws {
+        let device = DeviceID(address: try #require(BluetoothAddress("AA:BB:CC:00:00:01")))
+        var configuration = DeviceStateMachine.Configuration()
+        configuration.requiredServices = [Self.heartRateService]
+        configuration.requiredCharacteristics = [Self.heartRate]
+        configuration.readOnConnect = [Self.battery]
+        configuration.subscriptions = [Self.heartRate]
+        let (stream, sink) = AsyncStream<DeviceOutput>.makeStream()
+        outputs = stream
+        actor = DeviceActor(
+            machine: DeviceStateMachine(device: device, configuration: configuration), transport: transport,
+            clock: clock, seed: 1, output: { sink.yield($0) })
+    }
+
+    /// Brings the device to the point where it asks the gate for an attempt.
+    func makeWanted() async throws {
+        await actor.handle(.bluetoothdAppeared)
+        await actor.handle(.adapterPowered(Self.hci0))
+        await actor.handle(.deviceFound(adapter: Self.hci0))
+        await actor.handle(.policyUpdated(wanted: true))
+        _ = try await outputs.first(within: .seconds(5), "an attempt request") {
+            if case .requestAttempt = $0 { return true }
+            return false
+        }
+    }
+
+    func waitForState(_ wanted: @escaping @Sendable (DeviceState) -> Bool, _ what: String) async throws {
+        _ = try await outputs.first(within: .seconds(5), what) {
+            if case .lifecycle(_, .stateChanged(_, let to, _, _)) = $0 { return wanted(to) }
+            return false
+        }
+    }
+
+    @Test func aGrantedAttemptLeadsToReadyThroughServicesReadsAndSubscriptions() async throws {
+        try await makeWanted()
+        await actor.handle(.attemptGranted(adapter: Self.hci0))
+        try await waitForState({ $0 == .ready }, "ready")
+        #expect(transport.calls == [
+            "connect hci0", "awaitServices", "read \(Self.battery)", "subscribe \(Self.heartRate)",
+        ])
+    }
+
+    @Test func aConnectFailureIsReportedToTheGateAndBacksOff() async throws {
+        try await makeWanted()
+        transport.setConnectBehaviour(.fail(TransportFailure(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-remote")))
+        await actor.handle(.attemptGranted(adapter: Self.hci0))
+        let finished = try await outputs.first(within: .seconds(5), "the attempt to finish") {
+            if case .attemptFinished = $0 { return true }
+            return false
+        }
+        #expect(finished == .attemptFinished(actor.device, adapter: Self.hci0, outcome: .failed(.transient)))
+        try await waitForState({ if case .backingOff = $0 { return true }; return false }, "backing off")
+    }
+
+    @Test func aHangingConnectIsCancelledByItsTimeout() async throws {
+        try await makeWanted()
+        transport.setConnectBehaviour(.hang)
+        await actor.handle(.attemptGranted(adapter: Self.hci0))
+        try await waitForState({ $0 == .connecting(adapter: Self.hci0) }, "connecting")
+        // Only the injected clock moves: the connect timeout fires when the test says so.
+        clock.advance(by: DeviceStateMachine.Timeouts().connect + .seconds(1))
+        try await waitForState({ if case .backingOff = $0 { return true }; return false }, "backing off after the timeout")
+        #expect(transport.calls.contains("cancelConnect"))
+    }
+
+    @Test func shuttingDownCancelsArmedTimers() async throws {
+        try await makeWanted()
+        transport.setConnectBehaviour(.hang)
+        await actor.handle(.attemptGranted(adapter: Self.hci0))
+        try await waitForState({ $0 == .connecting(adapter: Self.hci0) }, "connecting")
+        let clock = self.clock
+        try await withTimeout(.seconds(5), "the connect timer to be armed") {
+            while clock.sleeperCount == 0 { await Task.yield() }
+        }
+        await actor.shutDown()
+        #expect(clock.sleeperCount == 0, "cancelling the timer task removed its sleeper")
+        clock.advance(by: .seconds(3600))
+        #expect(await actor.state == .connecting(adapter: Self.hci0))
+    }
+}
