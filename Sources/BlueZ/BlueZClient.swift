@@ -24,6 +24,13 @@ public actor BlueZClient {
     /// the snapshot are applied on top of it.
     private var heldSignals: [DBusMessage]?
     private var tasks: [Task<Void, Never>] = []
+    private var treeWaiters: [UInt64: TreeWaiter] = [:]
+    private var nextWaiterID: UInt64 = 0
+
+    private struct TreeWaiter {
+        let condition: @Sendable (BlueZObjectTree) -> Bool
+        let continuation: CheckedContinuation<Bool, Never>
+    }
 
     public init(connection: DBusConnection) {
         self.connection = connection
@@ -66,6 +73,7 @@ public actor BlueZClient {
             owner = nil
             tree = BlueZObjectTree()
             eventSink.yield(.vanished)
+            treeChanged()
         }
         guard let newOwner else { return }
         owner = newOwner
@@ -79,12 +87,46 @@ public actor BlueZClient {
             tree = try BlueZObjectTree(managedObjects: reply.body.first ?? .stringVariantMap([:]))
             snapshotSerial = reply.serial
             eventSink.yield(.appeared(owner: newOwner))
+            treeChanged()
             let held = heldSignals ?? []
             heldSignals = nil
             for signal in held { handle(signal) }
         } catch {
             // bluetoothd vanished between appearing and answering: the owner stream says so next.
             malformedSignals += error is DBusDecodingError ? 1 : 0
+        }
+    }
+
+    /// Waits until `condition` holds for the mirror (checked now and after every change), at most
+    /// `timeout`. Returns false on timeout or cancellation: a wait never hangs.
+    public func waitForTree(
+        timeout: Duration, _ condition: @escaping @Sendable (BlueZObjectTree) -> Bool
+    ) async -> Bool {
+        if condition(tree) { return true }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        let expiry = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.resolveWaiter(id, satisfied: false)
+        }
+        defer { expiry.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation(isolation: self) { continuation in
+                treeWaiters[id] = TreeWaiter(condition: condition, continuation: continuation)
+            }
+        } onCancel: {
+            Task { await self.resolveWaiter(id, satisfied: false) }
+        }
+    }
+
+    private func resolveWaiter(_ id: UInt64, satisfied: Bool) {
+        treeWaiters.removeValue(forKey: id)?.continuation.resume(returning: satisfied)
+    }
+
+    private func treeChanged() {
+        guard !treeWaiters.isEmpty else { return }
+        for (id, waiter) in treeWaiters where waiter.condition(tree) {
+            resolveWaiter(id, satisfied: true)
         }
     }
 
@@ -110,17 +152,20 @@ public actor BlueZClient {
                 let interfaces = try signal.body.decode([String: [String: DBusValue]].self, at: 1)
                 tree.interfacesAdded(object, interfaces)
                 eventSink.yield(.interfacesAdded(object, interfaces: interfaces.keys.sorted()))
+                treeChanged()
             case (BlueZInterfaces.objectManager?, "InterfacesRemoved"):
                 let object = try signal.body.decode(DBusObjectPath.self, at: 0)
                 let interfaces = try signal.body.decode([String].self, at: 1)
                 tree.interfacesRemoved(object, interfaces)
                 eventSink.yield(.interfacesRemoved(object, interfaces: interfaces))
+                treeChanged()
             case (BlueZInterfaces.properties?, "PropertiesChanged"):
                 let interface = try signal.body.decode(String.self, at: 0)
                 let changed = try signal.body.decode([String: DBusValue].self, at: 1)
                 let invalidated = try signal.body.decode([String].self, at: 2)
                 if tree.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated) {
                     eventSink.yield(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated))
+                    treeChanged()
                 }
             case (BlueZInterfaces.device?, "Disconnected"):
                 let reason = try signal.body.decode(String.self, at: 0)
