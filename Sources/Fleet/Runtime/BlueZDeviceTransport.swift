@@ -1,0 +1,129 @@
+import BlueZ
+import DBus
+import FleetCore
+import Synchronization
+
+/// `DeviceTransport` over BlueZ: device operations become `Device1`/`GattCharacteristic1` calls
+/// through the BlueZ client, connection attempts go through the adapter's `CentralActor`, and
+/// `AcquireNotify` sockets are handed to the notification poller.
+public final class BlueZDeviceTransport: DeviceTransport {
+    private let client: BlueZClient
+    private let centrals: Mutex<[AdapterID: CentralActor]>
+    private let poller: NotificationSocketPoller
+    /// How long to wait for the GATT objects after `ServicesResolved` (BlueZ can announce it
+    /// before exporting everything).
+    private let gattSettleTimeout: Duration
+
+    public init(client: BlueZClient, poller: NotificationSocketPoller, gattSettleTimeout: Duration = .seconds(2)) {
+        self.client = client
+        self.centrals = Mutex([:])
+        self.poller = poller
+        self.gattSettleTimeout = gattSettleTimeout
+    }
+
+    public func setCentrals(_ centrals: [AdapterID: CentralActor]) {
+        self.centrals.withLock { $0 = centrals }
+    }
+
+    private var allCentrals: [CentralActor] { centrals.withLock { Array($0.values) } }
+
+    private func failure(_ error: BlueZError) -> TransportFailure {
+        TransportFailure(name: error.name, message: error.message)
+    }
+
+    /// The device's object, preferring the given adapter.
+    private func objectPath(_ device: DeviceID, adapter: AdapterID? = nil) async -> DBusObjectPath? {
+        let candidates = await client.tree.devices(address: device.address.description).filter {
+            BlueZEventTranslator.identity(of: $0) == device
+        }
+        if let adapter, let match = candidates.first(where: { BlueZEventTranslator.adapter(of: $0) == adapter }) {
+            return match.path
+        }
+        return candidates.first?.path
+    }
+
+    public func startResolve(_ device: DeviceID) async {
+        for central in allCentrals { await central.startResolve(device) }
+    }
+
+    public func stopResolve(_ device: DeviceID) async {
+        for central in allCentrals { await central.stopResolve(device) }
+    }
+
+    public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
+        guard let central = centrals.withLock({ $0[adapter] }) else {
+            throw TransportFailure(name: "org.bluez.Error.NotReady", message: "adapter \(adapter) is not available")
+        }
+        let path = await objectPath(device, adapter: adapter)
+        do {
+            try await central.connect(device, objectPath: path)
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    public func cancelConnect(_ device: DeviceID) async {
+        await disconnect(device)
+    }
+
+    public func disconnect(_ device: DeviceID) async {
+        poller.remove(device: device)
+        guard let path = await objectPath(device) else { return }
+        try? await client.disconnect(device: path)
+    }
+
+    public func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
+        guard let path = await objectPath(device) else {
+            throw TransportFailure(name: DBusError.unknownObject, message: "no object for \(device)")
+        }
+        // The machine's discovery timer bounds the whole wait; these bounds only keep a task
+        // from outliving it.
+        let resolved = await client.waitForTree(timeout: .seconds(120)) { tree in
+            tree.device(at: path)?.servicesResolved == true
+        }
+        guard resolved else {
+            throw TransportFailure(name: DBusError.noReply, message: "services were not resolved")
+        }
+        _ = await client.waitForTree(timeout: gattSettleTimeout) { tree in !tree.characteristics(of: path).isEmpty }
+        let tree = await client.tree
+        let services = Set(tree.services(of: path).compactMap(\.uuid))
+        let characteristics = Set(tree.characteristics(of: path).compactMap(\.uuid))
+        return (services, characteristics)
+    }
+
+    private func characteristicPath(_ device: DeviceID, uuid: String) async throws(TransportFailure) -> BlueZCharacteristic {
+        guard let path = await objectPath(device),
+            let characteristic = await client.tree.characteristics(of: path).first(where: { $0.uuid == uuid.lowercased() })
+        else {
+            throw TransportFailure(name: "org.bluez.Error.DoesNotExist", message: "no characteristic \(uuid) on \(device)")
+        }
+        return characteristic
+    }
+
+    public func read(_ device: DeviceID, characteristic uuid: String) async throws(TransportFailure) -> [UInt8] {
+        let characteristic = try await characteristicPath(device, uuid: uuid)
+        do {
+            return try await client.readValue(characteristic: characteristic.path)
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    public func subscribe(_ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure) {
+        let characteristic = try await characteristicPath(device, uuid: uuid)
+        do throws(BlueZError) {
+            // The fd path only where BlueZ offers it (`NotifyAcquired` present); else StartNotify.
+            if path == .acquireNotify, characteristic.notifyAcquired != nil {
+                let socket = try await client.acquireNotify(characteristic: characteristic.path)
+                guard let fd = socket.descriptor.take() else {
+                    throw BlueZError(name: DBusError.failed, message: "AcquireNotify returned no descriptor")
+                }
+                poller.add(fd: fd, device: device, characteristic: uuid.lowercased(), mtu: socket.mtu)
+            } else {
+                try await client.startNotify(characteristic: characteristic.path)
+            }
+        } catch {
+            throw failure(error)
+        }
+    }
+}

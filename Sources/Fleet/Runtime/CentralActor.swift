@@ -1,0 +1,79 @@
+import BlueZ
+import DBus
+import FleetCore
+
+/// One per adapter: the only code that calls `Adapter1` and the only starter of connection
+/// attempts on that adapter.
+///
+/// Discovery runs only while some device that is wanted is still missing (`startResolve` /
+/// `stopResolve` keep that set), with the configured service-UUID filter and RSSI threshold.
+public actor CentralActor {
+    public nonisolated let adapter: AdapterID
+    public nonisolated let path: DBusObjectPath
+    private let client: BlueZClient
+    private let scanUUIDs: [String]
+    private let minimumRSSI: Int16?
+    private var missing: Set<DeviceID> = []
+    private var discovering = false
+    /// The last discovery error, for status and logs.
+    public private(set) var lastDiscoveryError: BlueZError?
+
+    public init(adapter: AdapterID, client: BlueZClient, scanUUIDs: [String], minimumRSSI: Int16?) throws {
+        self.adapter = adapter
+        self.path = try DBusObjectPath("/org/bluez/" + adapter.name)
+        self.client = client
+        self.scanUUIDs = scanUUIDs
+        self.minimumRSSI = minimumRSSI
+    }
+
+    public var isDiscovering: Bool { discovering }
+
+    public func startResolve(_ device: DeviceID) async {
+        missing.insert(device)
+        await updateDiscovery()
+    }
+
+    public func stopResolve(_ device: DeviceID) async {
+        missing.remove(device)
+        await updateDiscovery()
+    }
+
+    /// bluetoothd restarted or the adapter lost power: discovery stopped with it.
+    public func discoveryStopped() {
+        discovering = false
+    }
+
+    /// Starts discovery again if someone is still missing (after bluetoothd or the adapter
+    /// came back).
+    public func resume() async {
+        await updateDiscovery()
+    }
+
+    private func updateDiscovery() async {
+        if !missing.isEmpty && !discovering {
+            do {
+                try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
+                try await client.startDiscovery(adapter: path)
+                discovering = true
+                lastDiscoveryError = nil
+            } catch {
+                // InProgress means it is already running for us.
+                if error.kind == .inProgress { discovering = true } else { lastDiscoveryError = error }
+            }
+        } else if missing.isEmpty && discovering {
+            discovering = false
+            try? await client.stopDiscovery(adapter: path)
+        }
+    }
+
+    /// `Device1.Connect`, or `Adapter1.ConnectDevice` when bluetoothd has no object for the
+    /// device on this adapter (it forgets unbonded devices after `TemporaryTimeout`).
+    public func connect(_ device: DeviceID, objectPath: DBusObjectPath?) async throws(BlueZError) {
+        if let objectPath {
+            try await client.connect(device: objectPath)
+        } else {
+            _ = try await client.connectDevice(
+                adapter: path, address: device.address.description, addressType: device.addressType.rawValue)
+        }
+    }
+}

@@ -1,0 +1,393 @@
+import BlueZ
+import DBus
+import FleetCore
+import Logging
+
+/// The fleet's policy brain at run time: it owns the device actors and the adapters' central
+/// actors, routes BlueZ's events to them, asks FleetCore's pool policy who should be connected
+/// and which attempts may start, and publishes lifecycle changes and decoded values.
+///
+/// Guarantees:
+/// - Attempts start only through pool-policy grants: at most one in flight per adapter, within
+///   the fleet rate limit, never beyond slots or `max_connections`.
+/// - Pinned devices are always pursued (resolved, connected when reachable); pool devices only
+///   while the policy places them.
+/// - Device outputs are processed in the order each device produced them (one stream).
+public actor FleetOrchestrator {
+    struct ManagedDevice {
+        let actor: DeviceActor
+        var pinned: Bool
+        var name: String?
+        var className: String?
+        var priority: Int
+        var wanted = false
+        var wantsAttempt = false
+        var link: PoolLinkStatus = .disconnected
+        var state: DeviceState = .idle
+        var lastRSSI: [AdapterID: Int] = [:]
+        var recentFailures = 0
+    }
+
+    struct AdapterRecord {
+        let central: CentralActor
+        var powered: Bool
+    }
+
+    private var configuration: FleetRuntimeConfiguration
+    private let client: BlueZClient
+    private let clock: any MonotonicClock
+    private let logger: Logger
+    private let transport: BlueZDeviceTransport
+    private let poller: NotificationSocketPoller
+    public nonisolated let pipeline: ValuePipeline
+    private var translator = BlueZEventTranslator()
+    private var policy: PoolPolicy
+    private var devices: [DeviceID: ManagedDevice] = [:]
+    private var adapters: [AdapterID: AdapterRecord] = [:]
+    private var bluetoothdPresent = false
+    private var running = false
+    private var seeds: SeededRandom
+    private let outputs: AsyncStream<DeviceOutput>
+    private let outputSink: AsyncStream<DeviceOutput>.Continuation
+    private var tasks: [Task<Void, Never>] = []
+    private var evaluationQueued = false
+    private var grantTimer: Task<Void, Never>?
+    /// Called for every `persist` effect (the state store subscribes here).
+    private var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate) -> Void)?
+
+    public init(
+        configuration: FleetRuntimeConfiguration, client: BlueZClient, clock: any MonotonicClock = SystemMonotonicClock(),
+        logger: Logger, seed: UInt64
+    ) throws {
+        self.configuration = configuration
+        self.client = client
+        self.clock = clock
+        self.logger = logger
+        let pipeline = ValuePipeline(logger: logger)
+        self.pipeline = pipeline
+        let poller = try NotificationSocketPoller { device, characteristic, bytes in
+            pipeline.ingest(device: device, characteristic: characteristic, bytes: bytes)
+        }
+        self.poller = poller
+        self.transport = BlueZDeviceTransport(client: client, poller: poller)
+        self.policy = PoolPolicy(configuration: configuration.pool, now: clock.now())
+        self.seeds = SeededRandom(seed: seed)
+        (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
+    }
+
+    public func onPersist(_ handler: @escaping @Sendable (DeviceID, DeviceEffect.StoreUpdate) -> Void) {
+        persistHandler = handler
+    }
+
+    // MARK: - Lifecycle
+
+    /// Creates the pinned devices, starts following bluetoothd and returns (READY may be sent
+    /// then: devices connect afterwards).
+    public func start() async throws {
+        running = true
+        for pinned in configuration.pinned { addDevice(pinned.id, pinned: true, name: pinned.name, className: pinned.className, priority: pinned.priority) }
+        let outputs = self.outputs
+        tasks.append(Task { [weak self] in
+            for await output in outputs { await self?.process(output) }
+        })
+        let events = client.events
+        tasks.append(Task { [weak self] in
+            for await event in events { await self?.route(event) }
+        })
+        try await client.start()
+        for (_, device) in devices where device.pinned {
+            await device.actor.handle(.policyUpdated(wanted: true))
+        }
+        scheduleEvaluation()
+    }
+
+    /// Stops pursuing devices; disconnects the links the daemon made when configured to.
+    public func stop() async {
+        running = false
+        grantTimer?.cancel()
+        for (id, device) in devices {
+            if configuration.disconnectOnStop {
+                await device.actor.handle(.policyUpdated(wanted: false))
+            }
+            await device.actor.shutDown()
+            poller.remove(device: id)
+        }
+        if configuration.disconnectOnStop {
+            for (id, device) in devices where device.link != .disconnected {
+                await transport.disconnect(id)
+            }
+        }
+        await client.stop()
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        poller.stop()
+        pipeline.finish()
+    }
+
+    /// Proves the orchestrator's actor is responsive (the watchdog asks this).
+    public func heartbeat() -> Bool { running }
+
+    // MARK: - Devices
+
+    @discardableResult
+    private func addDevice(_ id: DeviceID, pinned: Bool, name: String?, className: String?, priority: Int) -> ManagedDevice {
+        if let existing = devices[id] { return existing }
+        let sink = outputSink
+        let machine = DeviceStateMachine(
+            device: id, configuration: configuration.deviceConfiguration(className: className),
+            reconnectPolicy: configuration.reconnect)
+        let actor = DeviceActor(machine: machine, transport: transport, clock: clock, seed: seeds.next(), output: { sink.yield($0) })
+        let managed = ManagedDevice(actor: actor, pinned: pinned, name: name, className: className, priority: priority, wanted: pinned)
+        devices[id] = managed
+        return managed
+    }
+
+    /// A device BlueZ reports that is not pinned: a pool candidate if the pool is on and it
+    /// advertises one of the pool's services.
+    private func considerPoolCandidate(_ id: DeviceID) async -> Bool {
+        guard configuration.poolEnabled, running else { return false }
+        let tree = await client.tree
+        let objects = tree.devices(address: id.address.description).filter { BlueZEventTranslator.identity(of: $0) == id }
+        guard let object = objects.first else { return false }
+        if !configuration.poolServiceFilter.isEmpty,
+            configuration.poolServiceFilter.isDisjoint(with: objects.flatMap(\.uuids))
+        {
+            return false
+        }
+        let managed = addDevice(id, pinned: false, name: object.alias ?? object.name, className: configuration.poolClassName, priority: 0)
+        await managed.actor.handle(.bluetoothdAppeared)
+        for (adapter, record) in adapters where record.powered {
+            await managed.actor.handle(.adapterPowered(adapter))
+        }
+        return true
+    }
+
+    // MARK: - BlueZ events
+
+    private func route(_ event: BlueZEvent) async {
+        let tree = await client.tree
+        for routed in translator.translate(event, tree: tree) {
+            switch routed {
+            case .everyone(let deviceEvent):
+                noteCentral(deviceEvent)
+                for (_, device) in devices { await device.actor.handle(deviceEvent) }
+                scheduleEvaluation()
+            case .device(let id, let deviceEvent):
+                if devices[id] == nil, !(await considerPoolCandidate(id)) { continue }
+                noteLink(id, deviceEvent, tree: tree)
+                await devices[id]?.actor.handle(deviceEvent)
+                scheduleEvaluation()
+            case .value(let id, let characteristic, let bytes):
+                pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
+            case .adapterChanged(let adapter, let powered):
+                await adapterChanged(adapter, powered: powered)
+            case .adapterRemoved(let adapter):
+                adapters[adapter]?.powered = false
+                await adapters[adapter]?.central.discoveryStopped()
+                scheduleEvaluation()
+            }
+        }
+    }
+
+    private func noteCentral(_ event: DeviceEvent) {
+        switch event {
+        case .bluetoothdAppeared: bluetoothdPresent = true
+        case .bluetoothdVanished:
+            bluetoothdPresent = false
+            for id in devices.keys { devices[id]?.link = .disconnected }
+        default: break
+        }
+    }
+
+    private func noteLink(_ id: DeviceID, _ event: DeviceEvent, tree: BlueZObjectTree) {
+        switch event {
+        case .connected:
+            if case .connected = devices[id]?.link { return }
+            let adapter = devices[id]?.link.adapter
+                ?? tree.devices(address: id.address.description).first(where: \.connected).map(BlueZEventTranslator.adapter(of:))
+            if let adapter { devices[id]?.link = .connected(adapter, since: clock.now()) }
+        case .disconnected, .deviceLost:
+            devices[id]?.link = .disconnected
+            poller.remove(device: id)
+        default:
+            break
+        }
+    }
+
+    private func adapterChanged(_ adapter: AdapterID, powered: Bool) async {
+        guard configuration.adapters.isEmpty || configuration.adapters.contains(adapter) else { return }
+        if adapters[adapter] == nil {
+            do {
+                let central = try CentralActor(
+                    adapter: adapter, client: client, scanUUIDs: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI)
+                adapters[adapter] = AdapterRecord(central: central, powered: powered)
+                transport.setCentrals(adapters.mapValues(\.central))
+            } catch {
+                logger.error("invalid adapter name", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
+                return
+            }
+        }
+        adapters[adapter]?.powered = powered
+        if powered {
+            await adapters[adapter]?.central.resume()
+        } else {
+            await adapters[adapter]?.central.discoveryStopped()
+        }
+        scheduleEvaluation()
+    }
+
+    // MARK: - Device outputs
+
+    private func process(_ output: DeviceOutput) async {
+        switch output {
+        case .requestAttempt(let id):
+            devices[id]?.wantsAttempt = true
+            scheduleEvaluation()
+        case .withdrawAttemptRequest(let id):
+            devices[id]?.wantsAttempt = false
+            scheduleEvaluation()
+        case .attemptFinished(let id, let adapter, let outcome):
+            policy.attemptFinished(device: id)
+            switch outcome {
+            case .connected:
+                devices[id]?.link = .connected(adapter, since: clock.now())
+                devices[id]?.recentFailures = 0
+            case .failed:
+                devices[id]?.link = .disconnected
+                devices[id]?.recentFailures += 1
+            case .cancelled:
+                devices[id]?.link = .disconnected
+            }
+            scheduleEvaluation()
+        case .persist(let id, let update):
+            persistHandler?(id, update)
+        case .lifecycle(let id, let event):
+            log(id, event)
+            if case .stateChanged(_, let to, _, _) = event { devices[id]?.state = to }
+        case .value(let id, let characteristic, let bytes):
+            pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
+        case .resumeWrites:
+            break  // the write path arrives with the outgoing scheduler's wiring
+        }
+    }
+
+    private func log(_ id: DeviceID, _ event: DeviceEffect.LifecycleEvent) {
+        var metadata: Logger.Metadata = ["device_address": "\(id.address)", "event": "state_changed"]
+        if let name = devices[id]?.name { metadata["device_name"] = "\(name)" }
+        switch event {
+        case .stateChanged(let from, let to, let session, let cause):
+            metadata["device_state"] = "\(to.name)"
+            metadata["previous_state"] = "\(from.name)"
+            metadata["session_id"] = "\(session)"
+            if let adapter = devices[id]?.link.adapter { metadata["adapter"] = "\(adapter)" }
+            if let cause { metadata["error_class"] = "\(cause.rawValue)" }
+            let level: Logger.Level = to == .ready ? .notice : (cause == nil ? .info : .warning)
+            logger.log(level: level, "device \(from.name) → \(to.name)", metadata: metadata)
+        case .failed(let failureClass, let error, let session):
+            metadata["event"] = "failed"
+            metadata["session_id"] = "\(session)"
+            metadata["error_class"] = "\(failureClass.rawValue)"
+            if let error { metadata["bluez_error"] = "\(error.name): \(error.message)" }
+            logger.warning("device failure: \(failureClass.rawValue)", metadata: metadata)
+        case .setupProblem(let characteristic, let error, let session):
+            metadata["event"] = "setup_problem"
+            metadata["session_id"] = "\(session)"
+            metadata["characteristic"] = "\(characteristic)"
+            if let error { metadata["bluez_error"] = "\(error.name): \(error.message)" }
+            logger.warning("characteristic setup failed", metadata: metadata)
+        }
+    }
+
+    // MARK: - Pool policy
+
+    private func scheduleEvaluation() {
+        guard !evaluationQueued else { return }
+        evaluationQueued = true
+        Task { await self.evaluate() }
+    }
+
+    private func evaluate() async {
+        evaluationQueued = false
+        guard running else { return }
+        let tree = await client.tree
+        let now = clock.now()
+        var snapshots: [PoolDeviceSnapshot] = []
+        for (id, device) in devices.sorted(by: { $0.key < $1.key }) {
+            var rssi = device.lastRSSI
+            var connectable: Set<AdapterID> = []
+            for object in tree.devices(address: id.address.description) where BlueZEventTranslator.identity(of: object) == id {
+                let adapter = BlueZEventTranslator.adapter(of: object)
+                connectable.insert(adapter)
+                if let value = object.rssi { rssi[adapter] = Int(value) }
+            }
+            devices[id]?.lastRSSI = rssi
+            snapshots.append(PoolDeviceSnapshot(
+                id: id, membership: device.pinned ? .pinned : .pool, isEligible: true, configuredPriority: device.priority,
+                rssi: rssi, knownConnectable: connectable, link: device.link, wantsAttempt: device.wantsAttempt,
+                restoreInProgress: false, recentFailures: device.recentFailures))
+        }
+        let adapterSnapshots = adapters.map { AdapterSnapshot(id: $0.key, isPowered: $0.value.powered) }
+        let plan = policy.evaluate(
+            devices: snapshots, adapters: adapterSnapshots,
+            conditions: PoolCentralConditions(bluetoothdPresent: bluetoothdPresent, engineRunning: running), now: now)
+        await apply(plan)
+    }
+
+    private func apply(_ plan: PoolPlan) async {
+        for eviction in plan.evictions {
+            guard let device = devices[eviction.device], !device.pinned else { continue }
+            devices[eviction.device]?.wanted = false
+            logger.info("evicting pool device", metadata: [
+                "device_address": "\(eviction.device.address)", "adapter": "\(eviction.adapter)", "event": "evicted",
+                "reason": "\(eviction.reason)",
+            ])
+            await device.actor.handle(.policyUpdated(wanted: false))
+        }
+        for (id, device) in devices where !device.pinned {
+            let wanted = plan.isWanted(id)
+            if wanted != device.wanted {
+                devices[id]?.wanted = wanted
+                await device.actor.handle(.policyUpdated(wanted: wanted))
+            }
+        }
+        for grant in plan.grants {
+            guard devices[grant.device]?.wantsAttempt == true else {
+                policy.attemptFinished(device: grant.device)
+                continue
+            }
+            devices[grant.device]?.wantsAttempt = false
+            devices[grant.device]?.link = .attempting(grant.adapter)
+            await devices[grant.device]?.actor.handle(.attemptGranted(adapter: grant.adapter))
+        }
+        grantTimer?.cancel()
+        if let next = plan.nextGrantInstant {
+            let clock = self.clock
+            grantTimer = Task { [weak self] in
+                do { try await clock.sleep(until: next) } catch { return }
+                await self?.scheduleEvaluation()
+            }
+        }
+    }
+
+    // MARK: - Status
+
+    public func status() async -> FleetStatus {
+        var statusDevices: [FleetStatus.Device] = []
+        for (id, device) in devices.sorted(by: { $0.key < $1.key }) {
+            let counters = pipeline.counters(for: id)
+            statusDevices.append(FleetStatus.Device(
+                id: id, name: device.name, pinned: device.pinned, className: device.className, state: device.state,
+                adapter: device.link.adapter, rssi: device.lastRSSI.values.max(), lastValue: counters.lastSummary,
+                sessions: await device.actor.session, notifications: counters.notifications, decodeErrors: counters.decodeErrors))
+        }
+        var statusAdapters: [FleetStatus.Adapter] = []
+        for (id, record) in adapters.sorted(by: { $0.key < $1.key }) {
+            let used = devices.values.filter { $0.link.adapter == id }.count
+            statusAdapters.append(FleetStatus.Adapter(
+                id: id, powered: record.powered,
+                slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
+                linksAndAttempts: used, discovering: await record.central.isDiscovering))
+        }
+        return FleetStatus(bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters)
+    }
+}
