@@ -5,10 +5,10 @@ import Glibc
 /// `gmtime_r` so handlers need no shared, non-thread-safe formatter.
 enum LogTimestamp {
     static func format(_ date: Date) -> String {
-        let interval = date.timeIntervalSince1970
-        var seconds = time_t(interval.rounded(.down))
-        var millis = Int(((interval - Double(seconds)) * 1000).rounded(.down))
-        if millis >= 1000 { seconds += 1; millis = 0 }
+        // Nearest millisecond: a Double's seconds-since-1970 is not exact (…481.123 is …481.12299…).
+        let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(totalMillis >= 0 ? totalMillis / 1000 : (totalMillis - 999) / 1000)
+        let millis = Int(totalMillis - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         return pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2)
