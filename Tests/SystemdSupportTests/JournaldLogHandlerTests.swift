@@ -67,6 +67,21 @@ import Testing
         #expect(entry["PRIORITY"] as? String == "5")
         #expect(entry["DEVICE_ADDRESS"] as? String == "AA:BB:CC:DD:EE:FF")
         #expect(entry["SYSLOG_IDENTIFIER"] as? String == "wearfleet-test")
+        // A single string, not an array: libsystemd added no CODE_* of its own
+        // (SD_JOURNAL_SUPPRESS_LOCATION), so the caller's location is the only one.
         #expect((entry["CODE_FILE"] as? String)?.hasSuffix("JournaldLogHandlerTests.swift") == true)
+        #expect(entry["CODE_FUNC"] as? String == "sdJournalSendvEntriesReachARealJournald()")
+    }
+
+    /// An entry larger than a datagram still arrives whole: libsystemd passes it in a memfd.
+    @Test(.enabled(if: RealJournal.isAvailable, "no journald: /run/systemd/journal/socket or journalctl is missing"))
+    func entriesLargerThanADatagramReachARealJournald() async throws {
+        let marker = "wf-test-\(UInt64.random(in: 0...UInt64.max))"
+        var logger = Logger(label: "test") { _ in JournaldLogHandler(identifier: "wearfleet-test") }
+        logger[metadataKey: "test.marker"] = .string(marker)
+        let big = String(repeating: "0123456789abcdef", count: 48 * 1024)  // 768 KiB
+        logger.info("\(big)")
+        let entry = try await RealJournal.entry(marker: marker)
+        #expect((entry["MESSAGE"] as? String)?.count == big.count)
     }
 }

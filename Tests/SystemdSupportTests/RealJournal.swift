@@ -10,12 +10,13 @@ enum RealJournal {
         FileManager.default.fileExists(atPath: socketPath) && FileManager.default.isExecutableFile(atPath: journalctl)
     }
 
-    /// The entry whose `TEST_MARKER` is `marker`, as `journalctl -o json` shows it. journald
-    /// writes asynchronously, so this asks again (`--sync` flushes first) until it appears.
+    /// The entry whose `TEST_MARKER` is `marker`, as `journalctl -o json --all` shows it (without
+    /// `--all`, fields over 4 KiB come back as null). journald receives asynchronously, so this
+    /// asks again (`--sync` flushes first) until the entry appears or the timeout passes.
     static func entry(marker: String) async throws -> [String: Any] {
         let json = try await withTimeout(.seconds(10), "the entry in the journal") {
             while true {
-                let output = try run(["--sync"]) + run(["-o", "json", "--no-pager", "TEST_MARKER=\(marker)"])
+                let output = try run(["--sync"]) + run(["-o", "json", "--all", "--no-pager", "TEST_MARKER=\(marker)"])
                 if let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }) { return String(line) }
                 try await Task.sleep(for: .milliseconds(50))  // polling the journal, not synchronizing with our code
             }
