@@ -7,10 +7,10 @@ import Logging
 /// `SYSLOG_IDENTIFIER`, `CODE_FILE`, `CODE_LINE` and `CODE_FUNC` exactly once, and metadata can never
 /// override them (a metadata key that maps onto one of them is sent as `META_<NAME>` instead).
 public enum JournalEntry {
-    /// Field names the handler owns.
+    /// Field names the handler owns. Other well-known fields (`MESSAGE_ID`, `ERRNO`, …) may come
+    /// from metadata, which is how a caller sets them.
     public static let reservedNames: Set<String> = [
-        "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC", "MESSAGE_ID",
-        "SYSLOG_FACILITY", "SYSLOG_PID", "SYSLOG_TIMESTAMP", "ERRNO",
+        "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
     ]
 
     public static func fields(

@@ -28,7 +28,8 @@ public struct WatchdogService: Sendable {
     private let logger: Logger
 
     /// - Parameters:
-    ///   - interval: time between beats; normally `notifier.watchdogInterval`.
+    ///   - interval: time between beats; normally `notifier.watchdogInterval`. At least 1 ms (a
+    ///     zero interval would spin).
     ///   - probeDeadline: how long a probe may take; defaults to half the interval, so a late
     ///     probe still leaves time for the next beat before systemd's deadline.
     public init(
@@ -39,8 +40,8 @@ public struct WatchdogService: Sendable {
         probe: @escaping @Sendable () async -> Bool
     ) {
         self.notifier = notifier
-        self.interval = interval
-        self.probeDeadline = probeDeadline ?? interval / 2
+        self.interval = max(interval, .milliseconds(1))
+        self.probeDeadline = probeDeadline ?? self.interval / 2
         self.probe = probe
         self.logger = logger
     }

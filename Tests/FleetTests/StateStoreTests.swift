@@ -77,7 +77,24 @@ import Testing
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("known-devices.json")) == before)
     }
 
-    @Test func unchangedUpdatesDoNotSchedulesSaves() async throws {
+    @Test func modifyCreatesOrChangesInOneStep() async throws {
+        let directory = try TemporaryDirectory()
+        let store = StateStoreFixture.store(in: directory)
+        _ = try await store.load()
+        let fresh = KnownDevice(id: StateStoreFixture.device(5).id)
+        let now = StateStoreFixture.fixedNow
+        await store.modify(fresh.id, creating: fresh) { device in
+            device.apply(.init(servicesSeen: ["0000180D-0000-1000-8000-00805F9B34FB"], hasBeenReady: true, connectedNow: true),
+                         adapter: AdapterID("hci0"), now: now)
+        }
+        await store.modify(fresh.id, creating: fresh) { $0.membership = .pinned }
+        let stored = try #require(await store.device(fresh.id))
+        #expect(stored.servicesSeen == ["0000180d-0000-1000-8000-00805f9b34fb"])
+        #expect(stored.lastConnected == now && stored.adapter == AdapterID("hci0") && stored.membership == .pinned)
+        #expect(await store.hasUnsavedChanges)
+    }
+
+    @Test func unchangedUpdatesDoNotScheduleSaves() async throws {
         let directory = try TemporaryDirectory()
         let writer = CountingWriter()
         let store = StateStoreFixture.store(in: directory, writer: writer)

@@ -79,9 +79,10 @@ public actor StateStore {
         markDirty()
     }
 
-    /// Changes the record for `id` in place, creating it from `makeNew` if it is unknown.
-    public func modify(_ id: DeviceID, creating makeNew: @autoclosure () -> KnownDevice, _ change: (inout KnownDevice) -> Void) {
-        var device = devices[id] ?? makeNew()
+    /// Changes the record for `id` in place, starting from `initial` if it is unknown, in one
+    /// actor turn (no lost update between a read and a write by two callers).
+    public func modify(_ id: DeviceID, creating initial: KnownDevice, _ change: @Sendable (inout KnownDevice) -> Void) {
+        var device = devices[id] ?? initial
         change(&device)
         update(device)
     }
