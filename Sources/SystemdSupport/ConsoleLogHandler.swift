@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// A swift-log `LogHandler` for people at a terminal: one line per event,
-/// `<UTC time> <level> <message> key=value …`, metadata sorted by key.
+/// `<UTC time> <level, padded to 8> <message> key=value …`, metadata sorted by key.
 ///
 /// Guarantees: exactly one line per event (newlines in the message or values are escaped as
 /// `\n`), values with spaces, quotes or `=` are quoted, so a line can be split back into fields.
@@ -39,7 +39,7 @@ public struct ConsoleLogHandler: LogHandler {
     /// The line for one event; pure, for tests.
     public static func line(time: Date, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
         var line = LogTimestamp.format(time) + " " + level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
-            + escapeNewlines(message)
+            + " " + escapeNewlines(message)
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             line += " " + escapeNewlines(key) + "=" + quoteIfNeeded(LogMetadataText.render(value))
         }

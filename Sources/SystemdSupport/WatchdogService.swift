@@ -46,11 +46,17 @@ public struct WatchdogService: Sendable {
         self.logger = logger
     }
 
-    /// Beats every `interval` until cancelled.
+    /// Beats every `interval` until cancelled. Beats keep a fixed cadence (a slow probe does not
+    /// push the next beat later), so pings stay within systemd's deadline.
     public func run() async {
+        let clock = ContinuousClock()
+        var next = clock.now
         while !Task.isCancelled {
             _ = await beat()
-            do { try await Task.sleep(for: interval) } catch { return }
+            next = next.advanced(by: interval)
+            // After a long stall, start again from now rather than firing a burst of catch-up beats.
+            if next < clock.now { next = clock.now.advanced(by: interval) }
+            do { try await Task.sleep(until: next, clock: clock) } catch { return }
         }
     }
 

@@ -11,7 +11,7 @@ import Testing
             time: time, level: .warning, message: "link lost\nretrying",
             metadata: ["device.address": "AA:BB:CC:DD:EE:FF", "device.name": "Polar H10", "attempt": "3"]
         )
-        #expect(line == #"2026-11-22T19:58:01.123Z warning link lost\nretrying attempt=3 device.address=AA:BB:CC:DD:EE:FF device.name="Polar H10""#)
+        #expect(line == #"2026-11-22T19:58:01.123Z warning  link lost\nretrying attempt=3 device.address=AA:BB:CC:DD:EE:FF device.name="Polar H10""#)
     }
 
     @Test func consoleHandlerWritesThroughItsSink() {
@@ -20,7 +20,15 @@ import Testing
         logger[metadataKey: "adapter"] = "hci0"
         logger.debug("hidden below the level")
         logger.info("adapter powered", metadata: ["quote": "say \"hi\""])
-        #expect(sink.lines == [#"1970-01-01T00:00:00.000Z info    adapter powered adapter=hci0 quote="say \"hi\"""#])
+        #expect(sink.lines == [#"1970-01-01T00:00:00.000Z info     adapter powered adapter=hci0 quote="say \"hi\"""#])
+    }
+
+    @Test func everyLevelIsSeparatedFromTheMessage() {
+        for level in Logger.Level.allCases {
+            let line = ConsoleLogHandler.line(time: time, level: level, message: "m", metadata: [:])
+            #expect(line.hasSuffix(" m"))
+            #expect(line.split(separator: " ", omittingEmptySubsequences: true).count == 3)
+        }
     }
 
     @Test func jsonLineHasStableKeyOrderAndParses() throws {

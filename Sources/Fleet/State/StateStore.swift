@@ -93,13 +93,19 @@ public actor StateStore {
         markDirty()
     }
 
-    /// Saves pending changes now. Throws if the save fails (the changes stay pending).
+    /// Saves pending changes now. Throws if the save fails (the changes stay pending and a
+    /// retry is scheduled, in case the daemon keeps running).
     public func flush() throws(StateStoreError) {
         scheduleToken &+= 1
         scheduledSave?.cancel()
         scheduledSave = nil
         guard dirty else { return }
-        try save()
+        do {
+            try save()
+        } catch {
+            schedule(after: retryDelay)
+            throw error
+        }
     }
 
     // MARK: - Saving
