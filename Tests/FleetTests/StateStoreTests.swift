@@ -48,6 +48,7 @@ import Testing
         }
     }
 
+    /// Runs when the tests run as an ordinary user (root ignores directory permissions).
     @Test(.enabled(if: getuid() != 0, "root ignores directory permissions"))
     func anUnreadableDirectoryIsAClearError() async throws {
         let parent = try TemporaryDirectory()
@@ -55,7 +56,9 @@ import Testing
         try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o000])
         defer { chmod(locked.path, 0o700) }
         let store = StateStore(directory: locked, logger: StateStoreFixture.logger)
-        await #expect(throws: StateStoreError.self) { try await store.load() }
+        await #expect(throws: StateStoreError.directoryUnusable(path: locked.path, reason: "no read/write access: Permission denied")) {
+            try await store.load()
+        }
     }
 
     @Test func aFailedSaveKeepsChangesPendingAndTheOldFile() async throws {
