@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+@testable import SystemdSupport
 
 /// A unix datagram socket bound in a fresh temporary directory: stands in for journald's or
 /// systemd's notification socket, so a test reads exactly what the code under test sent.
@@ -15,20 +16,13 @@ final class DatagramSocket: Sendable {
         path = directory.appendingPathComponent("s").path
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
+        guard var address = UnixSocketAddress.make(path: path) else { throw POSIXError(.ENAMETOOLONG) }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         guard bound == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        // Let the test send large entries (the default buffer is ~200 KiB on Linux anyway).
     }
 
     deinit {
