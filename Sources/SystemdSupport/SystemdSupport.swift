@@ -1,1 +1,0 @@
-// SystemdSupport: journald logging and sd_notify.
