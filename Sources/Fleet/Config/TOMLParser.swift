@@ -324,9 +324,12 @@ public struct TOMLParser {
     }
 
     func displayPath(_ names: [String]) -> String {
-        names.map { name in
-            name.utf8.allSatisfy(Self.isBareKeyByte) && !name.isEmpty ? name : "\"\(name)\""
-        }.joined(separator: ".")
+        names.map(Self.displayKey).joined(separator: ".")
+    }
+
+    /// A key as it would be written: bare when it can be, quoted otherwise.
+    static func displayKey(_ name: String) -> String {
+        name.utf8.allSatisfy(isBareKeyByte) && !name.isEmpty ? name : "\"\(name)\""
     }
 }
 
