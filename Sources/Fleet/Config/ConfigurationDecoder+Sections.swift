@@ -25,7 +25,13 @@ extension ConfigurationDecoder {
         if let section = table(root, "reconnect", name: "[reconnect]") { configuration.reconnect = decodeReconnect(section) }
         if let section = table(root, "metrics", name: "[metrics]") { decodeMetrics(section, into: &configuration.metrics) }
         if let section = table(root, "classes", name: "[classes]") { decodeClasses(section, into: &configuration.classes) }
-        if let entries = array(root, "pinned") { configuration.pinned = decodePinned(entries) }
+        if let entry = document["pinned"] {
+            if case .array(let entries) = entry.value {
+                configuration.pinned = decodePinned(entries)
+            } else {
+                report("'pinned' must be an array of tables ([[pinned]]), found \(entry.value.typeDescription)", at: entry.node.position)
+            }
+        }
         checkClassReferences(configuration)
         return configuration
     }
