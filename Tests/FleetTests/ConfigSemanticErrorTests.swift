@@ -25,7 +25,7 @@ import Testing
         ("[fleet]\nscan_services = [\"180D\", 0x180F]",
          "main.toml:2: 'scan_services' in [fleet] must hold strings, found an integer"),
         ("[fleet]\nscan_services = [\"180D\", \"0000180d-0000-1000-8000-00805f9b34fb\"]",
-         "main.toml:2: 'scan_services' in [fleet] lists 0x180D twice"),
+         "main.toml:2: 'scan_services' in [fleet] lists 0x180d twice"),
         ("[fleet]\nattempt_interval = 250",
          "main.toml:2: 'attempt_interval' in [fleet] must be a duration such as \"250ms\", \"2s\" or \"5m\", found an integer"),
         ("[daemon]\nstate_debounce = \"2 s\"",

@@ -180,7 +180,7 @@ import Testing
         ("x = {a = 1\n}", "t.toml:1:11: expected ',' or '}' in an inline table, found the end of the line"),
         ("x = {a = 1, a = 2}", "t.toml:1:13: key 'a' is defined twice (first at line 1)"),
         ("[a", "t.toml:1:3: expected ']' at the end of the table header, found the end of the file"),
-        ("[[a]", "t.toml:1:5: expected ']]' at the end of the array-of-tables header"),
+        ("[[a]", "t.toml:1:4: expected ']]' at the end of the array-of-tables header"),
         ("[]", "t.toml:1:2: expected a key, found ']'"),
         ("= 1", "t.toml:1:1: expected a key, found '='"),
         ("a b = 1", "t.toml:1:3: expected '=' after the key 'a', found 'b'"),

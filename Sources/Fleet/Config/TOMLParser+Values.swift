@@ -145,7 +145,7 @@ extension TOMLParser {
             case UInt8(ascii: "\\"):
                 try parseEscape(into: &out)
             default:
-                if Self.isForbiddenControl(byte) { throw error("control character \(describe(byte)) in a string (use an escape)") }
+                if Self.isForbiddenControl(byte) { throw error("\(describe(byte)) in a string (use an escape)") }
                 out.append(byte)
                 advance()
             }
@@ -163,7 +163,7 @@ extension TOMLParser {
                 advance()
                 return String(decoding: out, as: UTF8.self)
             }
-            if Self.isForbiddenControl(byte) { throw error("control character \(describe(byte)) in a string") }
+            if Self.isForbiddenControl(byte) { throw error("\(describe(byte)) in a string") }
             out.append(byte)
             advance()
         }
@@ -235,7 +235,7 @@ extension TOMLParser {
             return
         }
         if byte != UInt8(ascii: "\n"), Self.isForbiddenControl(byte) {
-            throw error("control character \(describe(byte)) in a string (use an escape)")
+            throw error("\(describe(byte)) in a string (use an escape)")
         }
         out.append(byte)
         advance()

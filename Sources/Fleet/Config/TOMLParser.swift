@@ -264,7 +264,7 @@ public struct TOMLParser {
         advance()
         while let byte = peek(), byte != UInt8(ascii: "\n") {
             if byte == UInt8(ascii: "\r"), peek(1) == UInt8(ascii: "\n") { return }
-            if Self.isForbiddenControl(byte) { throw error("control character \(describe(byte)) in a comment") }
+            if Self.isForbiddenControl(byte) { throw error("\(describe(byte)) in a comment") }
             advance()
         }
     }
