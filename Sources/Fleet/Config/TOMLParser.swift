@@ -18,11 +18,16 @@ public struct TOMLParser {
     let file: String
     var index = 0
     var line = 1
-    var lineStart = 0
+    /// Kept up to date by `advance()` so that taking a position costs nothing, even on a very
+    /// long line.
+    var column = 1
     var depth = 0
 
     init(text: String, file: String) {
-        self.bytes = Array(text.utf8)
+        var bytes = Array(text.utf8)
+        // A byte order mark is not TOML, but some editors write one; it is not worth an error.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        self.bytes = bytes
         self.file = file
     }
 
@@ -105,12 +110,12 @@ public struct TOMLParser {
         let name = displayPath(keys.map(\.name))
         let table = TOMLTableBuilder(origin: .header, position: headerPosition, path: parent.path + [last.name])
         if let slot = parent[last.name] {
-            guard case .tableArray(let tables) = slot.content else {
+            guard case .tableArray(let array) = slot.content else {
                 throw error("[[\(name)]] cannot append to '\(name)', already defined at line \(slot.keyPosition.line) as something else than an array of tables", at: headerPosition)
             }
-            parent.set(last.name, .init(keyPosition: slot.keyPosition, content: .tableArray(tables + [table])))
+            array.tables.append(table)
         } else {
-            parent.set(last.name, .init(keyPosition: last.position, content: .tableArray([table])))
+            parent.set(last.name, .init(keyPosition: last.position, content: .tableArray(TOMLTableArrayBuilder(first: table))))
         }
         return table
     }
@@ -126,8 +131,8 @@ public struct TOMLParser {
                 switch slot.content {
                 case .table(let next):
                     table = next
-                case .tableArray(let tables):
-                    guard let last = tables.last else { throw error("internal: empty array of tables", at: part.position) }
+                case .tableArray(let array):
+                    guard let last = array.tables.last else { throw error("internal: empty array of tables", at: part.position) }
                     table = last
                 case .value(let node):
                     let what = if case .table = node.value { "an inline table, which cannot be extended" } else { node.value.typeDescription }
@@ -217,11 +222,7 @@ public struct TOMLParser {
     // MARK: - Scanning
 
     var position: TOMLPosition {
-        let end = min(index, bytes.count)
-        let start = min(lineStart, end)
-        // Columns count Unicode scalars: every byte that is not a UTF-8 continuation byte.
-        let column = bytes[start..<end].reduce(1) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
-        return TOMLPosition(file: file, line: line, column: column)
+        TOMLPosition(file: file, line: line, column: column)
     }
 
     func peek(_ offset: Int = 0) -> UInt8? {
@@ -231,9 +232,13 @@ public struct TOMLParser {
 
     mutating func advance() {
         guard index < bytes.count else { return }
-        if bytes[index] == UInt8(ascii: "\n") {
+        let byte = bytes[index]
+        if byte == UInt8(ascii: "\n") {
             line += 1
-            lineStart = index + 1
+            column = 1
+        } else if byte & 0xC0 != 0x80 {
+            // Columns count Unicode scalars: every byte that is not a UTF-8 continuation byte.
+            column += 1
         }
         index += 1
     }

@@ -20,7 +20,8 @@ final class TOMLTableBuilder {
     enum Content {
         case value(TOMLNode)
         case table(TOMLTableBuilder)
-        case tableArray([TOMLTableBuilder])
+        /// A reference, so that `[[x]]` appends in place instead of copying every earlier element.
+        case tableArray(TOMLTableArrayBuilder)
     }
 
     struct Slot {
@@ -59,12 +60,22 @@ final class TOMLTableBuilder {
                 node = value
             case .table(let builder):
                 node = TOMLNode(value: .table(builder.freeze()), position: builder.position)
-            case .tableArray(let builders):
+            case .tableArray(let array):
+                let builders = array.tables
                 let elements = builders.map { TOMLNode(value: .table($0.freeze()), position: $0.position) }
                 node = TOMLNode(value: .array(elements), position: builders.first?.position ?? slot.keyPosition)
             }
             table[key] = TOMLEntry(key: key, keyPosition: slot.keyPosition, node: node)
         }
         return table
+    }
+}
+
+/// The tables of one `[[array]]` so far, in order; never empty once stored in a slot.
+final class TOMLTableArrayBuilder {
+    var tables: [TOMLTableBuilder]
+
+    init(first: TOMLTableBuilder) {
+        tables = [first]
     }
 }
