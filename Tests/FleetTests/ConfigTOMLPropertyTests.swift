@@ -53,4 +53,36 @@ import Testing
             }
         }
     }
+
+    static let headers = [
+        "[daemon]", "[fleet]", "[[pinned]]", "[pool]", "[[pool.rules]]", "[reconnect]", "[reconnect.budgets]",
+        "[reconnect.breaker]", "[classes.a]", "[classes.a.queue_depth]", "[classes.a.timeouts]", "[metrics]", "[fleet.adapter_slots]",
+    ]
+    static let keys = [
+        "address", "class", "priority", "name", "max_connections", "adapters", "scan_services", "min_rssi", "base", "cap",
+        "transient", "threshold", "cooldown", "max_cooldown", "read", "subscribe", "control", "connect", "listen",
+        "default_class", "service", "name_prefix", "enabled", "give_up", "hci0", "log_level", "heartbeat", "jitter",
+    ]
+    static let values = [
+        "\"AA:BB:CC:00:00:01\"", "\"a\"", "\"default\"", "1", "-1", "0", "99999", "1.5", "true", "\"2s\"", "\"0s\"",
+        "\"1h\"", "[\"2A37\"]", "[\"hci0\", \"hci0\"]", "[1, \"x\"]", "{ x = 1 }", "\"127.0.0.1:1\"", "\"unlimited\"",
+        "[\"denied\"]", "\"bulk\"", "[]", "\"zz\"",
+    ]
+
+    /// Documents that parse, built from the schema's own vocabulary, so the decoder's checks
+    /// (types, ranges, cross references, duplicates) all run on odd combinations.
+    @Test func schemaShapedDocumentsNeverTrapAndAlwaysLocateTheirErrors() async {
+        let line = zip(
+            Gen<String?>.element(of: Self.headers).map { $0 ?? "" },
+            Gen<String?>.element(of: Self.keys).map { $0 ?? "" },
+            Gen<String?>.element(of: Self.values).map { $0 ?? "" },
+            Gen.int(in: 0...3)
+        ).map { header, key, value, choice in choice == 0 ? header : "\(key) = \(value)" }
+        await propertyCheck(count: 2000, input: line.array(of: 0...40).map { $0.joined(separator: "\n") }) { text in
+            if case .failure(let errors) = decodeConfiguration(text) {
+                #expect(!errors.errors.isEmpty)
+                #expect(errors.errors.allSatisfy { $0.file == "main.toml" && ($0.line ?? 0) >= 1 })
+            }
+        }
+    }
 }
