@@ -147,6 +147,42 @@ import Testing
         #expect(syntaxError("k = \"éé\" x") == "t.toml:1:10: expected a new line after a value, found 'x'")
     }
 
+    @Test func moreValidSpellings() throws {
+        let table = try parse(#"""
+            "a"."b" = 1
+            c . d = 2
+            [ e . "f.g" ]
+            h = [ { i = 1 }, { i = 2 } ]
+            j = """
+            """
+            k = 1.0e-3
+            l = +99
+            m = -0
+            n = 0b1_0
+            o = "é"   # non-ASCII content
+            "" = 'empty key'
+            """#)
+        guard case .table(let a)? = table["a"]?.value, case .table(let c)? = table["c"]?.value,
+              case .table(let e)? = table["e"]?.value, case .table(let fg)? = e["f.g"]?.value else {
+            Issue.record("tables"); return
+        }
+        #expect(a["b"]?.value == .integer(1))
+        #expect(c["d"]?.value == .integer(2))
+        guard case .array(let h)? = fg["h"]?.value else { Issue.record("h"); return }
+        #expect(h.count == 2)
+        #expect(fg["j"]?.value == .string(""))
+        #expect(fg["k"]?.value == .float(0.001))
+        #expect(fg["l"]?.value == .integer(99))
+        #expect(fg["m"]?.value == .integer(0))
+        #expect(fg["n"]?.value == .integer(2))
+        #expect(fg["o"]?.value == .string("é"))
+        #expect(fg[""]?.value == .string("empty key"))
+    }
+
+    @Test func aByteOrderMarkIsIgnored() throws {
+        #expect(try parse("\u{FEFF}a = 1")["a"]?.keyPosition.column == 1)
+    }
+
     // MARK: - Invalid documents, with exact positions
 
     @Test(arguments: [
@@ -189,6 +225,10 @@ import Testing
         ("a = '''x''''''", "t.toml:1:9: too many quotes at the end of a multi-line string"),
         ("a = \"\"\"x", "t.toml:1:9: unterminated multi-line string: expected '\"\"\"'"),
         ("a = 1\r", "t.toml:1:6: expected a new line after a value, found control character U+000D"),
+        ("x = 0x", "t.toml:1:5: '0x' is not a valid number"),
+        ("x = 0b102", "t.toml:1:5: '0b102' is not a valid number"),
+        ("x = 1e400", "t.toml:1:5: float '1e400' is out of range"),
+        ("a.b = 1\na.b.c = 2", "t.toml:2:3: 'a.b' is already defined at line 1 and cannot be extended with a dotted key"),
     ])
     func rejects(_ text: String, _ expected: String) {
         #expect(syntaxError(text) == expected)

@@ -309,10 +309,3 @@ extension TOMLParser {
         }
     }
 }
-
-extension String {
-    /// `'q'` → `q`, for quoting a character inside another quoted text.
-    var trimmingQuotes: String {
-        hasPrefix("'") && hasSuffix("'") && count >= 2 ? String(dropFirst().dropLast()) : self
-    }
-}

@@ -343,9 +343,3 @@ struct TOMLKeyPart {
     var name: String
     var position: TOMLPosition
 }
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}
