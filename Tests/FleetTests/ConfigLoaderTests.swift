@@ -283,19 +283,19 @@ import Testing
             }
         }
         collect(document, "")
-        let expected = ConfigurationDecoder.sections
-            + ["daemon.disconnect_on_stop", "daemon.state_debounce", "daemon.log_level"]
-            + ["adapters", "max_connections", "slots_per_adapter", "adapter_slots", "scan_services", "min_rssi", "attempt_burst", "attempt_interval"].map { "fleet." + $0 }
-            + ["address", "address_type", "name", "class", "priority"].map { "pinned." + $0 }
-            + ["enabled", "name_prefixes", "services", "min_rssi", "default_class", "default_priority", "min_dwell", "score_margin", "priority_weight", "rssi_weight", "failure_weight", "rules"].map { "pool." + $0 }
-            + ["name_prefix", "service", "priority", "class"].map { "pool.rules." + $0 }
-            + ["base", "cap", "multiplier", "jitter", "fast_first_retry", "stable_period", "budgets", "give_up", "budget_cooldown", "breaker"].map { "reconnect." + $0 }
+        let expected = ConfigurationSchema.sections
+            + ConfigurationSchema.daemon.map { "daemon." + $0 }
+            + ConfigurationSchema.fleet.map { "fleet." + $0 }
+            + ConfigurationSchema.pinned.map { "pinned." + $0 }
+            + ConfigurationSchema.pool.map { "pool." + $0 }
+            + ConfigurationSchema.poolRule.map { "pool.rules." + $0 }
+            + ConfigurationSchema.reconnect.map { "reconnect." + $0 }
             + ConfigurationDecoder.budgetKeys.map { "reconnect.budgets." + $0.key }
-            + ["threshold", "cooldown", "cooldown_multiplier", "max_cooldown"].map { "reconnect.breaker." + $0 }
-            + ConfigurationDecoder.classKeys.map { "classes.band." + $0 }
+            + ConfigurationSchema.breaker.map { "reconnect.breaker." + $0 }
+            + ConfigurationSchema.deviceClass.map { "classes.band." + $0 }
             + ConfigurationDecoder.qosNames.map { "classes.band.queue_depth." + $0 }
-            + ["resolve", "connect", "discovery", "subscribe", "write", "recovery_interval"].map { "classes.band.timeouts." + $0 }
-            + ["metrics.enabled", "metrics.listen"]
+            + ConfigurationSchema.timeouts.map { "classes.band.timeouts." + $0 }
+            + ConfigurationSchema.metrics.map { "metrics." + $0 }
         #expect(Set(expected).subtracting(written).sorted() == [])
     }
 

@@ -2,11 +2,6 @@ import FleetCore
 import GATT
 
 extension ConfigurationDecoder {
-    static let classKeys = [
-        "read", "subscribe", "required_services", "required_characteristics", "fd_path",
-        "max_in_flight_writes", "queue_depth", "default_qos", "heartbeat", "coalescing_window",
-        "write_failure_threshold", "timeouts",
-    ]
     static let qosNames = OutgoingQoS.allCases.map(\.description)
 
     /// Every key of `[classes]` is a class name whose value is a table.
@@ -26,7 +21,7 @@ extension ConfigurationDecoder {
     }
 
     mutating func decodeClass(named name: String, _ section: ConfigSection) -> DeviceClassSettings {
-        rejectUnknownKeys(in: section, allowed: Self.classKeys)
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.deviceClass)
         var settings = DeviceClassSettings(name: name)
         if let value = uuids(section, "read") { settings.read = value }
         if let value = uuids(section, "subscribe") { settings.subscribe = value }
@@ -51,7 +46,7 @@ extension ConfigurationDecoder {
         if case .some(let value) = optionalDuration(section, "coalescing_window") { settings.coalescingWindow = value }
         if let value = integer(section, "write_failure_threshold", in: 1...1000) { settings.writeFailureThreshold = value }
         if let timeouts = table(section, "timeouts", name: "[classes.\(TOMLParser.displayKey(name)).timeouts]") {
-            rejectUnknownKeys(in: timeouts, allowed: ["resolve", "connect", "discovery", "subscribe", "write", "recovery_interval"])
+            rejectUnknownKeys(in: timeouts, allowed: ConfigurationSchema.timeouts)
             let minimum = Duration.milliseconds(1)
             if let value = duration(timeouts, "resolve", minimum: minimum) { settings.timeouts.resolve = value }
             if let value = duration(timeouts, "connect", minimum: minimum) { settings.timeouts.connect = value }

@@ -30,7 +30,7 @@ extension ConfigurationDecoder {
     }
 
     mutating func decodePinnedDevice(_ section: ConfigSection) -> PinnedDevice? {
-        rejectUnknownKeys(in: section, allowed: ["address", "address_type", "name", "class", "priority"])
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.pinned)
         var valid = true
         var address: BluetoothAddress?
         if let (text, position) = string(section, "address") {

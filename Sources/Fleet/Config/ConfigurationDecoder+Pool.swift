@@ -3,10 +3,7 @@ import GATT
 
 extension ConfigurationDecoder {
     mutating func decodePool(_ section: ConfigSection, into pool: inout PoolSettings) {
-        rejectUnknownKeys(in: section, allowed: [
-            "enabled", "name_prefixes", "services", "min_rssi", "default_class", "default_priority",
-            "min_dwell", "score_margin", "priority_weight", "rssi_weight", "failure_weight", "rules",
-        ])
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.pool)
         if let value = boolean(section, "enabled") { pool.enabled = value }
         if let prefixes = strings(section, "name_prefixes") { pool.namePrefixes = prefixes.map(\.value) }
         if let value = uuids(section, "services") { pool.services = value }
@@ -32,7 +29,7 @@ extension ConfigurationDecoder {
             return nil
         }
         let section = ConfigSection(table: table, name: "[[pool.rules]]")
-        rejectUnknownKeys(in: section, allowed: ["name_prefix", "service", "priority", "class"])
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.poolRule)
         var rule = PoolRule()
         rule.namePrefix = string(section, "name_prefix")?.value
         if let (text, position) = string(section, "service") {

@@ -11,10 +11,7 @@ extension ConfigurationDecoder {
     /// `[reconnect]` with `[reconnect.budgets]` and `[reconnect.breaker]`. Inconsistent values
     /// (cap below base, …) are errors here even though `ReconnectPolicy` would clamp them.
     mutating func decodeReconnect(_ section: ConfigSection) -> ReconnectPolicy {
-        rejectUnknownKeys(in: section, allowed: [
-            "base", "cap", "multiplier", "jitter", "fast_first_retry", "stable_period",
-            "budgets", "give_up", "budget_cooldown", "breaker",
-        ])
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.reconnect)
         let defaults = ReconnectPolicy()
         let base = duration(section, "base", minimum: .milliseconds(1)) ?? defaults.baseDelay
         var cap = defaults.maxDelay
@@ -55,7 +52,7 @@ extension ConfigurationDecoder {
         var breakerMultiplier = defaults.breakerCooldownMultiplier
         var breakerMax = defaults.breakerMaxCooldown
         if let breaker = table(section, "breaker", name: "[reconnect.breaker]") {
-            rejectUnknownKeys(in: breaker, allowed: ["threshold", "cooldown", "cooldown_multiplier", "max_cooldown"])
+            rejectUnknownKeys(in: breaker, allowed: ConfigurationSchema.breaker)
             breakerThreshold = integer(breaker, "threshold", in: 1...1000) ?? breakerThreshold
             breakerCooldown = duration(breaker, "cooldown", minimum: .milliseconds(1)) ?? breakerCooldown
             breakerMultiplier = number(breaker, "cooldown_multiplier", in: 1...100) ?? breakerMultiplier

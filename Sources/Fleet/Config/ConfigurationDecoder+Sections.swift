@@ -6,13 +6,11 @@ import GATT
 import Logging
 
 extension ConfigurationDecoder {
-    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics"]
-
     mutating func decode(_ document: TOMLTable) -> WearfleetConfiguration {
         var configuration = WearfleetConfiguration()
         let root = ConfigSection(table: document, name: "the top level")
-        for entry in document.entries where !Self.sections.contains(entry.key) {
-            let hint = KeySuggestion.hint(for: entry.key, among: Self.sections) { "[\($0)]" }
+        for entry in document.entries where !ConfigurationSchema.sections.contains(entry.key) {
+            let hint = KeySuggestion.hint(for: entry.key, among: ConfigurationSchema.sections) { "[\($0)]" }
             if case .table = entry.value {
                 report("unknown section [\(entry.key)]\(hint)", at: entry.keyPosition)
             } else {
@@ -39,7 +37,7 @@ extension ConfigurationDecoder {
     // MARK: - [daemon]
 
     mutating func decodeDaemon(_ section: ConfigSection, into daemon: inout DaemonSettings) {
-        rejectUnknownKeys(in: section, allowed: ["disconnect_on_stop", "state_debounce", "log_level"])
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.daemon)
         if let value = boolean(section, "disconnect_on_stop") { daemon.disconnectOnStop = value }
         if let value = duration(section, "state_debounce") { daemon.stateDebounce = value }
         if let (text, position) = string(section, "log_level") {
@@ -55,10 +53,7 @@ extension ConfigurationDecoder {
     // MARK: - [fleet]
 
     mutating func decodeFleet(_ section: ConfigSection, into fleet: inout FleetSettings) {
-        rejectUnknownKeys(in: section, allowed: [
-            "adapters", "max_connections", "slots_per_adapter", "adapter_slots", "scan_services",
-            "min_rssi", "attempt_burst", "attempt_interval",
-        ])
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.fleet)
         if let names = strings(section, "adapters") {
             var adapters: [AdapterID] = []
             for (text, position) in names {
@@ -92,7 +87,7 @@ extension ConfigurationDecoder {
     // MARK: - [metrics]
 
     mutating func decodeMetrics(_ section: ConfigSection, into metrics: inout MetricsSettings) {
-        rejectUnknownKeys(in: section, allowed: ["enabled", "listen"])
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.metrics)
         if let value = boolean(section, "enabled") { metrics.enabled = value }
         if let (text, position) = string(section, "listen") {
             if let (host, port) = Self.hostAndPort(text) {

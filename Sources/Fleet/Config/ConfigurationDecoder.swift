@@ -20,7 +20,11 @@ struct ConfigurationDecoder {
     /// Reports each key of `section` not in `allowed`, with the closest allowed key as a hint.
     mutating func rejectUnknownKeys(in section: ConfigSection, allowed: [String]) {
         for entry in section.table.entries where !allowed.contains(entry.key) {
-            let hint = KeySuggestion.hint(for: entry.key, among: allowed)
+            var hint = KeySuggestion.hint(for: entry.key, among: allowed)
+            let elsewhere = ConfigurationSchema.sections(accepting: entry.key, except: section.name)
+            if hint.isEmpty, !elsewhere.isEmpty {
+                hint = " (it belongs in \(elsewhere.joined(separator: " or ")))"
+            }
             report("unknown key '\(entry.key)' in \(section.name)\(hint)", at: entry.keyPosition)
         }
     }
