@@ -143,6 +143,17 @@ import Testing
         }
     }
 
+    /// Root reads every file whatever its mode, so this only means something for other users.
+    @Test(.enabled(if: getuid() != 0)) func aFileWithoutReadPermissionIsAnErrorNamingIt() throws {
+        try withFiles(["wearfleetd.toml": "[fleet]\n"]) { directory in
+            let path = directory.appendingPathComponent("wearfleetd.toml").path
+            try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: path)
+            defer { try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path) }
+            let errors = try #require(load(directory).failureValue).errors.map(\.description)
+            #expect(errors == ["\(path): cannot read the configuration (permission denied?)"])
+        }
+    }
+
     // MARK: - Defaults and mapping to FleetCore
 
     @Test func anEmptyConfigurationIsTheDefaults() throws {

@@ -86,6 +86,8 @@ import Testing
          "main.toml:3: unknown key 'read' in [[pinned]] (it belongs in [classes.NAME])"),
         ("[metrics]\nlisten = \"localhost\"",
          "main.toml:2: 'listen' in [metrics]: 'localhost' is not an address (write host:port, e.g. \"127.0.0.1:9464\" or \"[::1]:9464\")"),
+        ("[metrics]\nlisten = \"127.0.0.1:+80\"",
+         "main.toml:2: 'listen' in [metrics]: '127.0.0.1:+80' is not an address (write host:port, e.g. \"127.0.0.1:9464\" or \"[::1]:9464\")"),
         ("[metrics]\nlisten = \"127.0.0.1:70000\"",
          "main.toml:2: 'listen' in [metrics]: '127.0.0.1:70000' is not an address (write host:port, e.g. \"127.0.0.1:9464\" or \"[::1]:9464\")"),
     ])

@@ -116,7 +116,7 @@ extension ConfigurationDecoder {
             guard !host.contains(":") else { return nil }
         }
         guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }),
-              portText.count <= 5, portText.allSatisfy(\.isASCII),
+              (1...5).contains(portText.count), portText.allSatisfy({ $0.isASCII && $0.isNumber }),
               let port = Int(portText), (1...65535).contains(port) else { return nil }
         return (String(host), port)
     }
