@@ -274,6 +274,14 @@ import Testing
         #expect(band.fileDescriptorPath)
         #expect(band.subscribe.first?.uuid16 == nil)
         #expect(configuration.pinned.map(\.className) == ["heart-rate", "heart-rate", "band", "default"])
+        // The example says "the value shown is the default" unless a comment says otherwise.
+        #expect(configuration.daemon == DaemonSettings())
+        #expect(configuration.reconnectPolicy == ReconnectPolicy())
+        #expect(configuration.metrics == MetricsSettings())
+        #expect(band.queueDepth == DeviceClassSettings(name: "x").queueDepth)
+        #expect(band.timeouts == DeviceStateMachine.Timeouts())
+        #expect(configuration.poolConfiguration.minimumDwell == PoolConfiguration(maxConnections: 0).minimumDwell)
+        #expect(configuration.pool.weights == PoolScoreWeights())
     }
 
     /// Every key the decoder accepts appears in the example, so the example documents them all.
