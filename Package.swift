@@ -51,7 +51,13 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
-        .testTarget(name: "FleetTests", dependencies: ["Fleet", "FleetCore", "TestSupport"]),
+        .testTarget(
+            name: "FleetTests",
+            dependencies: [
+                "Fleet", "FleetCore", "GATT", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(
             name: "SystemdSupportTests",
             dependencies: ["SystemdSupport", "TestSupport", .product(name: "Logging", package: "swift-log")]

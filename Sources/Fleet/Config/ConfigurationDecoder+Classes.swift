@@ -1,0 +1,69 @@
+import FleetCore
+import GATT
+
+extension ConfigurationDecoder {
+    static let qosNames = OutgoingQoS.allCases.map(\.description)
+
+    /// Every key of `[classes]` is a class name whose value is a table.
+    mutating func decodeClasses(_ section: ConfigSection, into classes: inout [String: DeviceClassSettings]) {
+        for entry in section.table.entries {
+            guard case .table(let table) = entry.value else {
+                report("'\(entry.key)' in [classes] must be a table ([classes.\(entry.key)]), found \(entry.value.typeDescription)", at: entry.node.position)
+                continue
+            }
+            let name = entry.key
+            guard !name.isEmpty else {
+                report("a class name must not be empty", at: entry.keyPosition)
+                continue
+            }
+            classes[name] = decodeClass(named: name, ConfigSection(table: table, name: "[classes.\(TOMLParser.displayKey(name))]"))
+        }
+    }
+
+    mutating func decodeClass(named name: String, _ section: ConfigSection) -> DeviceClassSettings {
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.deviceClass)
+        var settings = DeviceClassSettings(name: name)
+        if let value = uuids(section, "read") { settings.read = value }
+        if let value = uuids(section, "subscribe") { settings.subscribe = value }
+        if let value = uuids(section, "required_services") { settings.requiredServices = value }
+        if let value = uuids(section, "required_characteristics") { settings.requiredCharacteristics = value }
+        if let value = boolean(section, "fd_path") { settings.fileDescriptorPath = value }
+        if let value = integer(section, "max_in_flight_writes", in: 1...64) { settings.maxInFlightWrites = value }
+        if let depths = table(section, "queue_depth", name: "[classes.\(TOMLParser.displayKey(name)).queue_depth]") {
+            rejectUnknownKeys(in: depths, allowed: Self.qosNames)
+            for qos in OutgoingQoS.allCases {
+                if let value = integer(depths, qos.description, in: 0...65536) { settings.queueDepth[qos] = value }
+            }
+        }
+        if let (text, position) = string(section, "default_qos") {
+            if let qos = OutgoingQoS.allCases.first(where: { $0.description == text }) {
+                settings.defaultQoS = qos
+            } else {
+                report("'default_qos' in \(section.name): '\(text)' is not a QoS (one of control, normal, bulk)\(KeySuggestion.hint(for: text, among: Self.qosNames))", at: position)
+            }
+        }
+        if case .some(let value) = optionalDuration(section, "heartbeat") { settings.heartbeat = value }
+        if case .some(let value) = optionalDuration(section, "coalescing_window") { settings.coalescingWindow = value }
+        if let value = integer(section, "write_failure_threshold", in: 1...1000) { settings.writeFailureThreshold = value }
+        if let timeouts = table(section, "timeouts", name: "[classes.\(TOMLParser.displayKey(name)).timeouts]") {
+            rejectUnknownKeys(in: timeouts, allowed: ConfigurationSchema.timeouts)
+            let minimum = Duration.milliseconds(1)
+            if let value = duration(timeouts, "resolve", minimum: minimum) { settings.timeouts.resolve = value }
+            if let value = duration(timeouts, "connect", minimum: minimum) { settings.timeouts.connect = value }
+            if let value = duration(timeouts, "discovery", minimum: minimum) { settings.timeouts.discovery = value }
+            if let value = duration(timeouts, "subscribe", minimum: minimum) { settings.timeouts.subscribe = value }
+            if let value = duration(timeouts, "write", minimum: minimum) { settings.timeouts.write = value }
+            if let value = duration(timeouts, "recovery_interval", minimum: minimum) { settings.timeouts.recoveryInterval = value }
+        }
+        return settings
+    }
+
+    /// Every class named by a pinned device, a pool rule or the pool default must exist.
+    mutating func checkClassReferences(_ configuration: WearfleetConfiguration) {
+        let defined = configuration.classes.keys.sorted()
+        for reference in classReferences where configuration.classes[reference.name] == nil {
+            let hint = KeySuggestion.hint(for: reference.name, among: defined)
+            report("\(reference.user): class '\(reference.name)' is not defined\(hint) (defined: \(defined.joined(separator: ", ")))", at: reference.position)
+        }
+    }
+}

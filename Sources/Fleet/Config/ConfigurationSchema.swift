@@ -1,0 +1,43 @@
+// The keys each section accepts, in one place: the decoder rejects everything else, the
+// unknown-key message can say where a misplaced key belongs, and a test checks that the example
+// configuration documents every one of them.
+
+/// The accepted keys of every section of `wearfleetd.toml`.
+enum ConfigurationSchema {
+    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics"]
+    static let daemon = ["disconnect_on_stop", "state_debounce", "log_level"]
+    static let fleet = [
+        "adapters", "max_connections", "slots_per_adapter", "adapter_slots", "scan_services",
+        "min_rssi", "attempt_burst", "attempt_interval",
+    ]
+    static let pinned = ["address", "address_type", "name", "class", "priority"]
+    static let pool = [
+        "enabled", "name_prefixes", "services", "min_rssi", "default_class", "default_priority",
+        "min_dwell", "score_margin", "priority_weight", "rssi_weight", "failure_weight", "rules",
+    ]
+    static let poolRule = ["name_prefix", "service", "priority", "class"]
+    static let reconnect = [
+        "base", "cap", "multiplier", "jitter", "fast_first_retry", "stable_period",
+        "budgets", "give_up", "budget_cooldown", "breaker",
+    ]
+    static let breaker = ["threshold", "cooldown", "cooldown_multiplier", "max_cooldown"]
+    static let deviceClass = [
+        "read", "subscribe", "required_services", "required_characteristics", "fd_path",
+        "max_in_flight_writes", "queue_depth", "default_qos", "heartbeat", "coalescing_window",
+        "write_failure_threshold", "timeouts",
+    ]
+    static let timeouts = ["resolve", "connect", "discovery", "subscribe", "write", "recovery_interval"]
+    static let metrics = ["enabled", "listen"]
+
+    /// Sections by the name used in messages, for "belongs in" hints.
+    static let keysBySection: [(section: String, keys: [String])] = [
+        ("[daemon]", daemon), ("[fleet]", fleet), ("[[pinned]]", pinned), ("[pool]", pool),
+        ("[[pool.rules]]", poolRule), ("[reconnect]", reconnect), ("[reconnect.breaker]", breaker),
+        ("[classes.NAME]", deviceClass), ("[classes.NAME.timeouts]", timeouts), ("[metrics]", metrics),
+    ]
+
+    /// The sections, other than `current`, where `key` is accepted.
+    static func sections(accepting key: String, except current: String) -> [String] {
+        keysBySection.filter { $0.section != current && $0.keys.contains(key) }.map(\.section)
+    }
+}
