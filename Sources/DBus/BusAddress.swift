@@ -1,3 +1,5 @@
+import Glibc
+
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
     /// The system bus: `DBUS_SYSTEM_BUS_ADDRESS` when set, else `unix:path=/run/dbus/system_bus_socket`.
@@ -6,6 +8,33 @@ public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
     case session
     /// An explicit server address such as `unix:path=/tmp/bus.sock`.
     case address(String)
+
+    /// The server address to connect to, read from `environment` the way libdbus does:
+    /// `DBUS_SYSTEM_BUS_ADDRESS` (default `unix:path=/run/dbus/system_bus_socket`) or
+    /// `DBUS_SESSION_BUS_ADDRESS` (required: no autolaunch).
+    public func resolved(environment: [String: String]) throws -> String {
+        switch self {
+        case .system:
+            return environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? "unix:path=/run/dbus/system_bus_socket"
+        case .session:
+            guard let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
+                throw DBusError(name: DBusError.failed, message: "DBUS_SESSION_BUS_ADDRESS is not set")
+            }
+            return address
+        case .address(let address):
+            return address
+        }
+    }
+
+    /// The two variables `resolved` reads, from this process's environment.
+    public static var processEnvironment: [String: String] {
+        var environment: [String: String] = [:]
+        for name in ["DBUS_SYSTEM_BUS_ADDRESS", "DBUS_SESSION_BUS_ADDRESS"] {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        return environment
+    }
 
     public var description: String {
         switch self {

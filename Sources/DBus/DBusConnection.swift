@@ -47,14 +47,18 @@ public actor DBusConnection {
 
     /// Connects and registers with the bus (`Hello`). Blocking libdbus work happens on the
     /// connection's own thread, never on the caller's.
-    public static func connect(to address: BusAddress, threadName: String = "dbus") async throws -> DBusConnection {
-        if case .address(let text) = address {
-            try DBusValidation.checkString(text)
-        }
+    /// `environment` supplies `DBUS_SYSTEM_BUS_ADDRESS` / `DBUS_SESSION_BUS_ADDRESS` (this
+    /// process's environment when nil), so callers and tests never need to change the process
+    /// environment.
+    public static func connect(
+        to address: BusAddress, threadName: String = "dbus", environment: [String: String]? = nil
+    ) async throws -> DBusConnection {
+        let text = try address.resolved(environment: environment ?? BusAddress.processEnvironment)
+        try DBusValidation.checkString(text)
         let thread = try ConnectionThread(name: threadName)
         let opened: Result<UnsafeTransfer<OpaquePointer>, DBusError> = await withCheckedContinuation { continuation in
             thread.perform {
-                continuation.resume(returning: openConnection(address).map { UnsafeTransfer(value: $0) })
+                continuation.resume(returning: openConnection(text, describedAs: address).map { UnsafeTransfer(value: $0) })
             }
         }
         let raw: OpaquePointer
@@ -72,7 +76,7 @@ public actor DBusConnection {
 
     /// Runs on the loop thread before any watch is installed, so libdbus's blocking `Hello`
     /// round trip uses its own internal I/O.
-    private static func openConnection(_ address: BusAddress) -> Result<OpaquePointer, DBusError> {
+    private static func openConnection(_ text: String, describedAs address: BusAddress) -> Result<OpaquePointer, DBusError> {
         dbus_threads_init_default()
         var error = CDBus.DBusError()
         dbus_error_init(&error)
@@ -85,24 +89,13 @@ public actor DBusConnection {
             }
             return DBusError(name: DBusError.failed, message: what)
         }
-        let connection: OpaquePointer
-        switch address {
-        case .system, .session:
-            let type = address == .system ? DBUS_BUS_SYSTEM : DBUS_BUS_SESSION
-            guard let opened = dbus_bus_get_private(type, &error) else {
-                return .failure(failure("cannot connect to the \(address)"))
-            }
-            connection = opened
-        case .address(let text):
-            guard let opened = dbus_connection_open_private(text, &error) else {
-                return .failure(failure("cannot connect to \(text)"))
-            }
-            guard dbus_bus_register(opened, &error) != 0 else {
-                dbus_connection_close(opened)
-                dbus_connection_unref(opened)
-                return .failure(failure("cannot register with the bus at \(text)"))
-            }
-            connection = opened
+        guard let connection = dbus_connection_open_private(text, &error) else {
+            return .failure(failure("cannot connect to the \(address) (\(text))"))
+        }
+        guard dbus_bus_register(connection, &error) != 0 else {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            return .failure(failure("cannot register with the \(address) (\(text))"))
         }
         dbus_connection_set_exit_on_disconnect(connection, 0)
         return .success(connection)

@@ -165,7 +165,7 @@ import Testing
         #expect(configuration.daemon.stateDebounce == .seconds(2))
         #expect(configuration.fleet.maxConnections == 8)
         #expect(configuration.pool.enabled)
-        #expect(configuration.metrics.listen == "127.0.0.1:9464")
+        #expect(configuration.metrics.listen == "127.0.0.1:9468")
         #expect(configuration.poolConfiguration == PoolConfiguration(maxConnections: 8))
         #expect(configuration.reconnectPolicy == ReconnectPolicy())
         #expect(configuration.stateMachineConfigurations == ["default": DeviceStateMachine.Configuration()])

@@ -85,11 +85,11 @@ import Testing
         ("[[pinned]]\naddress = \"AA:BB:CC:00:00:01\"\nread = [\"2A19\"]",
          "main.toml:3: unknown key 'read' in [[pinned]] (it belongs in [classes.NAME])"),
         ("[metrics]\nlisten = \"localhost\"",
-         "main.toml:2: 'listen' in [metrics]: 'localhost' is not an address (write host:port, e.g. \"127.0.0.1:9464\" or \"[::1]:9464\")"),
+         "main.toml:2: 'listen' in [metrics]: 'localhost' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
         ("[metrics]\nlisten = \"127.0.0.1:+80\"",
-         "main.toml:2: 'listen' in [metrics]: '127.0.0.1:+80' is not an address (write host:port, e.g. \"127.0.0.1:9464\" or \"[::1]:9464\")"),
+         "main.toml:2: 'listen' in [metrics]: '127.0.0.1:+80' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
         ("[metrics]\nlisten = \"127.0.0.1:70000\"",
-         "main.toml:2: 'listen' in [metrics]: '127.0.0.1:70000' is not an address (write host:port, e.g. \"127.0.0.1:9464\" or \"[::1]:9464\")"),
+         "main.toml:2: 'listen' in [metrics]: '127.0.0.1:70000' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
     ])
     func reports(_ text: String, _ expected: String) {
         #expect(configurationErrors(text) == [expected])

@@ -50,7 +50,12 @@ public final class ChildProcess: @unchecked Sendable {
         }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for arg in argv { free(arg) } }
-        let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        // systemd's notification variables are for this process only: a dbus-daemon that inherits
+        // NOTIFY_SOCKET announces its own READY=1 to whoever listens there (a test, for one).
+        let inherited = (environment ?? ProcessInfo.processInfo.environment).filter {
+            !["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key)
+        }
+        let env = inherited.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for entry in env { free(entry) } }
         var child: pid_t = 0
         let result = posix_spawn(&child, executable, &fileActions, &attributes, argv, env)

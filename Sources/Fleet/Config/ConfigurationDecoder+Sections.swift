@@ -94,7 +94,7 @@ extension ConfigurationDecoder {
                 metrics.host = host
                 metrics.port = port
             } else {
-                report("'listen' in [metrics]: '\(text)' is not an address (write host:port, e.g. \"127.0.0.1:9464\" or \"[::1]:9464\")", at: position)
+                report("'listen' in [metrics]: '\(text)' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")", at: position)
             }
         }
     }
