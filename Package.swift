@@ -10,9 +10,12 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "FleetCore", targets: ["FleetCore"]),
+        .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .executable(name: "bluez-sim", targets: ["bluez-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // MARK: - C libraries (pkg-config)
@@ -31,8 +34,13 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "GATT"),
         .target(name: "FleetCore", dependencies: ["GATT"]),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "GATT"]),
 
         // MARK: - Executables
+        .executableTarget(
+            name: "bluez-sim",
+            dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
         // (`make fuzz`); otherwise a tool that replays files through every decoder.
@@ -42,6 +50,7 @@ let package = Package(
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "GATT", "TestSupport"]),
         .testTarget(
             name: "GATTTests",
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]
