@@ -35,7 +35,7 @@ enum WearableProfile {
                             uuid: .motionBandData, flags: ["notify"], initialValue: [],
                             notifyInterval: 1 / device.notifyHz, realTimeRate: true),
                         GATTCharacteristicLayout(
-                            uuid: .motionBandControl, flags: ["write-without-response", "notify"], initialValue: [],
+                            uuid: .motionBandControl, flags: ["write-without-response", "write", "notify"], initialValue: [],
                             notifyInterval: nil),
                     ]))
         }
