@@ -27,13 +27,17 @@ public struct Scenario: Codable, Sendable, Hashable {
     }
 
     /// `count` wearables cycling strap, watch, motion band (the bands at 50, 100, 200 Hz), spread
-    /// round-robin over `adapters` adapters with `slots` connection slots each.
-    public static func quick(devices count: Int, adapters: Int = 1, slots: Int = 5, seed: UInt64 = 1) -> Scenario {
+    /// round-robin over `adapters` adapters with `slots` connection slots each. `bonded` devices
+    /// are known from the start (a gateway's enrolled fleet); unbonded ones appear only while
+    /// discovering and expire after TemporaryTimeout.
+    public static func quick(
+        devices count: Int, adapters: Int = 1, slots: Int = 5, seed: UInt64 = 1, bonded: Bool = false
+    ) -> Scenario {
         let kinds = WearableKind.allCases
         let rates: [Double] = [50, 100, 200]
         let devices = (0..<max(0, count)).map { index in
             DeviceSpec(
-                kind: kinds[index % kinds.count],
+                kind: kinds[index % kinds.count], bonded: bonded,
                 notifyHz: kinds[index % kinds.count] == .motionBand ? rates[(index / kinds.count) % rates.count] : nil)
         }
         let adapterSpecs = (0..<max(1, adapters)).map { AdapterSpec(name: "hci\($0)", slots: slots) }

@@ -27,6 +27,9 @@ struct BlueZSim: AsyncParsableCommand {
     @Option(help: "LE connection slots per adapter for --devices.")
     var slots: Int = 5
 
+    @Flag(help: "--devices are new to the gateway: they appear only while discovering and expire after TemporaryTimeout (default: bonded, known from the start).")
+    var unbonded = false
+
     @Option(help: "A JSON scenario file (adapters, devices, faults, schedule, timings).")
     var scenario: String?
 
@@ -44,7 +47,7 @@ struct BlueZSim: AsyncParsableCommand {
         if let scenario {
             plan = try Scenario.load(from: URL(fileURLWithPath: scenario))
         } else {
-            plan = Scenario.quick(devices: devices, adapters: adapters, slots: slots)
+            plan = Scenario.quick(devices: devices, adapters: adapters, slots: slots, bonded: !unbonded)
         }
         if let seed { plan.seed = seed }
         var timings = fast ? SimulatorTimings.fast : (plan.timings ?? SimulatorTimings())

@@ -6,6 +6,7 @@ Exits non-zero, with the failing step on stderr, when a step fails.
 
 import asyncio
 import json
+import os
 import sys
 
 from bleak import BleakClient, BleakScanner
@@ -15,6 +16,7 @@ HEART_RATE_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
 BATTERY_LEVEL = "00002a19-0000-1000-8000-00805f9b34fb"
 MOTION_SERVICE = "7a1e0001-3c6f-4b8d-9e2a-5d0c8f6b1a40"
 MOTION_CONTROL = "7a1e0003-3c6f-4b8d-9e2a-5d0c8f6b1a40"
+SCAN_SECONDS = float(os.environ.get("BLEAK_SCAN_SECONDS", "3"))
 
 
 async def find(scanner_timeout, service):
@@ -26,7 +28,7 @@ async def find(scanner_timeout, service):
 
 
 async def heart_rate_session(result):
-    device, advertisement, seen = await find(3.0, HEART_RATE_SERVICE)
+    device, advertisement, seen = await find(SCAN_SECONDS, HEART_RATE_SERVICE)
     result["devices_seen"] = seen
     result["strap"] = device.address
     result["strap_rssi"] = advertisement.rssi
@@ -50,7 +52,7 @@ async def heart_rate_session(result):
 
 
 async def motion_session(result):
-    device, _, _ = await find(3.0, MOTION_SERVICE)
+    device, _, _ = await find(SCAN_SECONDS, MOTION_SERVICE)
     result["band"] = device.address
     async with BleakClient(device, timeout=10.0) as client:
         replies = []
@@ -65,7 +67,8 @@ async def motion_session(result):
         await client.write_gatt_char(MOTION_CONTROL, bytes([0x03]), response=False)
         await asyncio.wait_for(replied.wait(), 10)
         result["control_reply"] = replies[0]
-        result["mtu"] = client.mtu_size
+        control = client.services.get_characteristic(MOTION_CONTROL)
+        result["max_write_without_response"] = control.max_write_without_response_size
 
 
 async def main():
