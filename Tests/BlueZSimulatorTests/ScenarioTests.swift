@@ -66,3 +66,15 @@ struct ScenarioTests {
         #expect(throws: ScenarioError.self) { try scenario.resolved() }
     }
 }
+
+@Suite("Shipped scenarios")
+struct ShippedScenarioTests {
+    @Test("scenarios/gateway-ward.json loads and resolves")
+    func gatewayWard() throws {
+        let url = FidelityEnvironment.packageRoot.appendingPathComponent("scenarios/gateway-ward.json")
+        let fleet = try Scenario.load(from: url).resolved()
+        #expect(fleet.adapters.map(\.slots) == [5, 7])
+        #expect(fleet.devices.count == 9)
+        #expect(fleet.devices.filter { $0.adapter == "hci1" }.count >= 3)
+    }
+}
