@@ -4,10 +4,12 @@ import GATT
 // Notification streams: one task per notifying characteristic, paced by a deadline clock.
 
 extension BlueZSimulator {
-    /// Starts the characteristic's periodic notifications if it has a rate and none run yet.
+    /// Starts the characteristic's periodic notifications if it has a rate, a notify session
+    /// and no stream yet. (A stream started without a session would end at once and block the
+    /// next start.)
     func startStream(_ address: String, _ path: DBusObjectPath) {
         guard let device = devices[address], let characteristic = device.characteristics[path],
-            characteristic.streamTask == nil, characteristic.layout.notifyInterval != nil
+            characteristic.isNotifying, characteristic.streamTask == nil, characteristic.layout.notifyInterval != nil
         else { return }
         let epoch = device.linkEpoch
         devices[address]?.characteristics[path]?.streamTask = Task {

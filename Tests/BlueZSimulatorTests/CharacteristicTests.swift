@@ -184,3 +184,23 @@ private func receive(_ fd: Int32) async throws -> [UInt8] {
     guard let received else { throw ExpectationFailed(description: "no datagram within 5 s") }
     return received
 }
+
+@Suite("Motion band streaming", .serialized)
+struct MotionStreamTests {
+    @Test("a rate command sent before subscribing does not keep the stream from starting")
+    func rateBeforeSubscribe() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(band)
+        let control = try await fixture.characteristic(motionControlUUID, of: device)
+        try await fixture.call(
+            control, "org.bluez.GattCharacteristic1", "WriteValue",
+            [.bytes([0x01, 0xE8, 0x03]), .stringVariantMap(["type": .string("command")])])
+        let data = try await fixture.characteristic(motionDataUUID, of: device)
+        let changes = try await fixture.signals(path: data, interface: propertiesInterface, member: "PropertiesChanged")
+        try await fixture.call(data, "org.bluez.GattCharacteristic1", "StartNotify")
+        _ = try await changes.first(within: .seconds(5), "a motion notification") {
+            (try? $0.body.decode([String: DBusValue].self, at: 1))?["Value"] != nil
+        }
+        await fixture.stop()
+    }
+}
