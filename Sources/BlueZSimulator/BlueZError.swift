@@ -30,12 +30,6 @@ public enum BlueZError {
         DBusError(name: prefix + "InvalidValueLength", message: "Invalid Length")
     }
     public static func invalidOffset() -> DBusError { DBusError(name: prefix + "InvalidOffset", message: "Invalid offset") }
-    /// A removed device object: the bus library answers this itself for unexported paths; the
-    /// simulator uses it too when a call races the removal.
-    public static func unknownObject(_ path: DBusObjectPath) -> DBusError {
-        DBusError(name: DBusError.unknownObject, message: "Method \"Connect\" with signature \"\" on interface \"org.bluez.Device1\" doesn't exist at \(path)")
-    }
-
     // MARK: - Connection failure texts (kernel errors as bluetoothd words them)
 
     public static let abortByLocal = "le-connection-abort-by-local"

@@ -30,7 +30,10 @@ extension BlueZSimulator {
 
         let latency = device.inRange ? timings.connectLatency : timings.connectTimeout
         try? await Task.sleep(for: timings.duration(latency))
-        adapters[adapterName]?.attemptsInFlight -= 1
+        // A restart meanwhile reset the count: never go below zero.
+        // (Read first: reading `adapters` inside the assignment would overlap its modify access.)
+        let remaining = max(0, (adapters[adapterName]?.attemptsInFlight ?? 1) - 1)
+        adapters[adapterName]?.attemptsInFlight = remaining
 
         func fail(_ text: String) -> DBusError {
             if devices[address]?.linkEpoch == epoch {

@@ -1,4 +1,5 @@
 import DBus
+import GATT
 
 // Discovery, device appearance, RSSI updates and TemporaryTimeout expiry.
 
@@ -25,19 +26,54 @@ extension BlueZSimulator {
         await setProperties(["Discovering": .boolean(false)], of: Self.adapterInterfaceName, at: adapter.path)
     }
 
-    /// Validates the filter as BlueZ does (known keys, `Transport` one of auto/bredr/le) and keeps it.
+    /// Validates the filter as BlueZ does (known keys with their types, `Transport` one of
+    /// auto/bredr/le) and keeps it for the client; an empty filter clears it.
     func setDiscoveryFilter(adapter name: String, client: String, filter: [String: DBusValue]) async throws {
-        guard let adapter = adapters[name], adapter.powered else { throw BlueZError.notReady() }
+        guard adapters[name]?.powered == true else { throw BlueZError.notReady() }
         for (key, value) in filter {
-            guard Self.discoveryFilterKeys.contains(key) else { throw BlueZError.invalidArguments() }
-            if key == "Transport" {
-                guard case .string(let transport) = value.unwrappingVariant, ["auto", "bredr", "le"].contains(transport) else {
-                    throw BlueZError.invalidArguments()
-                }
+            let expected: DBusType
+            switch key {
+            case "UUIDs": expected = .array(.string)
+            case "RSSI": expected = .int16
+            case "Pathloss": expected = .uint16
+            case "Transport", "Pattern": expected = .string
+            case "DuplicateData", "Discoverable": expected = .boolean
+            default: throw BlueZError.invalidArguments()
+            }
+            guard value.type == expected else { throw BlueZError.invalidArguments() }
+            if key == "Transport", case .string(let transport) = value, !["auto", "bredr", "le"].contains(transport) {
+                throw BlueZError.invalidArguments()
+            }
+            if key == "UUIDs", case .array(_, let items) = value {
+                for case .string(let uuid) in items where BluetoothUUID(uuid) == nil { throw BlueZError.invalidArguments() }
             }
         }
         adapters[name]?.discoveryFilters[client] = filter.isEmpty ? nil : filter
-        _ = adapter
+    }
+
+    /// The filter in force: BlueZ merges the discovering clients' filters, and does not filter
+    /// at all as soon as one of them has none. UUIDs are united (none: any device), the lowest
+    /// RSSI threshold wins.
+    func mergedFilter(adapter name: String) -> (uuids: Set<String>?, rssi: Int16?) {
+        guard let adapter = adapters[name], !adapter.discoveryClients.isEmpty else { return (nil, nil) }
+        var uuids: Set<String>? = []
+        var rssi: Int16? = .max
+        for client in adapter.discoveryClients {
+            guard let filter = adapter.discoveryFilters[client] else { return (nil, nil) }
+            if case .array(_, let items)? = filter["UUIDs"], !items.isEmpty {
+                for case .string(let text) in items {
+                    if let uuid = BluetoothUUID(text) { uuids?.insert(uuid.description) }
+                }
+            } else {
+                uuids = nil
+            }
+            if case .int16(let threshold)? = filter["RSSI"] {
+                rssi = rssi.map { min($0, threshold) }
+            } else {
+                rssi = nil
+            }
+        }
+        return (uuids, rssi)
     }
 
     /// While an adapter discovers, its in-range, unconnected devices advertise: each interval a
@@ -45,11 +81,14 @@ extension BlueZSimulator {
     /// (InterfacesAdded) and updating RSSI afterwards.
     private func discover(adapter name: String) async {
         while !Task.isCancelled {
+            let filter = mergedFilter(adapter: name)
             for address in deviceAddresses {
                 guard let device = devices[address], device.adapterPath == adapters[name]?.path, device.inRange,
                     device.link == .disconnected
                 else { continue }
                 guard let heard = devices[address]?.random.unit(), heard < 0.8 else { continue }
+                if let uuids = filter.uuids, uuids.isDisjoint(with: device.advertisedUUIDs) { continue }
+                if let threshold = filter.rssi, device.rssi < threshold { continue }
                 devices[address]?.lastSeen = .now
                 if !device.exported {
                     _ = devices[address]?.nextRSSI()

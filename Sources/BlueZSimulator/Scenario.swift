@@ -124,13 +124,3 @@ public struct Scenario: Codable, Sendable, Hashable {
         return (adapterConfigs, configs)
     }
 }
-
-/// A scenario that cannot be used, with where and why.
-public enum ScenarioError: Error, CustomStringConvertible {
-    case invalid(String, String)
-    public var description: String {
-        switch self {
-        case .invalid(let place, let reason): return "\(place): \(reason)"
-        }
-    }
-}

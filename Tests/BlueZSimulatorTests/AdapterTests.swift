@@ -123,3 +123,39 @@ struct AdapterTests {
         await fixture.stop()
     }
 }
+
+@Suite("Discovery filters", .serialized)
+struct DiscoveryFilterTests {
+    @Test("a UUIDs filter shows only devices advertising one of them")
+    func uuidFilter() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        try await fixture.call(
+            "/org/bluez/hci0", "org.bluez.Adapter1", "SetDiscoveryFilter",
+            [.stringVariantMap(["UUIDs": .stringArray(["7a1e0001-3c6f-4b8d-9e2a-5d0c8f6b1a40"]), "Transport": .string("le")])])
+        _ = try await fixture.discover(band)
+        // Three more RSSI updates of the band mean three more advertising rounds, in which the
+        // other two devices advertised too and must have stayed unseen.
+        let bandPath = try #require(await fixture.simulator.devicePath(of: band))
+        let changes = try await fixture.signals(path: bandPath, interface: propertiesInterface, member: "PropertiesChanged")
+        try await withTimeout(.seconds(5), "three advertising rounds") {
+            var rounds = 0
+            for try await _ in changes {
+                rounds += 1
+                if rounds == 3 { return }
+            }
+        }
+        let devices = try await fixture.managedObjects().keys.filter { $0.rawValue.contains("dev_") }
+        #expect(devices == [bandPath])
+        await fixture.stop()
+    }
+
+    @Test("filters with mistyped values fail InvalidArguments")
+    func mistyped() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        _ = try await expectError("org.bluez.Error.InvalidArguments", "Invalid arguments in method call") {
+            try await fixture.call(
+                "/org/bluez/hci0", "org.bluez.Adapter1", "SetDiscoveryFilter", [.stringVariantMap(["RSSI": .int32(-70)])])
+        }
+        await fixture.stop()
+    }
+}
