@@ -4,8 +4,9 @@
 SWIFT      ?= swift
 CONFIG     ?= debug
 BUILD_FLAGS = -c $(CONFIG)
+SWIFT_BUILD_DIR = .build/$(CONFIG)
 
-.PHONY: all deps build test unit-tests demo bench fuzz clean
+.PHONY: all deps build test unit-tests fidelity-tests python-venv sim demo bench fuzz clean
 
 all: build
 
@@ -17,11 +18,27 @@ deps:
 build: deps
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 
-## test: deps + build + every test
-test: build unit-tests fuzz-smoke
+## test: deps + build + every test (the bleak fidelity suite must run, not skip) + fuzz smoke
+test: build python-venv
+	WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build
+	$(MAKE) fuzz-smoke
 
+## unit-tests: every Swift test (the bleak fidelity suite included when .build-venv exists)
 unit-tests:
 	$(SWIFT) test $(BUILD_FLAGS) --skip-build
+
+## python-venv: the pinned Python packages of the fidelity tests (bleak), in .build-venv
+python-venv: deps
+	@./scripts/python-venv.sh
+
+## fidelity-tests: bleak, a real BlueZ client, drives bluez-sim end to end (fails, not skips, without .build-venv)
+fidelity-tests: python-venv
+	WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build --filter BleakFidelityTests
+
+## sim: bluez-sim with 12 wearables on a private bus (prints the bus address; Ctrl-C stops both)
+sim: deps
+	$(SWIFT) build $(BUILD_FLAGS) --product bluez-sim
+	./scripts/run-sim.sh $(SWIFT_BUILD_DIR)
 
 ## demo: the daemon against a simulated fleet
 demo: deps

@@ -11,10 +11,13 @@ let package = Package(
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "FleetCore", targets: ["FleetCore"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
+        .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .executable(name: "bluez-sim", targets: ["bluez-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // MARK: - C libraries (pkg-config)
@@ -39,8 +42,13 @@ let package = Package(
             dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "GATT"]),
 
         // MARK: - Executables
+        .executableTarget(
+            name: "bluez-sim",
+            dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
         // (`make fuzz`); otherwise a tool that replays files through every decoder.
@@ -62,6 +70,7 @@ let package = Package(
             name: "SystemdSupportTests",
             dependencies: ["SystemdSupport", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "GATT", "TestSupport"]),
         .testTarget(
             name: "GATTTests",
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]

@@ -12,6 +12,7 @@ packages=(
     systemd         # busctl: an interoperability peer in tests
     libglib2.0-bin  # gdbus: an interoperability peer in tests
     gcc             # the C baseline of the benchmarks
+    python3-venv    # the fidelity tests' pinned bleak environment (.build-venv)
 )
 
 missing=()

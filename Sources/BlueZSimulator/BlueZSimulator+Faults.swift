@@ -1,0 +1,110 @@
+import DBus
+
+// Fault injection: standing faults, immediate faults, adapter power and bluetoothd restarts.
+
+extension BlueZSimulator {
+    /// Applies a fault now. Throws `InvalidArgs` for an unknown device or adapter.
+    public func apply(_ fault: FaultCommand) async throws {
+        let targets = try deviceTargets(fault.device)
+        switch fault.kind {
+        case .connectFailure:
+            let text = fault.error ?? BlueZError.abortByLocal
+            let probability = max(0, min(1, fault.probability ?? 1))
+            updateFaults(fleetWide: fault.device == nil, targets) {
+                $0.connectFailure = text
+                $0.connectFailureProbability = probability
+            }
+        case .linkLoss:
+            let mean = fault.seconds.flatMap { $0 > 0 ? $0 : nil }
+            updateFaults(fleetWide: fault.device == nil, targets) { $0.linkLossMeanSeconds = mean }
+            for address in targets { startLinkLoss(address) }
+        case .dropLink:
+            for address in targets { await dropLink(address, reason: .timeout, announce: true) }
+        case .resolveDelay:
+            updateFaults(fleetWide: fault.device == nil, targets) { $0.extraResolveDelay = fault.seconds }
+        case .missingService:
+            let uuid = fault.uuid.flatMap { $0.isEmpty ? nil : $0 }
+            updateFaults(fleetWide: fault.device == nil, targets) { $0.missingService = uuid }
+        case .outOfRange:
+            for address in targets {
+                devices[address]?.inRange = false
+                await dropLink(address, reason: .timeout, announce: true)
+            }
+        case .inRange:
+            for address in targets { devices[address]?.inRange = true }
+        case .adapterPower:
+            for name in try adapterTargets(fault.adapter) { await setAdapterPowered(name, fault.powered ?? false) }
+        case .restart:
+            let delay = fault.seconds ?? timings.restartDelay
+            // Detached from the caller: the control call returns while bluetoothd is away.
+            backgroundTasks.append(Task { await self.restart(after: delay) })
+        case .clear:
+            if fault.device == nil { fleetFaults = FaultSettings() }
+            for address in targets {
+                devices[address]?.faults = fault.device == nil ? FaultSettings() : FaultSettings().overriding(fleetFaults)
+                devices[address]?.linkLossTask?.cancel()
+                devices[address]?.linkLossTask = nil
+            }
+        }
+    }
+
+    private func updateFaults(fleetWide: Bool, _ targets: [String], _ change: (inout FaultSettings) -> Void) {
+        if fleetWide { change(&fleetFaults) }
+        for address in targets {
+            guard var faults = devices[address]?.faults else { continue }
+            change(&faults)
+            devices[address]?.faults = faults
+        }
+    }
+
+    private func deviceTargets(_ device: String?) throws -> [String] {
+        guard let device, !device.isEmpty else { return deviceAddresses }
+        guard let address = try? DeviceAddress.normalized(device), devices[address] != nil else {
+            throw DBusError(name: DBusError.invalidArgs, message: "no simulated device \(device)")
+        }
+        return [address]
+    }
+
+    private func adapterTargets(_ adapter: String?) throws -> [String] {
+        guard let adapter, !adapter.isEmpty else { return adapterNames }
+        guard adapters[adapter] != nil else { throw DBusError(name: DBusError.invalidArgs, message: "no simulated adapter \(adapter)") }
+        return [adapter]
+    }
+
+    /// Power off drops every link on the adapter and ends discovery; power on restores it.
+    func setAdapterPowered(_ name: String, _ powered: Bool) async {
+        guard let adapter = adapters[name] else { return }
+        adapters[name]?.powered = powered
+        if !powered {
+            adapters[name]?.discoveryTask?.cancel()
+            adapters[name]?.discoveryTask = nil
+            adapters[name]?.discoveryClients.removeAll()
+            adapters[name]?.discoveryFilters.removeAll()
+            for address in deviceAddresses where devices[address]?.adapterPath == adapter.path {
+                await dropLink(address, reason: .local, announce: true)
+            }
+        }
+        await setProperties(
+            ["Powered": .boolean(powered), "PowerState": .string(powered ? "on" : "off"), "Discovering": .boolean(false)],
+            of: Self.adapterInterfaceName, at: adapter.path)
+    }
+
+    /// A snapshot of every device for the control interface.
+    func deviceSummaries() -> [(address: String, values: [String: DBusValue])] {
+        deviceAddresses.compactMap { address in
+            guard let device = devices[address] else { return nil }
+            return (
+                address,
+                [
+                    "Kind": .string(device.configuration.kind.rawValue), "Name": .string(device.configuration.name),
+                    "Adapter": .string(adapterName(of: device) ?? ""), "Path": .objectPath(device.path),
+                    "Exported": .boolean(device.exported), "Connected": .boolean(device.link.isUp),
+                    "ServicesResolved": .boolean(device.link == .resolved), "InRange": .boolean(device.inRange),
+                    "MTU": .uint16(device.configuration.mtu),
+                ]
+            )
+        }
+    }
+
+    var restartCount: Int { restarts }
+}

@@ -1,0 +1,221 @@
+import DBus
+import Foundation
+import GATT
+
+// The GATT tree of a connected device and the characteristic methods.
+
+extension BlueZSimulator {
+    /// Exports services, characteristics and CCC descriptors with BlueZ's paths
+    /// (`…/serviceXXXX/charXXXX/descXXXX`, attribute handles in 4 hex digits).
+    func exportGATT(_ address: String) async {
+        guard let device = devices[address], let connection else { return }
+        let missing = device.faults.missingService.flatMap { BluetoothUUID($0) }
+        // Handles below 0x000a belong to GAP and GATT, which bluetoothd does not export.
+        var handle: UInt16 = 0x000a
+        var exportedPaths: [DBusObjectPath] = []
+        for service in device.services {
+            let serviceHandle = handle
+            handle += 1
+            guard service.uuid != missing,
+                let servicePath = try? device.path.appending(String(format: "service%04x", serviceHandle))
+            else {
+                handle += UInt16(service.characteristics.count * 3)
+                continue
+            }
+            try? await connection.export(
+                Self.serviceInterface(),
+                properties: [
+                    "UUID": .string(service.uuid.description), "Device": .objectPath(device.path), "Primary": .boolean(true),
+                    "Includes": .array(element: .objectPath, []), "Handle": .uint16(serviceHandle),
+                ], at: servicePath)
+            exportedPaths.append(servicePath)
+            for layout in service.characteristics {
+                let declaration = handle
+                handle += 2
+                guard let path = try? servicePath.appending(String(format: "char%04x", declaration)) else { continue }
+                var descriptorPaths: [DBusObjectPath] = []
+                var properties: [String: DBusValue] = [
+                    "UUID": .string(layout.uuid.description), "Service": .objectPath(servicePath), "Value": .bytes(layout.initialValue),
+                    "Notifying": .boolean(false), "Flags": .stringArray(layout.flags), "Handle": .uint16(declaration + 1),
+                    "MTU": .uint16(device.configuration.mtu),
+                ]
+                if layout.notifies { properties["NotifyAcquired"] = .boolean(false) }
+                if layout.flags.contains("write-without-response") { properties["WriteAcquired"] = .boolean(false) }
+                devices[address]?.characteristics[path] = SimulatedCharacteristic(
+                    layout: layout, path: path, servicePath: servicePath, descriptorPaths: [], value: layout.initialValue)
+                try? await connection.export(characteristicInterface(address, path), properties: properties, at: path)
+                exportedPaths.append(path)
+                if layout.notifies, let descriptorPath = try? path.appending(String(format: "desc%04x", handle)) {
+                    try? await connection.export(
+                        descriptorInterface(address, descriptorPath),
+                        properties: [
+                            "UUID": .string(BluetoothUUID.clientCharacteristicConfiguration.description),
+                            "Characteristic": .objectPath(path), "Value": .bytes([0, 0]), "Flags": .stringArray(["read", "write"]),
+                            "Handle": .uint16(handle),
+                        ], at: descriptorPath)
+                    descriptorPaths.append(descriptorPath)
+                    exportedPaths.append(descriptorPath)
+                    handle += 1
+                }
+                devices[address]?.characteristics[path]?.descriptorPaths = descriptorPaths
+            }
+        }
+        devices[address]?.gattPaths = exportedPaths
+    }
+
+    func characteristic(_ address: String, _ path: DBusObjectPath) throws -> SimulatedCharacteristic {
+        guard let device = devices[address], device.link.isUp, let characteristic = device.characteristics[path] else {
+            throw BlueZError.failed("Not connected")
+        }
+        return characteristic
+    }
+
+    func readValue(_ address: String, _ path: DBusObjectPath, options: [String: DBusValue]) async throws -> [UInt8] {
+        let characteristic = try characteristic(address, path)
+        guard characteristic.layout.flags.contains("read") else { throw BlueZError.notPermitted("Read not permitted") }
+        let offset = Int((try? options.decodeIfPresent(UInt16.self, forKey: "offset")) ?? 0)
+        let epoch = devices[address]?.linkEpoch
+        try? await Task.sleep(for: timings.duration(timings.writeLatency))
+        guard devices[address]?.linkEpoch == epoch, let current = devices[address]?.characteristics[path] else {
+            throw BlueZError.failed("Not connected")
+        }
+        guard offset <= current.value.count else { throw BlueZError.invalidOffset() }
+        await setProperties(["Value": .bytes(current.value)], of: Self.characteristicInterfaceName, at: path)
+        return Array(current.value[offset...])
+    }
+
+    /// `WriteValue`: commands (write without response) are taken at once, without backpressure;
+    /// requests take a round trip and are serialized per characteristic (a concurrent one fails
+    /// InProgress).
+    func writeValue(_ address: String, _ path: DBusObjectPath, _ value: [UInt8], options: [String: DBusValue]) async throws {
+        let characteristic = try characteristic(address, path)
+        let flags = characteristic.layout.flags
+        let canRequest = flags.contains("write")
+        let canCommand = flags.contains("write-without-response")
+        guard canRequest || canCommand else { throw BlueZError.notPermitted("Write not permitted") }
+        let requested = try? options.decodeIfPresent(String.self, forKey: "type")
+        let type = requested ?? (canRequest ? "request" : "command")
+        switch type {
+        case "command": guard canCommand else { throw BlueZError.notSupported() }
+        case "request", "reliable": guard canRequest else { throw BlueZError.notSupported() }
+        default: throw BlueZError.invalidArguments()
+        }
+        let offset = Int((try? options.decodeIfPresent(UInt16.self, forKey: "offset")) ?? 0)
+        guard offset <= 512 else { throw BlueZError.invalidOffset() }
+        guard offset + value.count <= 512 else { throw BlueZError.invalidValueLength() }
+        if type == "command" {
+            counters.writesReceived[address, default: 0] += 1
+            await received(address, path, value)
+            return
+        }
+        guard !characteristic.writeInProgress else { throw BlueZError.inProgress() }
+        devices[address]?.characteristics[path]?.writeInProgress = true
+        counters.writesReceived[address, default: 0] += 1
+        let epoch = devices[address]?.linkEpoch
+        try? await Task.sleep(for: timings.duration(timings.writeLatency))
+        guard devices[address]?.linkEpoch == epoch, devices[address]?.characteristics[path] != nil else {
+            throw BlueZError.failed("Not connected")
+        }
+        devices[address]?.characteristics[path]?.writeInProgress = false
+        await received(address, path, value)
+    }
+
+    /// What the device does with a value written to it.
+    func received(_ address: String, _ path: DBusObjectPath, _ value: [UInt8]) async {
+        guard let characteristic = devices[address]?.characteristics[path] else { return }
+        guard characteristic.layout.uuid == .motionBandControl else {
+            devices[address]?.characteristics[path]?.value = value
+            return
+        }
+        let before = devices[address]?.signals.motionRateHz
+        guard let reply = devices[address]?.signals.control(value) else { return }
+        await deliver(address, path, reply)
+        if devices[address]?.signals.motionRateHz != before,
+            let data = devices[address]?.characteristics.first(where: { $0.value.layout.uuid == .motionBandData })?.key
+        {
+            // A new rate takes effect at once: restart the stream's clock.
+            devices[address]?.characteristics[data]?.streamTask?.cancel()
+            devices[address]?.characteristics[data]?.streamTask = nil
+            startStream(address, data)
+        }
+    }
+
+    func readDescriptor(_ address: String, _ path: DBusObjectPath) async throws -> [UInt8] {
+        guard let device = devices[address], device.link.isUp,
+            let owner = device.characteristics.values.first(where: { $0.descriptorPaths.contains(path) })
+        else { throw BlueZError.failed("Not connected") }
+        return owner.isNotifying ? [owner.layout.flags.contains("indicate") ? 0x02 : 0x01, 0x00] : [0x00, 0x00]
+    }
+
+    // MARK: - Notify sessions
+
+    func startNotify(_ address: String, _ path: DBusObjectPath, client: String) async throws {
+        let characteristic = try characteristic(address, path)
+        guard characteristic.layout.notifies else { throw BlueZError.notSupported() }
+        guard characteristic.notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }
+        guard !characteristic.notifyClients.contains(client) else { return }
+        devices[address]?.characteristics[path]?.notifyClients.insert(client)
+        if !characteristic.isNotifying {
+            await setProperties(["Notifying": .boolean(true)], of: Self.characteristicInterfaceName, at: path)
+            startStream(address, path)
+        }
+    }
+
+    func stopNotify(_ address: String, _ path: DBusObjectPath, client: String) async throws {
+        let characteristic = try characteristic(address, path)
+        guard characteristic.notifyClients.contains(client) else { throw BlueZError.failed("No notify session started") }
+        devices[address]?.characteristics[path]?.notifyClients.remove(client)
+        await notifySessionEnded(address, path)
+    }
+
+    /// When the last session of a characteristic ends, it stops notifying.
+    func notifySessionEnded(_ address: String, _ path: DBusObjectPath) async {
+        guard let characteristic = devices[address]?.characteristics[path], !characteristic.isNotifying else { return }
+        devices[address]?.characteristics[path]?.streamTask?.cancel()
+        devices[address]?.characteristics[path]?.streamTask = nil
+        await setProperties(["Notifying": .boolean(false)], of: Self.characteristicInterfaceName, at: path)
+    }
+
+    func acquireNotify(_ address: String, _ path: DBusObjectPath) async throws -> [DBusValue] {
+        let characteristic = try characteristic(address, path)
+        guard characteristic.layout.notifies else { throw BlueZError.notSupported() }
+        guard characteristic.notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }
+        guard characteristic.notifyClients.isEmpty else { throw BlueZError.inProgress() }
+        let (local, remote) = try SeqPacketPair.make()
+        devices[address]?.characteristics[path]?.notifySocket = NotifySocket(fd: local)
+        await setProperties(
+            ["NotifyAcquired": .boolean(true), "Notifying": .boolean(true)], of: Self.characteristicInterfaceName, at: path)
+        startStream(address, path)
+        // libdbus duplicates the descriptor into the reply; this copy closes when the reply is gone.
+        return [.unixFD(DBusFileDescriptor(owning: remote)), .uint16(devices[address]?.configuration.mtu ?? 23)]
+    }
+
+    func acquireWrite(_ address: String, _ path: DBusObjectPath) async throws -> [DBusValue] {
+        let characteristic = try characteristic(address, path)
+        guard characteristic.layout.flags.contains("write-without-response") else { throw BlueZError.notSupported() }
+        guard characteristic.writeSocket == nil else { throw BlueZError.notPermitted("Write acquired") }
+        let (local, remote) = try SeqPacketPair.make()
+        let epoch = devices[address]?.linkEpoch ?? 0
+        let (packets, continuation) = AsyncStream<[UInt8]>.makeStream()
+        let reader = WriteSocketReader(
+            fd: local, onPacket: { continuation.yield($0) }, onClose: { continuation.finish() })
+        devices[address]?.characteristics[path]?.writeSocket = reader
+        await setProperties(["WriteAcquired": .boolean(true)], of: Self.characteristicInterfaceName, at: path)
+        // One consumer keeps the client's datagrams in order.
+        Task {
+            for await packet in packets {
+                guard self.devices[address]?.linkEpoch == epoch else { continue }
+                self.counters.writesReceived[address, default: 0] += 1
+                await self.received(address, path, packet)
+            }
+            await self.writeSocketClosed(address, path, epoch: epoch)
+        }
+        return [.unixFD(DBusFileDescriptor(owning: remote)), .uint16(devices[address]?.configuration.mtu ?? 23)]
+    }
+
+    func writeSocketClosed(_ address: String, _ path: DBusObjectPath, epoch: Int) async {
+        guard devices[address]?.linkEpoch == epoch, devices[address]?.characteristics[path]?.writeSocket != nil else { return }
+        devices[address]?.characteristics[path]?.writeSocket = nil
+        await setProperties(["WriteAcquired": .boolean(false)], of: Self.characteristicInterfaceName, at: path)
+    }
+}

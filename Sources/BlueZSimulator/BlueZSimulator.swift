@@ -1,0 +1,214 @@
+import DBus
+import Foundation
+import GATT
+
+/// A simulated bluetoothd: serves `org.bluez` on a D-Bus bus with BlueZ's object tree
+/// (ObjectManager at `/`, `Adapter1` at `/org/bluez/hciN`, `Device1` and the GATT objects below),
+/// plays wearables that advertise, connect, resolve services and notify, and injects faults.
+///
+/// Guarantees:
+/// - Names, types, flags, error names and error texts follow BlueZ's D-Bus API documentation.
+/// - All state lives in this actor; D-Bus handlers only forward to it. Delayed work (connection
+///   latency, resolution, link loss, notification streams) is tied to a device's link epoch and
+///   gives up when the link changed meanwhile.
+/// - Given the same scenario and seed, each device draws the same random sequence.
+/// - A fault control interface (`org.wearfleet.Simulator1`, see `SimulatorControl`) lives on a
+///   second bus connection named `org.wearfleet.Simulator`, so it survives a simulated
+///   bluetoothd restart.
+public actor BlueZSimulator {
+    public static let serviceName = "org.bluez"
+    public static let controlName = "org.wearfleet.Simulator"
+    public static let controlPath: DBusObjectPath = "/org/wearfleet/simulator"
+
+    let bus: BusAddress
+    public nonisolated let timings: SimulatorTimings
+    var connection: DBusConnection?
+    var controlConnection: DBusConnection?
+    var adapters: [String: SimulatedAdapter] = [:]
+    let adapterNames: [String]
+    var devices: [String: SimulatedDevice] = [:]
+    let deviceAddresses: [String]
+    var fleetFaults: FaultSettings
+    var counters = SimulatorCounters()
+    let schedule: [ScheduledFault]
+    var backgroundTasks: [Task<Void, Never>] = []
+    var clientWatchTask: Task<Void, Never>?
+    var started = false
+    /// How many times bluetoothd "restarted" (for the control interface and tests).
+    var restarts = 0
+
+    /// Builds the fleet; nothing touches the bus until `start()`. `timings` overrides the
+    /// scenario's own.
+    public init(scenario: Scenario, bus: BusAddress, timings: SimulatorTimings? = nil) throws {
+        self.bus = bus
+        let timings = timings ?? scenario.timings ?? SimulatorTimings()
+        self.timings = timings
+        let (adapterConfigs, deviceConfigs) = try scenario.resolved()
+        var adapters: [String: SimulatedAdapter] = [:]
+        for config in adapterConfigs { adapters[config.name] = try SimulatedAdapter(configuration: config) }
+        var devices: [String: SimulatedDevice] = [:]
+        for config in deviceConfigs {
+            guard let adapter = adapters[config.adapter] else { continue }
+            devices[config.address] = try SimulatedDevice(configuration: config, adapterPath: adapter.path, timings: timings)
+        }
+        self.adapters = adapters
+        self.devices = devices
+        adapterNames = adapterConfigs.map(\.name)
+        deviceAddresses = deviceConfigs.map(\.address)
+        fleetFaults = scenario.faults ?? FaultSettings()
+        schedule = scenario.schedule ?? []
+    }
+
+    // MARK: - Lifecycle
+
+    /// Connects, exports the tree, takes `org.bluez`, starts the control interface, the expiry
+    /// sweeper and the fault schedule.
+    public func start() async throws {
+        guard !started else { return }
+        started = true
+        try await bringUp()
+        let control = try await DBusConnection.connect(to: bus, threadName: "bluez-sim-control")
+        controlConnection = control
+        try await control.export(SimulatorControl.interface(for: self), at: Self.controlPath)
+        guard try await control.requestName(Self.controlName) == .primaryOwner else {
+            throw DBusError(name: DBusError.failed, message: "\(Self.controlName) is already owned on this bus")
+        }
+        backgroundTasks.append(Task { await self.sweepExpiredDevices() })
+        for entry in schedule {
+            let delay = timings.duration(entry.at)
+            backgroundTasks.append(
+                Task {
+                    try? await Task.sleep(for: delay)
+                    guard !Task.isCancelled else { return }
+                    try? await self.apply(entry.fault)
+                })
+        }
+    }
+
+    /// Stops everything: links drop silently, sockets close, both bus connections close.
+    public func stop() async {
+        for task in backgroundTasks { task.cancel() }
+        backgroundTasks.removeAll()
+        await goDown()
+        await controlConnection?.close()
+        controlConnection = nil
+    }
+
+    /// The unique name currently owning `org.bluez` (nil while "restarting").
+    public var uniqueName: String? { connection?.uniqueName }
+
+    /// Exports the whole tree on a fresh connection, then requests the well-known name, so a
+    /// client that sees the name appear finds every object at once.
+    func bringUp() async throws {
+        let connection = try await DBusConnection.connect(to: bus, threadName: "bluez-sim")
+        self.connection = connection
+        await connection.addObjectManager(at: .root)
+        try await connection.export(
+            [(Self.agentManagerInterface(), [:]), (Self.profileManagerInterface(), [:])], at: "/org/bluez")
+        for name in adapterNames {
+            guard let adapter = adapters[name] else { continue }
+            try await connection.export(adapterInterface(name), properties: adapterProperties(adapter), at: adapter.path)
+        }
+        // Bonded devices are remembered across restarts (bluetoothd keeps them on disk).
+        for address in deviceAddresses where devices[address]?.bonded == true {
+            await exportDevice(address, seen: false)
+        }
+        clientWatchTask = Task { await self.watchClients(on: connection) }
+        guard try await connection.requestName(Self.serviceName) == .primaryOwner else {
+            throw DBusError(name: DBusError.failed, message: "\(Self.serviceName) is already owned on this bus")
+        }
+    }
+
+    /// Drops the connection as a crashing bluetoothd would: no InterfacesRemoved, no
+    /// PropertiesChanged; the bus announces the name vanished. Links and sockets close.
+    func goDown() async {
+        guard let connection else { return }
+        self.connection = nil
+        clientWatchTask?.cancel()
+        clientWatchTask = nil
+        for name in adapterNames {
+            adapters[name]?.discoveryTask?.cancel()
+            adapters[name]?.discoveryTask = nil
+            adapters[name]?.discoveryClients.removeAll()
+            adapters[name]?.discoveryFilters.removeAll()
+            adapters[name]?.attemptsInFlight = 0
+        }
+        for address in deviceAddresses {
+            await dropLink(address, reason: .unknown, announce: false)
+            devices[address]?.exported = false
+        }
+        await connection.close()
+    }
+
+    /// A simulated bluetoothd restart: down now, back after `seconds` of simulated time with a
+    /// new unique name, every device disconnected and only bonded devices known.
+    func restart(after seconds: Double) async {
+        guard connection != nil else { return }
+        restarts += 1
+        await goDown()
+        try? await Task.sleep(for: timings.duration(seconds))
+        do {
+            try await bringUp()
+        } catch {
+            FileHandle.standardError.write(Data("bluez-sim: cannot come back after a restart: \(error)\n".utf8))
+        }
+    }
+
+    // MARK: - Counters
+
+    public func counterSnapshot() -> SimulatorCounters { counters }
+
+    public func resetCounters() { counters = SimulatorCounters() }
+
+    /// The object path of a device (whether or not it is exported now).
+    public func devicePath(of address: String) -> DBusObjectPath? { devices[address]?.path }
+
+    /// Every device's address, in scenario order.
+    public nonisolated var addresses: [String] { deviceAddresses }
+
+    /// The kind of the device at `address`.
+    public func kind(of address: String) -> WearableKind? { devices[address]?.configuration.kind }
+
+    // MARK: - Bus helpers (quiet while the connection is down)
+
+    func setProperties(_ values: [String: DBusValue], of interface: String, at path: DBusObjectPath) async {
+        try? await connection?.setProperties(values, of: interface, at: path)
+    }
+
+    func emit(_ path: DBusObjectPath, _ interface: String, _ member: String, _ body: [DBusValue]) async {
+        try? await connection?.emitSignal(path: path, interface: interface, member: member, body)
+    }
+
+    // MARK: - Clients
+
+    /// Discovery sessions and notify sessions belong to a client's bus connection and end
+    /// when it closes, as in BlueZ.
+    private func watchClients(on connection: DBusConnection) async {
+        let rule = MatchRule(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged")
+        guard let stream = try? await connection.signals(matching: rule) else { return }
+        do {
+            for try await message in stream {
+                guard let name = try? message.body.decode(String.self, at: 0), name.hasPrefix(":"),
+                    let newOwner = try? message.body.decode(String.self, at: 2), newOwner.isEmpty
+                else { continue }
+                await clientVanished(name)
+            }
+        } catch {
+            // The connection closed (restart or stop): nothing left to watch.
+        }
+    }
+
+    func clientVanished(_ client: String) async {
+        for name in adapterNames where adapters[name]?.discoveryClients.contains(client) == true {
+            try? await stopDiscovery(adapter: name, client: client)
+        }
+        for address in deviceAddresses {
+            guard let device = devices[address] else { continue }
+            for (path, characteristic) in device.characteristics where characteristic.notifyClients.contains(client) {
+                try? await stopNotify(address, path, client: client)
+            }
+        }
+    }
+}

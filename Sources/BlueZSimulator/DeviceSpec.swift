@@ -1,0 +1,43 @@
+/// One simulated wearable as a scenario describes it. Everything but `kind` is optional and
+/// derived from the seed when absent.
+public struct DeviceSpec: Codable, Sendable, Hashable {
+    public var kind: WearableKind
+    /// Expands this entry into `count` devices (names get a number, addresses are generated).
+    public var count: Int?
+    public var address: String?
+    /// `public` or `random`.
+    public var addressType: String?
+    public var name: String?
+    /// Mean RSSI in dBm while advertising.
+    public var rssi: Int?
+    public var txPower: Int?
+    /// The adapter that sees it; round-robin over the adapters when absent.
+    public var adapter: String?
+    /// Bonded devices are known at start (cached) and never expire.
+    public var bonded: Bool?
+    public var mtu: Int?
+    /// Motion band streaming rate (50–200 Hz).
+    public var notifyHz: Double?
+    public var inRange: Bool?
+    public var faults: FaultSettings?
+
+    public init(
+        kind: WearableKind, count: Int? = nil, address: String? = nil, addressType: String? = nil, name: String? = nil,
+        rssi: Int? = nil, txPower: Int? = nil, adapter: String? = nil, bonded: Bool? = nil, mtu: Int? = nil,
+        notifyHz: Double? = nil, inRange: Bool? = nil, faults: FaultSettings? = nil
+    ) {
+        self.kind = kind
+        self.count = count
+        self.address = address
+        self.addressType = addressType
+        self.name = name
+        self.rssi = rssi
+        self.txPower = txPower
+        self.adapter = adapter
+        self.bonded = bonded
+        self.mtu = mtu
+        self.notifyHz = notifyHz
+        self.inRange = inRange
+        self.faults = faults
+    }
+}

@@ -1,0 +1,36 @@
+/// The standing faults of one device, or of the whole fleet (then each device's own settings
+/// override them field by field).
+public struct FaultSettings: Codable, Sendable, Hashable {
+    /// The `org.bluez.Error.Failed` text a failing `Connect` returns (`le-connection-abort-by-local`).
+    public var connectFailure: String?
+    /// How often a `Connect` fails with `connectFailure`, 0…1.
+    public var connectFailureProbability: Double?
+    /// Mean simulated seconds between link drops while connected (exponentially distributed);
+    /// nil or 0: the link never drops by itself.
+    public var linkLossMeanSeconds: Double?
+    /// Extra simulated seconds between `Connected` and `ServicesResolved`.
+    public var extraResolveDelay: Double?
+    /// A service UUID left out of GATT resolution (exported neither before nor after ServicesResolved).
+    public var missingService: String?
+
+    public init(
+        connectFailure: String? = nil, connectFailureProbability: Double? = nil, linkLossMeanSeconds: Double? = nil,
+        extraResolveDelay: Double? = nil, missingService: String? = nil
+    ) {
+        self.connectFailure = connectFailure
+        self.connectFailureProbability = connectFailureProbability
+        self.linkLossMeanSeconds = linkLossMeanSeconds
+        self.extraResolveDelay = extraResolveDelay
+        self.missingService = missingService
+    }
+
+    /// These settings, with gaps filled from `fleet`.
+    func overriding(_ fleet: FaultSettings) -> FaultSettings {
+        FaultSettings(
+            connectFailure: connectFailure ?? fleet.connectFailure,
+            connectFailureProbability: connectFailureProbability ?? fleet.connectFailureProbability,
+            linkLossMeanSeconds: linkLossMeanSeconds ?? fleet.linkLossMeanSeconds,
+            extraResolveDelay: extraResolveDelay ?? fleet.extraResolveDelay,
+            missingService: missingService ?? fleet.missingService)
+    }
+}

@@ -1,0 +1,17 @@
+import GATT
+
+/// One characteristic of a wearable's GATT database: what BlueZ would discover on it.
+struct GATTCharacteristicLayout: Sendable {
+    var uuid: BluetoothUUID
+    /// BlueZ's flag words (`read`, `write-without-response`, `notify`, …).
+    var flags: [String]
+    /// The value a read returns before anything changed it.
+    var initialValue: [UInt8]
+    /// How often a subscribed client gets a notification (simulated seconds); nil when the
+    /// characteristic only notifies in answer to writes.
+    var notifyInterval: Double?
+    /// True when the interval is a real rate that `timeScale` must not stretch.
+    var realTimeRate = false
+
+    var notifies: Bool { flags.contains("notify") || flags.contains("indicate") }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// A fleet to simulate: adapters, wearables, standing faults and a fault schedule.
+///
+/// Read from JSON (`Scenario.load(from:)`) or built by `Scenario.quick(devices:adapters:)`.
+/// `resolved()` turns it into concrete configurations; the same scenario and seed always resolve
+/// to the same addresses, names and per-device random streams.
+public struct Scenario: Codable, Sendable, Hashable {
+    public var seed: UInt64?
+    public var timings: SimulatorTimings?
+    public var adapters: [AdapterSpec]?
+    public var devices: [DeviceSpec]
+    /// Fleet-wide standing faults (each device's own `faults` override them).
+    public var faults: FaultSettings?
+    public var schedule: [ScheduledFault]?
+
+    public init(
+        seed: UInt64? = nil, timings: SimulatorTimings? = nil, adapters: [AdapterSpec]? = nil, devices: [DeviceSpec],
+        faults: FaultSettings? = nil, schedule: [ScheduledFault]? = nil
+    ) {
+        self.seed = seed
+        self.timings = timings
+        self.adapters = adapters
+        self.devices = devices
+        self.faults = faults
+        self.schedule = schedule
+    }
+
+    /// `count` wearables cycling strap, watch, motion band (the bands at 50, 100, 200 Hz), spread
+    /// round-robin over `adapters` adapters with `slots` connection slots each. `bonded` devices
+    /// are known from the start (a gateway's enrolled fleet); unbonded ones appear only while
+    /// discovering and expire after TemporaryTimeout.
+    public static func quick(
+        devices count: Int, adapters: Int = 1, slots: Int = 5, seed: UInt64 = 1, bonded: Bool = false
+    ) -> Scenario {
+        let kinds = WearableKind.allCases
+        let rates: [Double] = [50, 100, 200]
+        let devices = (0..<max(0, count)).map { index in
+            DeviceSpec(
+                kind: kinds[index % kinds.count], bonded: bonded,
+                notifyHz: kinds[index % kinds.count] == .motionBand ? rates[(index / kinds.count) % rates.count] : nil)
+        }
+        let adapterSpecs = (0..<max(1, adapters)).map { AdapterSpec(name: "hci\($0)", slots: slots) }
+        return Scenario(seed: seed, adapters: adapterSpecs, devices: devices)
+    }
+
+    /// Reads a JSON scenario file.
+    public static func load(from url: URL) throws -> Scenario {
+        let data = try Data(contentsOf: url)
+        do {
+            return try JSONDecoder().decode(Scenario.self, from: data)
+        } catch let error as DecodingError {
+            throw ScenarioError.invalid(url.path, Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context)): missing key '\(key.stringValue)'"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    // MARK: - Resolution
+
+    /// Concrete adapters and wearables. Throws `ScenarioError` for bad addresses, unknown
+    /// adapters or duplicate devices.
+    public func resolved() throws -> (adapters: [AdapterConfiguration], devices: [WearableConfiguration]) {
+        let seed = self.seed ?? 1
+        var random = SeededRandom(seed: seed)
+        let specs = adapters ?? [AdapterSpec(name: "hci0")]
+        var adapterConfigs: [AdapterConfiguration] = []
+        for spec in specs {
+            guard spec.name.hasPrefix("hci"), Int(spec.name.dropFirst(3)) != nil else {
+                throw ScenarioError.invalid("adapters", "adapter name '\(spec.name)' is not hciN")
+            }
+            let generated = DeviceAddress.generated(public: true, using: &random)
+            let address = try spec.address.map { try DeviceAddress.normalized($0) } ?? generated
+            adapterConfigs.append(
+                AdapterConfiguration(name: spec.name, address: address, slots: max(1, spec.slots ?? 5), powered: spec.powered ?? true))
+        }
+        guard !adapterConfigs.isEmpty else { throw ScenarioError.invalid("adapters", "no adapter") }
+
+        var configs: [WearableConfiguration] = []
+        var seen = Set<String>()
+        var perKind: [WearableKind: Int] = [:]
+        for spec in devices {
+            for copy in 0..<max(1, spec.count ?? 1) {
+                let index = configs.count
+                var own = SeededRandom.derived(from: seed, index: index)
+                let addressType = spec.addressType ?? (spec.kind == .heartRateStrap ? "public" : "random")
+                guard addressType == "public" || addressType == "random" else {
+                    throw ScenarioError.invalid("devices[\(index)]", "addressType must be public or random")
+                }
+                let generated = DeviceAddress.generated(public: addressType == "public", using: &own)
+                let address = try (copy == 0 ? spec.address : nil).map { try DeviceAddress.normalized($0) } ?? generated
+                guard seen.insert(address).inserted else {
+                    throw ScenarioError.invalid("devices[\(index)]", "duplicate address \(address)")
+                }
+                let adapter = spec.adapter ?? adapterConfigs[index % adapterConfigs.count].name
+                guard adapterConfigs.contains(where: { $0.name == adapter }) else {
+                    throw ScenarioError.invalid("devices[\(index)]", "unknown adapter \(adapter)")
+                }
+                perKind[spec.kind, default: 0] += 1
+                let number = perKind[spec.kind, default: 1]
+                let name = spec.name.map { (spec.count ?? 1) > 1 ? "\($0) \(copy + 1)" : $0 }
+                    ?? String(format: "%@ %02d", spec.kind.namePrefix, number)
+                let rssi = spec.rssi ?? -45 - Int(own.next() % 40)
+                configs.append(
+                    WearableConfiguration(
+                        kind: spec.kind, address: address, addressType: addressType, name: name, rssi: rssi,
+                        txPower: spec.txPower ?? 4, adapter: adapter, bonded: spec.bonded ?? false,
+                        mtu: UInt16(clamping: max(23, min(517, spec.mtu ?? Int(spec.kind.defaultMTU)))),
+                        notifyHz: max(1, min(1000, spec.notifyHz ?? 50)), inRange: spec.inRange ?? true,
+                        faults: (spec.faults ?? FaultSettings()).overriding(faults ?? FaultSettings()),
+                        seed: own.next()))
+            }
+        }
+        return (adapterConfigs, configs)
+    }
+}

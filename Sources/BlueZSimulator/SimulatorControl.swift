@@ -1,0 +1,103 @@
+import DBus
+
+/// `org.wearfleet.Simulator1` at `/org/wearfleet/simulator` on the name `org.wearfleet.Simulator`:
+/// the control interface tests, benchmarks and people (`busctl call`) use to inject faults and
+/// read counters.
+///
+/// Device arguments are addresses (`AA:BB:CC:DD:EE:FF`); an empty string means every device.
+/// Adapter arguments are names (`hci0`); empty means every adapter. Unknown ones fail with
+/// `org.freedesktop.DBus.Error.InvalidArgs`.
+public enum SimulatorControl {
+    public static let interfaceName = "org.wearfleet.Simulator1"
+
+    static func interface(for simulator: BlueZSimulator) -> DBusInterface {
+        @Sendable func target(_ text: String) -> String? { text.isEmpty ? nil : text }
+        @Sendable func apply(_ fault: FaultCommand) async throws -> [DBusValue] {
+            try await simulator.apply(fault)
+            return []
+        }
+        let options = DBusType.dictionary(key: .string, value: .variant)
+        return DBusInterface(
+            interfaceName,
+            methods: [
+                DBusMethod(
+                    "SetConnectFailure", inputs: [.init("device", .string), .init("error", .string), .init("probability", .double)],
+                    handler: .async { call in
+                        let error = try call.body.decode(String.self, at: 1)
+                        return try await apply(
+                            FaultCommand(
+                                .connectFailure, device: target(try call.body.decode(String.self, at: 0)),
+                                error: error.isEmpty ? nil : error, probability: try call.body.decode(Double.self, at: 2)))
+                    }),
+                DBusMethod("SetLinkLoss", inputs: [.init("device", .string), .init("mean_seconds", .double)], handler: .async { call in
+                    try await apply(
+                        FaultCommand(
+                            .linkLoss, device: target(try call.body.decode(String.self, at: 0)), seconds: try call.body.decode(Double.self, at: 1)))
+                }),
+                DBusMethod("DropLink", inputs: [.init("device", .string)], handler: .async { call in
+                    try await apply(FaultCommand(.dropLink, device: target(try call.body.decode(String.self, at: 0))))
+                }),
+                DBusMethod("SetResolveDelay", inputs: [.init("device", .string), .init("seconds", .double)], handler: .async { call in
+                    try await apply(
+                        FaultCommand(
+                            .resolveDelay, device: target(try call.body.decode(String.self, at: 0)), seconds: try call.body.decode(Double.self, at: 1)))
+                }),
+                DBusMethod("SetMissingService", inputs: [.init("device", .string), .init("uuid", .string)], handler: .async { call in
+                    try await apply(
+                        FaultCommand(
+                            .missingService, device: target(try call.body.decode(String.self, at: 0)), uuid: try call.body.decode(String.self, at: 1)))
+                }),
+                DBusMethod("SetInRange", inputs: [.init("device", .string), .init("in_range", .boolean)], handler: .async { call in
+                    let inRange = try call.body.decode(Bool.self, at: 1)
+                    return try await apply(FaultCommand(inRange ? .inRange : .outOfRange, device: target(try call.body.decode(String.self, at: 0))))
+                }),
+                DBusMethod("SetAdapterPowered", inputs: [.init("adapter", .string), .init("powered", .boolean)], handler: .async { call in
+                    try await apply(
+                        FaultCommand(
+                            .adapterPower, adapter: target(try call.body.decode(String.self, at: 0)), powered: try call.body.decode(Bool.self, at: 1)))
+                }),
+                DBusMethod("RestartBluetoothd", inputs: [.init("down_seconds", .double)], handler: .async { call in
+                    let seconds = try call.body.decode(Double.self, at: 0)
+                    return try await apply(FaultCommand(.restart, seconds: seconds < 0 ? nil : seconds))
+                }),
+                DBusMethod("ClearFaults", inputs: [.init("device", .string)], handler: .async { call in
+                    try await apply(FaultCommand(.clear, device: target(try call.body.decode(String.self, at: 0))))
+                }),
+                DBusMethod("GetCounters", outputs: [.init("counters", options)], handler: .async { _ in
+                    [counterMap(await simulator.counterSnapshot(), restarts: await simulator.restartCount)]
+                }),
+                DBusMethod("ResetCounters", handler: .async { _ in
+                    await simulator.resetCounters()
+                    return []
+                }),
+                DBusMethod(
+                    "GetDevices", outputs: [.init("devices", .dictionary(key: .string, value: options))],
+                    handler: .async { _ in
+                        let entries = await simulator.deviceSummaries().map {
+                            DBusDictEntry(key: .string($0.address), value: .stringVariantMap($0.values))
+                        }
+                        return [.dictionary(key: .string, value: options, entries)]
+                    }),
+            ])
+    }
+
+    /// Counters as `a{sv}`: per-device and per-adapter maps are `a{su}`.
+    static func counterMap(_ counters: SimulatorCounters, restarts: Int) -> DBusValue {
+        func map(_ values: [String: Int]) -> DBusValue {
+            .dictionary(
+                key: .string, value: .uint32,
+                values.sorted { $0.key < $1.key }.map { DBusDictEntry(key: .string($0.key), value: .uint32(UInt32(clamping: $0.value))) })
+        }
+        return .stringVariantMap([
+            "ConnectAttempts": map(counters.connectAttempts),
+            "MaxConcurrentAttempts": map(counters.maxConcurrentAttempts),
+            "NotificationsSent": map(counters.notificationsSent),
+            "NotificationsDropped": .uint64(UInt64(counters.notificationsDropped)),
+            "WritesReceived": map(counters.writesReceived),
+            "LinkDrops": map(counters.linkDrops),
+            "TotalNotificationsSent": .uint64(UInt64(counters.totalNotificationsSent)),
+            "TotalWritesReceived": .uint64(UInt64(counters.totalWritesReceived)),
+            "Restarts": .uint32(UInt32(clamping: restarts)),
+        ])
+    }
+}

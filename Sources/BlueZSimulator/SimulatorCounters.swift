@@ -1,0 +1,22 @@
+/// What the simulator counted since start (or the last reset): for tests and benchmarks to check
+/// what a client really did to the "radio".
+public struct SimulatorCounters: Sendable, Hashable, Codable {
+    /// `Connect`/`ConnectDevice`/`Pair`-triggered connection attempts, by device address.
+    public var connectAttempts: [String: Int] = [:]
+    /// The most connection attempts in flight at once on each adapter.
+    public var maxConcurrentAttempts: [String: Int] = [:]
+    /// Notifications delivered (D-Bus PropertiesChanged or AcquireNotify datagrams), by device.
+    public var notificationsSent: [String: Int] = [:]
+    /// Notifications dropped because an AcquireNotify client did not read.
+    public var notificationsDropped = 0
+    /// Writes received (WriteValue or AcquireWrite datagrams), by device.
+    public var writesReceived: [String: Int] = [:]
+    /// Link drops the simulator caused (link loss, out of range).
+    public var linkDrops: [String: Int] = [:]
+
+    public init() {}
+
+    public var totalNotificationsSent: Int { notificationsSent.values.reduce(0, +) }
+    public var totalWritesReceived: Int { writesReceived.values.reduce(0, +) }
+    public var totalConnectAttempts: Int { connectAttempts.values.reduce(0, +) }
+}

@@ -1,0 +1,17 @@
+/// A simulated wearable with every value decided (address, name, adapter, rates, faults).
+public struct WearableConfiguration: Sendable, Hashable {
+    public var kind: WearableKind
+    public var address: String
+    public var addressType: String
+    public var name: String
+    public var rssi: Int
+    public var txPower: Int
+    public var adapter: String
+    public var bonded: Bool
+    public var mtu: UInt16
+    public var notifyHz: Double
+    public var inRange: Bool
+    public var faults: FaultSettings
+    /// The seed of this device's own random generator.
+    public var seed: UInt64
+}

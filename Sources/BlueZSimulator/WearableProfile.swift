@@ -1,0 +1,82 @@
+import Foundation
+import GATT
+
+/// The GATT database of each kind of wearable, built from the standard characteristics' encoders.
+enum WearableProfile {
+    static func services(for device: WearableConfiguration, timings: SimulatorTimings) -> [GATTServiceLayout] {
+        var services: [GATTServiceLayout] = []
+        switch device.kind {
+        case .heartRateStrap:
+            services.append(heartRate(timings: timings, bodyLocation: 1))
+        case .watch:
+            services.append(heartRate(timings: timings, bodyLocation: 2))
+            services.append(
+                GATTServiceLayout(
+                    uuid: .healthThermometerService,
+                    characteristics: [
+                        GATTCharacteristicLayout(
+                            uuid: .temperatureMeasurement, flags: ["indicate"], initialValue: [],
+                            notifyInterval: timings.slowMeasurementInterval * 5)
+                    ]))
+            services.append(
+                GATTServiceLayout(
+                    uuid: .pulseOximeterService,
+                    characteristics: [
+                        GATTCharacteristicLayout(
+                            uuid: .plxContinuousMeasurement, flags: ["notify"], initialValue: [],
+                            notifyInterval: timings.slowMeasurementInterval)
+                    ]))
+        case .motionBand:
+            services.append(
+                GATTServiceLayout(
+                    uuid: .motionBandService,
+                    characteristics: [
+                        GATTCharacteristicLayout(
+                            uuid: .motionBandData, flags: ["notify"], initialValue: [],
+                            notifyInterval: 1 / device.notifyHz, realTimeRate: true),
+                        GATTCharacteristicLayout(
+                            uuid: .motionBandControl, flags: ["write-without-response", "write", "notify"], initialValue: [],
+                            notifyInterval: nil),
+                    ]))
+        }
+        services.append(
+            GATTServiceLayout(
+                uuid: .batteryService,
+                characteristics: [
+                    GATTCharacteristicLayout(
+                        uuid: .batteryLevel, flags: ["read", "notify"], initialValue: BatteryLevel(percent: 87)?.encode() ?? [87],
+                        notifyInterval: timings.slowMeasurementInterval * 30)
+                ]))
+        services.append(deviceInformation(device))
+        return services
+    }
+
+    private static func heartRate(timings: SimulatorTimings, bodyLocation: UInt8) -> GATTServiceLayout {
+        GATTServiceLayout(
+            uuid: .heartRateService,
+            characteristics: [
+                GATTCharacteristicLayout(
+                    uuid: .heartRateMeasurement, flags: ["notify"], initialValue: [], notifyInterval: timings.heartRateInterval),
+                GATTCharacteristicLayout(uuid: .bodySensorLocation, flags: ["read"], initialValue: [bodyLocation]),
+            ])
+    }
+
+    private static func deviceInformation(_ device: WearableConfiguration) -> GATTServiceLayout {
+        let model: String
+        switch device.kind {
+        case .heartRateStrap: model = "HRS-200"
+        case .watch: model = "WW-5"
+        case .motionBand: model = "MB-1"
+        }
+        let strings: [(DeviceInformationString.Field, String)] = [
+            (.manufacturerName, "Wearfleet Labs"), (.modelNumber, model),
+            (.serialNumber, device.address.replacingOccurrences(of: ":", with: "")), (.firmwareRevision, "2.4.1"),
+        ]
+        return GATTServiceLayout(
+            uuid: .deviceInformationService,
+            characteristics: strings.map { field, value in
+                GATTCharacteristicLayout(
+                    uuid: field.uuid, flags: ["read"], initialValue: DeviceInformationString(field: field, value: value).encode())
+            })
+    }
+}

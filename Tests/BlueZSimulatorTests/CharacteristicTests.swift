@@ -1,0 +1,206 @@
+import BlueZSimulator
+import DBus
+import GATT
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+@Suite("GattCharacteristic1", .serialized)
+struct CharacteristicTests {
+    @Test("StartNotify delivers heart-rate measurements as Value PropertiesChanged")
+    func startNotify() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(strap)
+        let path = try await fixture.characteristic(heartRateMeasurementUUID, of: device)
+        let changes = try await fixture.signals(path: path, interface: propertiesInterface, member: "PropertiesChanged")
+        try await fixture.call(path, "org.bluez.GattCharacteristic1", "StartNotify")
+        let message = try await changes.first(within: .seconds(5), "a Value change") {
+            (try? $0.body.decode([String: DBusValue].self, at: 1))?["Value"] != nil
+        }
+        let bytes = try #require(try message.body.decode([String: DBusValue].self, at: 1)["Value"].map { try [UInt8](dbusValue: $0) })
+        let measurement = try HeartRateMeasurement.decode(bytes)
+        #expect((50...170).contains(measurement.beatsPerMinute))
+        #expect(!measurement.rrIntervals.isEmpty)
+        #expect(try await fixture.property(path, "org.bluez.GattCharacteristic1", "Notifying") == .boolean(true))
+        await fixture.stop()
+    }
+
+    @Test("StopNotify without a session fails; the last StopNotify turns Notifying false")
+    func stopNotify() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(strap)
+        let path = try await fixture.characteristic(heartRateMeasurementUUID, of: device)
+        _ = try await expectError("org.bluez.Error.Failed", "No notify session started") {
+            try await fixture.call(path, "org.bluez.GattCharacteristic1", "StopNotify")
+        }
+        try await fixture.call(path, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await fixture.call(path, "org.bluez.GattCharacteristic1", "StopNotify")
+        #expect(try await fixture.property(path, "org.bluez.GattCharacteristic1", "Notifying") == .boolean(false))
+        await fixture.stop()
+    }
+
+    @Test("ReadValue returns the battery level; a notify-only characteristic refuses reads")
+    func readValue() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(strap)
+        let battery = try await fixture.characteristic(batteryLevelUUID, of: device)
+        let reply = try await fixture.call(battery, "org.bluez.GattCharacteristic1", "ReadValue", [.stringVariantMap([:])])
+        let level = try reply.decode([UInt8].self, at: 0)
+        #expect(level.count == 1 && (1...100).contains(level[0]))
+        let heartRate = try await fixture.characteristic(heartRateMeasurementUUID, of: device)
+        _ = try await expectError("org.bluez.Error.NotPermitted", "Read not permitted") {
+            try await fixture.call(heartRate, "org.bluez.GattCharacteristic1", "ReadValue", [.stringVariantMap([:])])
+        }
+        _ = try await expectError("org.bluez.Error.InvalidOffset", "Invalid offset") {
+            try await fixture.call(battery, "org.bluez.GattCharacteristic1", "ReadValue", [.stringVariantMap(["offset": .uint16(9)])])
+        }
+        await fixture.stop()
+    }
+
+    @Test("AcquireNotify hands out a SOCK_SEQPACKET socket of MTU-3-byte datagrams, closed on disconnect")
+    func acquireNotify() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(band)
+        let path = try await fixture.characteristic(motionDataUUID, of: device)
+        let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+        let fd = try #require(try reply.fileDescriptor(at: 0).take())
+        defer { close(fd) }
+        #expect(try reply.decode(UInt16.self, at: 1) == 247)
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length)
+        #expect(type == Int32(SOCK_SEQPACKET.rawValue))
+        let first = try await receive(fd)
+        #expect(first.count == 244)
+        try await fixture.call(device, "org.bluez.Device1", "Disconnect")
+        // Drain what was queued; the socket then reports end of file.
+        let ended = try await withTimeout(.seconds(5), "end of file") {
+            while true {
+                if try await receive(fd).isEmpty { return true }
+            }
+        }
+        #expect(ended)
+        await fixture.stop()
+    }
+
+    @Test("a write with response while another is pending fails InProgress")
+    func writeRequestsSerialize() async throws {
+        var timings = SimulatorTimings.fast
+        timings.writeLatency = 0.3
+        let fixture = try await SimulatorFixture.start(.trio, timings: timings)
+        let device = try await fixture.connect(band)
+        let control = try await fixture.characteristic(motionControlUUID, of: device)
+        let request: [DBusValue] = [.bytes([0x03]), .stringVariantMap(["type": .string("request")])]
+        async let first: [DBusValue] = fixture.call(control, "org.bluez.GattCharacteristic1", "WriteValue", request)
+        try await withTimeout(.seconds(5), "the first write") {
+            while try await fixture.counter("WritesReceived", band) == 0 { await Task.yield() }
+        }
+        _ = try await expectError("org.bluez.Error.InProgress", "In Progress") {
+            try await fixture.call(control, "org.bluez.GattCharacteristic1", "WriteValue", request)
+        }
+        _ = try await first
+        // A command is never held back by a pending request.
+        try await fixture.call(
+            control, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes([0x03]), .stringVariantMap(["type": .string("command")])])
+        await fixture.stop()
+    }
+
+    @Test("writes to a characteristic without write flags fail NotPermitted")
+    func writeNotPermitted() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(strap)
+        let battery = try await fixture.characteristic(batteryLevelUUID, of: device)
+        _ = try await expectError("org.bluez.Error.NotPermitted", "Write not permitted") {
+            try await fixture.call(battery, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes([1]), .stringVariantMap([:])])
+        }
+        await fixture.stop()
+    }
+
+    @Test("the control characteristic takes commands without response and answers by notification")
+    func controlCommand() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(band)
+        let control = try await fixture.characteristic(motionControlUUID, of: device)
+        let changes = try await fixture.signals(path: control, interface: propertiesInterface, member: "PropertiesChanged")
+        try await fixture.call(control, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await fixture.call(
+            control, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes([0x03]), .stringVariantMap(["type": .string("command")])])
+        let message = try await changes.first(within: .seconds(5), "the control reply") {
+            (try? $0.body.decode([String: DBusValue].self, at: 1))?["Value"] != nil
+        }
+        let reply = try #require(try message.body.decode([String: DBusValue].self, at: 1)["Value"].map { try [UInt8](dbusValue: $0) })
+        #expect(reply == [0x83, 0x00, 100, 0, 87])
+        #expect(try await fixture.counter("WritesReceived", band) == 1)
+        await fixture.stop()
+    }
+
+    @Test("AcquireWrite datagrams reach the device in order and count as writes")
+    func acquireWrite() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(band)
+        let control = try await fixture.characteristic(motionControlUUID, of: device)
+        let reply = try await fixture.call(control, "org.bluez.GattCharacteristic1", "AcquireWrite", [.stringVariantMap([:])])
+        let fd = try #require(try reply.fileDescriptor(at: 0).take())
+        defer { close(fd) }
+        for command: [UInt8] in [[0x01, 200, 0], [0x03], [0x03]] {
+            _ = command.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        }
+        try await withTimeout(.seconds(5), "three writes counted") {
+            while try await fixture.counter("WritesReceived", band) < 3 { await Task.yield() }
+        }
+        #expect(try await fixture.property(control, "org.bluez.GattCharacteristic1", "WriteAcquired") == .boolean(true))
+        await fixture.stop()
+    }
+
+    @Test("notify sessions end when the subscribing client disconnects from the bus")
+    func notifySessionEndsWithClient() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(strap)
+        let path = try await fixture.characteristic(heartRateMeasurementUUID, of: device)
+        let other = try await DBusConnection.connect(to: .address(fixture.bus.address))
+        _ = try await other.call(destination: "org.bluez", path: path, interface: "org.bluez.GattCharacteristic1", member: "StartNotify")
+        let changes = try await fixture.signals(path: path, interface: propertiesInterface, member: "PropertiesChanged")
+        await other.close()
+        _ = try await changes.first(within: .seconds(5), "Notifying=false") {
+            (try? $0.body.decode([String: DBusValue].self, at: 1))?["Notifying"] == .boolean(false)
+        }
+        await fixture.stop()
+    }
+}
+
+/// One datagram, waited for with poll(2) on a thread of its own (empty at end of file).
+private func receive(_ fd: Int32) async throws -> [UInt8] {
+    let received: [UInt8]? = await withCheckedContinuation { continuation in
+        let thread = Thread {
+            var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollFD, 1, 5000) == 1 else { return continuation.resume(returning: nil) }
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            continuation.resume(returning: count > 0 ? Array(buffer[0..<count]) : [])
+        }
+        thread.start()
+    }
+    guard let received else { throw ExpectationFailed(description: "no datagram within 5 s") }
+    return received
+}
+
+@Suite("Motion band streaming", .serialized)
+struct MotionStreamTests {
+    @Test("a rate command sent before subscribing does not keep the stream from starting")
+    func rateBeforeSubscribe() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(band)
+        let control = try await fixture.characteristic(motionControlUUID, of: device)
+        try await fixture.call(
+            control, "org.bluez.GattCharacteristic1", "WriteValue",
+            [.bytes([0x01, 0xE8, 0x03]), .stringVariantMap(["type": .string("command")])])
+        let data = try await fixture.characteristic(motionDataUUID, of: device)
+        let changes = try await fixture.signals(path: data, interface: propertiesInterface, member: "PropertiesChanged")
+        try await fixture.call(data, "org.bluez.GattCharacteristic1", "StartNotify")
+        _ = try await changes.first(within: .seconds(5), "a motion notification") {
+            (try? $0.body.decode([String: DBusValue].self, at: 1))?["Value"] != nil
+        }
+        await fixture.stop()
+    }
+}
