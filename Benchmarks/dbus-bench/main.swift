@@ -8,9 +8,9 @@ do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     switch options.role {
     case "calls":
-        try await runSwiftCalls(address: options.address, inflight: options.inflight, seconds: options.seconds).print()
+        try runBlocking { try await runSwiftCalls(address: options.address, inflight: options.inflight, seconds: options.seconds) }.print()
     case "recv":
-        try await runSwiftReceive(address: options.address).print()
+        try runBlocking { try await runSwiftReceive(address: options.address) }.print()
     case nil:
         guard FileManager.default.isExecutableFile(atPath: options.cBaseline) else {
             throw BenchError("no C baseline at \(options.cBaseline): build it with scripts/build-c-baseline.sh DIR, pass --c-baseline")
