@@ -25,6 +25,8 @@ public actor DBusConnection {
     var nextID: UInt64 = 1
     var pendingCalls: [UInt64: PendingCall] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
+    /// Signals matched during the current dispatch round, yielded together at its end.
+    var undeliveredSignals: [(AsyncThrowingStream<DBusMessage, any Error>.Continuation, DBusMessage)] = []
     var trackedNames: [String: TrackedName] = [:]
     var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
     var objects = ObjectRegistry()
@@ -145,6 +147,7 @@ public actor DBusConnection {
 
     func shutDown(reason: DBusError) {
         guard isOpen else { return }
+        flushSignals()
         isOpen = false
         for (_, call) in pendingCalls {
             dbus_pending_call_cancel(call.pending)
@@ -171,6 +174,7 @@ public actor DBusConnection {
     func dispatchIncoming() {
         guard isOpen else { return }
         while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        flushSignals()
     }
 
     /// The filter: every incoming message that is not a reply to a pending call passes here.
@@ -280,6 +284,8 @@ public actor DBusConnection {
     }
 
     func completeCall(_ id: UInt64) {
+        // Signals that arrived before this reply reach their streams before the caller resumes.
+        flushSignals()
         guard let call = pendingCalls.removeValue(forKey: id) else { return }
         defer { dbus_pending_call_unref(call.pending) }
         guard let reply = dbus_pending_call_steal_reply(call.pending) else {
