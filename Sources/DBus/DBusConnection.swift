@@ -26,6 +26,7 @@ public actor DBusConnection {
     var pendingCalls: [UInt64: PendingCall] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
     /// Signals matched during the current dispatch round, yielded together at its end.
+    var decodeCache = DecodeCache()
     var undeliveredSignals: [(AsyncThrowingStream<DBusMessage, any Error>.Continuation, DBusMessage)] = []
     var trackedNames: [String: TrackedName] = [:]
     var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
@@ -191,7 +192,7 @@ public actor DBusConnection {
         }
         let decoded: DBusMessage
         do {
-            decoded = try MessageCodec.decode(message)
+            decoded = try MessageCodec.decode(message, cache: &decodeCache)
         } catch {
             undecodableMessages += 1
             if type == MessageTypeCode.methodCall, dbus_message_get_no_reply(message) == 0 {
@@ -294,7 +295,7 @@ public actor DBusConnection {
         }
         defer { dbus_message_unref(reply) }
         do {
-            let message = try MessageCodec.decode(reply)
+            let message = try MessageCodec.decode(reply, cache: &decodeCache)
             if let error = message.error {
                 call.continuation.resume(throwing: error)
             } else {
