@@ -1,5 +1,3 @@
-import CDBus
-import Glibc
 
 /// Per-connection memory of what recent messages looked like, so decoding a stream of similar
 /// messages (a device's notifications all share path, interface, member and signature) does not
@@ -20,10 +18,22 @@ struct DecodeCache {
     mutating func string(_ pointer: UnsafePointer<CChar>, field: Field) -> String {
         let slot = field.rawValue
         let previous = strings[slot]
-        if previous.withCString({ strcmp($0, pointer) }) == 0 { return previous }
+        if Self.equal(previous, pointer) { return previous }
         let fresh = String(cString: pointer)
         strings[slot] = fresh
         return fresh
+    }
+
+    /// True when the NUL-terminated `c` holds exactly the bytes of `swift`. Compared here rather
+    /// than with `strcmp`, so this file needs no Glibc import: with one, a clean debug build failed
+    /// once on Glibc's and the CDBus shim's differing `fd_set`.
+    private static func equal(_ swift: String, _ c: UnsafePointer<CChar>) -> Bool {
+        var index = 0
+        for byte in swift.utf8 {
+            guard UInt8(bitPattern: c[index]) == byte else { return false }
+            index += 1
+        }
+        return c[index] == 0
     }
 
     /// The parsed types of a body signature. Bounded: a peer sending endless distinct
