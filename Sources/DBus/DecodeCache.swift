@@ -28,12 +28,15 @@ struct DecodeCache {
     /// than with `strcmp`, so this file needs no Glibc import: with one, a clean debug build failed
     /// once on Glibc's and the CDBus shim's differing `fd_set`.
     private static func equal(_ swift: String, _ c: UnsafePointer<CChar>) -> Bool {
-        var index = 0
-        for byte in swift.utf8 {
-            guard UInt8(bitPattern: c[index]) == byte else { return false }
-            index += 1
+        var swift = swift
+        return swift.withUTF8 { bytes in
+            // Stops at the C string's end: a NUL never equals a byte of a C-derived string.
+            for index in bytes.indices {
+                let byte = UInt8(bitPattern: c[index])
+                if byte == 0 || byte != bytes[index] { return false }
+            }
+            return c[bytes.count] == 0
         }
-        return c[index] == 0
     }
 
     /// The parsed types of a body signature. Bounded: a peer sending endless distinct
