@@ -101,11 +101,12 @@ extension DBusConnection {
 
     /// Yields the signals matched so far, in arrival order.
     ///
-    /// Matching happens per message, but yielding waits for the end of the dispatch round (or
-    /// for a reply or a disconnection, which must not overtake earlier signals): a consumer that
-    /// keeps up is otherwise woken for nearly every signal, and those thread wake-ups, not
-    /// decoding, dominated the receiver's CPU time. Yielding a whole round back to back lets
-    /// one wake-up drain all of it. Measured with Benchmarks/dbus-bench: see the commit message.
+    /// Matching happens per message, but yielding waits until the connection's thread has read
+    /// everything available and is about to sleep, or 256 signals are waiting (and happens
+    /// before a reply or a disconnection, which must not overtake earlier signals): a consumer
+    /// that keeps up is otherwise woken for nearly every signal, and those thread wake-ups cost
+    /// more CPU than decoding. Yielding a whole burst back to back lets one wake-up drain it.
+    /// Measured with Benchmarks/dbus-bench: see the commit messages.
     func flushSignals() {
         guard !undeliveredSignals.isEmpty else { return }
         let batch = undeliveredSignals

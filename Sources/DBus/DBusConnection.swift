@@ -118,6 +118,9 @@ public actor DBusConnection {
         thread.dispatcher = { [unowned self] in
             self.assumeIsolated { connection in connection.dispatchIncoming() }
         }
+        thread.beforeSleeping = { [unowned self] in
+            self.assumeIsolated { connection in connection.flushSignals() }
+        }
     }
 
     // MARK: - Lifecycle
@@ -175,7 +178,9 @@ public actor DBusConnection {
     func dispatchIncoming() {
         guard isOpen else { return }
         while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
-        flushSignals()
+        // Normally the loop flushes when it runs out of input; a long burst is handed over in
+        // slices so that consumers are not kept waiting behind it.
+        if undeliveredSignals.count >= 256 { flushSignals() }
     }
 
     /// The filter: every incoming message that is not a reply to a pending call passes here.
