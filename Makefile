@@ -46,11 +46,12 @@ demo: deps
 	@echo "this target will run them once they land. Today: 'make test' and 'make bench-dbus'."
 	@exit 1
 
-## bench-dbus: D-Bus library figures next to a plain C libdbus baseline (release build)
+## bench-dbus: D-Bus library figures next to a plain C libdbus baseline (release build);
+## the table on stdout, the same figures in .build/dbus-bench.json
 bench-dbus: deps
 	$(SWIFT) build -c release --product dbus-bench
 	./scripts/build-c-baseline.sh .build/release
-	.build/release/dbus-bench --c-baseline .build/release/dbus-floor
+	.build/release/dbus-bench --c-baseline .build/release/dbus-floor --json .build/dbus-bench.json
 
 ## fuzz: every GATT decoder under libFuzzer (+ASan) for FUZZ_SECONDS each; crashes in .build-fuzz/crashes
 ## fuzz-smoke: every GATT decoder in one short libFuzzer run (FUZZ_SMOKE_SECONDS), part of make test

@@ -40,6 +40,8 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
 
     /// Called each iteration to dispatch queued incoming messages (loop thread only).
     var dispatcher: (() -> Void)?
+    /// Called when the loop is about to sleep: nothing is left to read or run (loop thread only).
+    var beforeSleeping: (() -> Void)?
 
     init(name: String) throws {
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -84,6 +86,7 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         watches.removeAll()
         timeouts.removeAll()
         dispatcher = nil
+        beforeSleeping = nil
     }
 
     /// Ends the thread: it runs the work already queued, then exits. Called when the actor that
@@ -148,6 +151,7 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
             pollOnce()
         }
         dispatcher = nil
+        beforeSleeping = nil
     }
 
     private func pollOnce() {
@@ -166,14 +170,20 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         if let nearest = timeouts.values.min() {
             timeoutMs = Int32(clamping: max(0, (nearest - now + 999_999) / 1_000_000))
         }
-        let mustNotSleep = shared.withLock { state -> Bool in
-            if !state.work.isEmpty || state.stopRequested { return true }
-            state.sleeping = true
-            return false
+        // Look first without sleeping: while input keeps coming, the loop goes on reading, and
+        // only when it would sleep does it hand over what it gathered (see `beforeSleeping`).
+        var ready = timeoutMs == 0 ? 0 : poll(&fds, nfds_t(fds.count), 0)
+        if ready == 0 {
+            beforeSleeping?()
+            let mustNotSleep = shared.withLock { state -> Bool in
+                if !state.work.isEmpty || state.stopRequested { return true }
+                state.sleeping = true
+                return false
+            }
+            if mustNotSleep { timeoutMs = 0 }
+            ready = poll(&fds, nfds_t(fds.count), timeoutMs)
+            shared.withLock { $0.sleeping = false }
         }
-        if mustNotSleep { timeoutMs = 0 }
-        let ready = poll(&fds, nfds_t(fds.count), timeoutMs)
-        shared.withLock { $0.sleeping = false }
         if ready > 0 {
             if fds[0].revents != 0 {
                 var counter: UInt64 = 0

@@ -28,6 +28,9 @@ public actor DBusConnection {
     var nextID: UInt64 = 1
     var pendingCalls: [UInt64: PendingCall] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
+    /// Signals matched during the current dispatch round, yielded together at its end.
+    var decodeCache = DecodeCache()
+    var undeliveredSignals: [(AsyncThrowingStream<DBusMessage, any Error>.Continuation, DBusMessage)] = []
     var trackedNames: [String: TrackedName] = [:]
     var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
     var objects = ObjectRegistry()
@@ -111,6 +114,9 @@ public actor DBusConnection {
         thread.dispatcher = { [unowned self] in
             self.assumeIsolated { connection in connection.dispatchIncoming() }
         }
+        thread.beforeSleeping = { [unowned self] in
+            self.assumeIsolated { connection in connection.flushSignals() }
+        }
     }
 
     // MARK: - Lifecycle
@@ -150,6 +156,7 @@ public actor DBusConnection {
 
     func shutDown(reason: DBusError) {
         guard isOpen else { return }
+        flushSignals()
         isOpen = false
         for (_, call) in pendingCalls {
             dbus_pending_call_cancel(call.pending)
@@ -176,6 +183,9 @@ public actor DBusConnection {
     func dispatchIncoming() {
         guard !libdbusReleased else { return }
         while isOpen, dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        // Normally the loop flushes when it runs out of input; a long burst is handed over in
+        // slices so that consumers are not kept waiting behind it.
+        if undeliveredSignals.count >= 256 { flushSignals() }
         if mustReleaseLibdbus {
             // The filter may hold the last reference to this actor; keep it alive until we return.
             withExtendedLifetime(self) { releaseLibdbus() }
@@ -197,7 +207,7 @@ public actor DBusConnection {
         }
         let decoded: DBusMessage
         do {
-            decoded = try MessageCodec.decode(message)
+            decoded = try MessageCodec.decode(message, cache: &decodeCache)
         } catch {
             undecodableMessages += 1
             if type == MessageTypeCode.methodCall, dbus_message_get_no_reply(message) == 0 {
@@ -290,6 +300,8 @@ public actor DBusConnection {
     }
 
     func completeCall(_ id: UInt64) {
+        // Signals that arrived before this reply reach their streams before the caller resumes.
+        flushSignals()
         guard let call = pendingCalls.removeValue(forKey: id) else { return }
         defer { dbus_pending_call_unref(call.pending) }
         guard let reply = dbus_pending_call_steal_reply(call.pending) else {
@@ -298,7 +310,7 @@ public actor DBusConnection {
         }
         defer { dbus_message_unref(reply) }
         do {
-            let message = try MessageCodec.decode(reply)
+            let message = try MessageCodec.decode(reply, cache: &decodeCache)
             if let error = message.error {
                 call.continuation.resume(throwing: error)
             } else {

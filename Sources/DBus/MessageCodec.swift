@@ -19,7 +19,14 @@ private let maximumNesting = 64
 enum MessageCodec {
     // MARK: - Decoding
 
+    /// Decodes with a throwaway cache (for one-off messages).
     static func decode(_ raw: OpaquePointer) throws -> DBusMessage {
+        var cache = DecodeCache()
+        return try decode(raw, cache: &cache)
+    }
+
+    /// Decodes `raw`, reusing strings and parsed signatures from earlier messages in `cache`.
+    static func decode(_ raw: OpaquePointer, cache: inout DecodeCache) throws -> DBusMessage {
         let kind: DBusMessage.Kind
         switch dbus_message_get_type(raw) {
         case MessageTypeCode.methodCall: kind = .methodCall
@@ -32,29 +39,40 @@ enum MessageCodec {
         message.serial = dbus_message_get_serial(raw)
         let replySerial = dbus_message_get_reply_serial(raw)
         message.replySerial = replySerial == 0 ? nil : replySerial
-        message.sender = string(dbus_message_get_sender(raw))
+        message.sender = dbus_message_get_sender(raw).map { cache.string($0, field: .sender) }
         message.destination = string(dbus_message_get_destination(raw))
-        if let path = string(dbus_message_get_path(raw)) {
+        if let path = dbus_message_get_path(raw).map({ cache.string($0, field: .path) }) {
             message.path = DBusObjectPath(validated: path)  // libdbus validated it on receipt
         }
-        message.interface = string(dbus_message_get_interface(raw))
-        message.member = string(dbus_message_get_member(raw))
+        message.interface = dbus_message_get_interface(raw).map { cache.string($0, field: .interface) }
+        message.member = dbus_message_get_member(raw).map { cache.string($0, field: .member) }
         message.errorName = string(dbus_message_get_error_name(raw))
         message.noReplyExpected = dbus_message_get_no_reply(raw) != 0
-        message.body = try decodeBody(raw)
+        message.body = try decodeBody(raw, cache: &cache)
         return message
     }
 
-    static func decodeBody(_ raw: OpaquePointer) throws -> [DBusValue] {
+    static func decodeBody(_ raw: OpaquePointer, cache: inout DecodeCache) throws -> [DBusValue] {
         let signature = string(dbus_message_get_signature(raw)) ?? ""
         if signature.isEmpty { return [] }
-        let types = try DBusType.parseList(signature)
+        let types = try cache.types(of: signature)
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }
         var values: [DBusValue] = []
         values.reserveCapacity(types.count)
         for (index, type) in types.enumerated() {
-            values.append(try readValue(&iter, type))
+            if index == 0, type == .string {
+                // The first string often names what the message is about (the interface of a
+                // PropertiesChanged, a bus name) and repeats from message to message.
+                var pointer: UnsafePointer<CChar>? = nil
+                guard dbus_message_iter_get_arg_type(&iter) == Int32(UInt8(ascii: "s")) else {
+                    throw DBusDecodingError(expected: "s", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: dbus_message_iter_get_arg_type(&iter)))))
+                }
+                withUnsafeMutablePointer(to: &pointer) { dbus_message_iter_get_basic(&iter, $0) }
+                values.append(.string(pointer.map { cache.string($0, field: .bodyString) } ?? ""))
+            } else {
+                values.append(try readValue(&iter, type))
+            }
             if index + 1 < types.count {
                 guard dbus_message_iter_next(&iter) != 0 else {
                     throw DBusDecodingError(expected: signature, actual: "a shorter body", context: "message body")
@@ -98,6 +116,9 @@ enum MessageCodec {
         case .variant:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
+            if let inner = commonVariantType(&sub) {
+                return .variant(try readValue(&sub, inner))
+            }
             guard let cSignature = dbus_message_iter_get_signature(&sub) else {
                 throw DBusError(name: DBusError.noMemory, message: "out of memory reading a variant")
             }
@@ -109,7 +130,7 @@ enum MessageCodec {
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
             if element == .byte {
-                return .array(element: .byte, readByteArray(&sub).map(DBusValue.byte))
+                return .array(element: .byte, readByteArray(&sub))
             }
             var items: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&sub) != 0 {
@@ -152,13 +173,37 @@ enum MessageCodec {
         return pointer.map { String(cString: $0) } ?? ""
     }
 
-    private static func readByteArray(_ sub: inout DBusMessageIter) -> [UInt8] {
+    /// Reads an `ay` straight into its values (one allocation, no intermediate `[UInt8]`).
+    private static func readByteArray(_ sub: inout DBusMessageIter) -> [DBusValue] {
         var pointer: UnsafeRawPointer? = nil
         var count: Int32 = 0
         withUnsafeMutablePointer(to: &pointer) { dbus_message_iter_get_fixed_array(&sub, $0, &count) }
         guard let pointer, count > 0 else { return [] }
-        return Array(UnsafeRawBufferPointer(start: pointer, count: Int(count)))
+        let bytes = UnsafeRawBufferPointer(start: pointer, count: Int(count))
+        return [DBusValue](unsafeUninitializedCapacity: bytes.count) { buffer, initialized in
+            for (index, byte) in bytes.enumerated() { (buffer.baseAddress! + index).initialize(to: .byte(byte)) }
+            initialized = bytes.count
+        }
     }
+
+    /// The type inside a variant when it is a basic type or an array of one (the usual property
+    /// values), read from the type codes without asking libdbus for a signature string to parse.
+    /// Nil for anything else: the caller then parses the full signature.
+    private static func commonVariantType(_ sub: inout DBusMessageIter) -> DBusType? {
+        let code = dbus_message_iter_get_arg_type(&sub)
+        if code == Int32(UInt8(ascii: "a")) {
+            let element = dbus_message_iter_get_element_type(&sub)
+            guard let basic = basicTypes[element] else { return nil }
+            return arrayTypes[element] ?? .array(basic)
+        }
+        return basicTypes[code]
+    }
+
+    private static let basicTypes: [Int32: DBusType] = Dictionary(
+        uniqueKeysWithValues: [DBusType.byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string,
+                               .objectPath, .signature, .unixFD].map { (Int32($0.code), $0) })
+    /// Prebuilt so that the common array types do not allocate their indirect payload each time.
+    private static let arrayTypes: [Int32: DBusType] = basicTypes.mapValues { DBusType.array($0) }
 
     // MARK: - Encoding
 

@@ -1,0 +1,20 @@
+import Dispatch
+import Synchronization
+
+/// Runs `body` in a task and blocks the calling (main) thread until it finishes.
+///
+/// The roles could use an async top-level instead, but then the main thread parks in
+/// libdispatch's `dispatch_main`, whose `sigsuspend` on a read-only signal mask crashes
+/// valgrind, and callgrind on this binary is how ingest cost is profiled.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = Mutex<Result<T, any Error>?>(nil)
+    let finished = DispatchSemaphore(value: 0)
+    Task {
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        outcome.withLock { $0 = result }
+        finished.signal()
+    }
+    finished.wait()
+    return try outcome.withLock { $0! }.get()
+}
