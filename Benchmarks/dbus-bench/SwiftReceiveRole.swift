@@ -1,13 +1,13 @@
 import DBus
 import Synchronization
 
-/// Signal ingest through the Swift library: one subscription (as a BlueZ client makes for
-/// notifications), every signal decoded into typed values the way a consumer would: the
+/// Signal ingest through the Swift library: one batched subscription (`signalBatches`, the API
+/// for notification firehoses), every signal decoded into typed values the way a consumer would: the
 /// interface as a `String`, the changed properties as a map, `Value` as `[UInt8]`.
 /// Ends at the sender's end marker, or after `idleLimit` without a signal.
 func runSwiftReceive(address: String) async throws -> RoleReport {
     let connection = try await DBusConnection.connect(to: .address(address), threadName: "bench-recv")
-    let signals = try await connection.signals(
+    let batches = try await connection.signalBatches(
         matching: MatchRule(interface: BenchNames.properties, member: "PropertiesChanged"))
     // Subscribed (AddMatch answered): the orchestrator may start the sender now.
     writeLine("ready")
@@ -34,17 +34,19 @@ func runSwiftReceive(address: String) async throws -> RoleReport {
     var last = 0.0
     var checksum: UInt32 = 0
     do {
-        for try await message in signals {
-            let interface = try message.body.decode(String.self, at: 0)
-            if interface == BenchNames.interface { break }  // the end marker
-            guard interface == BenchNames.characteristicInterface else { continue }
-            let changed = try message.body.decode([String: DBusValue].self, at: 1)
-            guard let value = try changed.decodeIfPresent([UInt8].self, forKey: "Value") else { continue }
-            for byte in value { checksum &+= UInt32(byte) }
-            if count == 0 { start = Clock.now }
-            count += 1
+        receiving: for try await batch in batches {
+            for message in batch {
+                let interface = try message.body.decode(String.self, at: 0)
+                if interface == BenchNames.interface { break receiving }  // the end marker
+                guard interface == BenchNames.characteristicInterface else { continue }
+                let changed = try message.body.decode([String: DBusValue].self, at: 1)
+                guard let value = try changed.decodeIfPresent([UInt8].self, forKey: "Value") else { continue }
+                for byte in value { checksum &+= UInt32(byte) }
+                if count == 0 { start = Clock.now }
+                count += 1
+            }
             last = Clock.now
-            progress.signals.add(1, ordering: .relaxed)
+            progress.signals.store(Int(count), ordering: .relaxed)
         }
     } catch let error as DBusError where error.name == DBusError.disconnected {
         // The watchdog gave up waiting: report what arrived.

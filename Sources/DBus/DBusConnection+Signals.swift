@@ -1,9 +1,22 @@
 import CDBus
 
+/// Where a subscription's signals go: one element per signal, or one array per delivery round.
+enum SignalSink {
+    case each(AsyncThrowingStream<DBusMessage, any Error>.Continuation)
+    case batches(AsyncThrowingStream<[DBusMessage], any Error>.Continuation)
+
+    func finish(throwing error: any Error) {
+        switch self {
+        case .each(let continuation): continuation.finish(throwing: error)
+        case .batches(let continuation): continuation.finish(throwing: error)
+        }
+    }
+}
+
 /// One signal subscription: its rule and the stream it feeds.
 struct Subscription {
     let rule: MatchRule
-    let continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+    let sink: SignalSink
 }
 
 /// How a signal stream buffers when its consumer falls behind.
@@ -25,11 +38,6 @@ extension DBusConnection {
     public func signals(
         matching rule: MatchRule, buffering: SignalBuffering = .unbounded
     ) async throws -> AsyncThrowingStream<DBusMessage, any Error> {
-        try rule.validate()
-        guard isOpen else { throw DBusError(name: DBusError.disconnected, message: "connection is closed") }
-        let trackedSender = rule.sender.flatMap { Self.isWellKnown($0) ? $0 : nil }
-        if let trackedSender { try await retainNameTracking(trackedSender) }
-
         let policy: AsyncThrowingStream<DBusMessage, any Error>.Continuation.BufferingPolicy
         switch buffering {
         case .unbounded: policy = .unbounded
@@ -37,19 +45,52 @@ extension DBusConnection {
         }
         let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(bufferingPolicy: policy)
         let id = nextIdentifier()
-        subscriptions[id] = Subscription(rule: rule, continuation: continuation)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeSubscription(id) }
         }
+        try await subscribe(rule, id: id, sink: .each(continuation))
+        return stream
+    }
+
+    /// Like `signals(matching:)`, but delivers the signals in arrays: everything that matched
+    /// since the consumer last woke up, in arrival order. For high-rate consumers (notification
+    /// firehoses), one wake-up and one stream element per burst instead of per signal.
+    public func signalBatches(matching rule: MatchRule) async throws -> AsyncThrowingStream<[DBusMessage], any Error> {
+        let (stream, continuation) = AsyncThrowingStream<[DBusMessage], any Error>.makeStream()
+        let id = nextIdentifier()
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeSubscription(id) }
+        }
+        try await subscribe(rule, id: id, sink: .batches(continuation))
+        return stream
+    }
+
+    private func subscribe(_ rule: MatchRule, id: UInt64, sink: SignalSink) async throws {
+        do {
+            try rule.validate()
+            guard isOpen else { throw DBusError(name: DBusError.disconnected, message: "connection is closed") }
+        } catch {
+            sink.finish(throwing: error)
+            throw error
+        }
+        let trackedSender = rule.sender.flatMap { Self.isWellKnown($0) ? $0 : nil }
+        if let trackedSender {
+            do {
+                try await retainNameTracking(trackedSender)
+            } catch {
+                sink.finish(throwing: error)
+                throw error
+            }
+        }
+        subscriptions[id] = Subscription(rule: rule, sink: sink)
         do {
             try await addMatch(rule)
         } catch {
             subscriptions[id] = nil
             if let trackedSender { releaseNameTracking(trackedSender) }
-            continuation.finish(throwing: error)
+            sink.finish(throwing: error)
             throw error
         }
-        return stream
     }
 
     /// Emits a signal from an object this connection exports (or any path it speaks for).
@@ -91,10 +132,10 @@ extension DBusConnection {
         {
             noteNameOwnerChanged(message)
         }
-        for (_, subscription) in subscriptions {
+        for (id, subscription) in subscriptions {
             let owner = subscription.rule.sender.flatMap { trackedNames[$0]?.owner }
             if subscription.rule.matches(message, senderOwner: owner) {
-                undeliveredSignals.append((subscription.continuation, message))
+                undeliveredSignals.append((id, message))
             }
         }
     }
@@ -109,8 +150,19 @@ extension DBusConnection {
     /// Measured with Benchmarks/dbus-bench: see the commit messages.
     func flushSignals() {
         guard !undeliveredSignals.isEmpty else { return }
-        let batch = undeliveredSignals
+        let pending = undeliveredSignals
         undeliveredSignals.removeAll(keepingCapacity: true)
-        for (continuation, message) in batch { continuation.yield(message) }
+        var batches: [UInt64: [DBusMessage]] = [:]
+        for (id, message) in pending {
+            // A subscription that ended meanwhile simply gets nothing.
+            switch subscriptions[id]?.sink {
+            case .each(let continuation)?: continuation.yield(message)
+            case .batches?: batches[id, default: []].append(message)
+            case nil: break
+            }
+        }
+        for (id, messages) in batches {
+            if case .batches(let continuation)? = subscriptions[id]?.sink { continuation.yield(messages) }
+        }
     }
 }

@@ -30,7 +30,8 @@ public actor DBusConnection {
     var subscriptions: [UInt64: Subscription] = [:]
     /// Signals matched during the current dispatch round, yielded together at its end.
     var decodeCache = DecodeCache()
-    var undeliveredSignals: [(AsyncThrowingStream<DBusMessage, any Error>.Continuation, DBusMessage)] = []
+    /// Matched signals waiting for `flushSignals`, with the subscription each is for.
+    var undeliveredSignals: [(UInt64, DBusMessage)] = []
     var trackedNames: [String: TrackedName] = [:]
     var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
     var objects = ObjectRegistry()
@@ -165,7 +166,7 @@ public actor DBusConnection {
         }
         pendingCalls.removeAll()
         for (_, subscription) in subscriptions {
-            subscription.continuation.finish(throwing: reason)
+            subscription.sink.finish(throwing: reason)
         }
         subscriptions.removeAll()
         for (_, tracked) in trackedNames {

@@ -95,3 +95,26 @@ func requestName(_ name: String, on connection: DBusConnection) async throws {
         destination: busDaemon, path: busPath, interface: busDaemon, member: "RequestName", [.string(name), .uint32(4)])
     #expect(try reply.decode(UInt32.self, at: 0) == 1, "primary owner")
 }
+
+@Suite("Batched signal delivery")
+struct SignalBatchTests {
+    @Test func batchesDeliverEverySignalOnceInOrder() async throws {
+        let fixture = try BusFixture()
+        let sender = try await fixture.connect("sender")
+        let receiver = try await fixture.connect("receiver")
+        let batches = try await receiver.signalBatches(matching: MatchRule(interface: TestService.interface, member: "Tick"))
+        for count in 1...200 {
+            try await sender.emitSignal(path: TestService.path, interface: TestService.interface, member: "Tick", [.uint32(UInt32(count))])
+        }
+        let received = try await withTimeout(.seconds(5), "200 ticks in batches") {
+            var counts: [UInt32] = []
+            for try await batch in batches {
+                #expect(!batch.isEmpty)
+                for signal in batch { counts.append(try signal.body.decode(UInt32.self, at: 0)) }
+                if counts.count >= 200 { break }
+            }
+            return counts
+        }
+        #expect(received == Array(1...200))
+    }
+}
