@@ -1,5 +1,3 @@
-import Glibc
-
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
     /// The system bus: `DBUS_SYSTEM_BUS_ADDRESS` when set, else `unix:path=/run/dbus/system_bus_socket`.
@@ -12,11 +10,11 @@ public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
     /// The server address to connect to, read from `environment` the way libdbus does:
     /// `DBUS_SYSTEM_BUS_ADDRESS` (default `unix:path=/run/dbus/system_bus_socket`) or
     /// `DBUS_SESSION_BUS_ADDRESS` (required: no autolaunch).
-    public func resolved(environment: [String: String]) throws -> String {
+    public func resolved(environment: [String: String]) throws(DBusError) -> String {
         switch self {
         case .system:
-            return environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? "unix:path=/run/dbus/system_bus_socket"
+            if let address = environment["DBUS_SYSTEM_BUS_ADDRESS"], !address.isEmpty { return address }
+            return "unix:path=/run/dbus/system_bus_socket"
         case .session:
             guard let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
                 throw DBusError(name: DBusError.failed, message: "DBUS_SESSION_BUS_ADDRESS is not set")
@@ -25,15 +23,6 @@ public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
         case .address(let address):
             return address
         }
-    }
-
-    /// The two variables `resolved` reads, from this process's environment.
-    public static var processEnvironment: [String: String] {
-        var environment: [String: String] = [:]
-        for name in ["DBUS_SYSTEM_BUS_ADDRESS", "DBUS_SESSION_BUS_ADDRESS"] {
-            if let value = getenv(name) { environment[name] = String(cString: value) }
-        }
-        return environment
     }
 
     public var description: String {

@@ -65,15 +65,10 @@ extension DBusConnection {
         return stream
     }
 
+    /// Registers the subscription and waits for the bus to accept its rule. On failure the
+    /// sink is finished with the error, which is also thrown.
     private func subscribe(_ rule: MatchRule, id: UInt64, sink: SignalSink) async throws {
-        do {
-            try rule.validate()
-            guard isOpen else { throw DBusError(name: DBusError.disconnected, message: "connection is closed") }
-        } catch {
-            sink.finish(throwing: error)
-            throw error
-        }
-        let trackedSender = rule.sender.flatMap { Self.isWellKnown($0) ? $0 : nil }
+        let trackedSender = try prepareSubscription(rule, sink: sink)
         if let trackedSender {
             do {
                 try await retainNameTracking(trackedSender)
@@ -86,11 +81,27 @@ extension DBusConnection {
         do {
             try await addMatch(rule)
         } catch {
-            subscriptions[id] = nil
-            if let trackedSender { releaseNameTracking(trackedSender) }
+            abandonSubscription(id, trackedSender: trackedSender, error: error)
+            throw error
+        }
+    }
+
+    /// Checks the rule and the connection; returns the well-known sender to track, if any.
+    private func prepareSubscription(_ rule: MatchRule, sink: SignalSink) throws -> String? {
+        do {
+            try rule.validate()
+            guard isOpen else { throw DBusError(name: DBusError.disconnected, message: "connection is closed") }
+        } catch {
             sink.finish(throwing: error)
             throw error
         }
+        return rule.sender.flatMap { Self.isWellKnown($0) ? $0 : nil }
+    }
+
+    private func abandonSubscription(_ id: UInt64, trackedSender: String?, error: any Error) {
+        let sink = subscriptions.removeValue(forKey: id)?.sink
+        if let trackedSender { releaseNameTracking(trackedSender) }
+        sink?.finish(throwing: error)
     }
 
     /// Emits a signal from an object this connection exports (or any path it speaks for).
