@@ -41,6 +41,8 @@ let package = Package(
             name: "Fleet",
             dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", .product(name: "Logging", package: "swift-log")]
         ),
+        // Child processes and private buses, for tests, benchmarks and the demo.
+        .target(name: "ProcessSupport"),
         .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
         .target(name: "BlueZSimulator", dependencies: ["DBus", "GATT"]),
 
@@ -49,14 +51,14 @@ let package = Package(
             name: "bluez-sim",
             dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .executableTarget(name: "dbus-bench", dependencies: ["DBus"], path: "Benchmarks/dbus-bench"),
+        .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
         // (`make fuzz`); otherwise a tool that replays files through every decoder.
         .executableTarget(name: "gatt-fuzz", dependencies: ["GATT"], path: "Fuzz/gatt-fuzz"),
 
         // MARK: - Tests
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
-        .target(name: "TestSupport", path: "Tests/Support"),
+        .target(name: "TestSupport", dependencies: ["ProcessSupport"], path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
         .testTarget(

@@ -1,3 +1,4 @@
+import ProcessSupport
 import Foundation
 
 /// Runs every measurement, each side in its own process against one private bus, and collects
@@ -5,7 +6,7 @@ import Foundation
 /// every read has a deadline, so no step can wait forever.
 struct Orchestrator {
     let options: Options
-    let bus: BenchBus
+    let bus: PrivateBus
 
     /// Slack on top of a role's expected duration before it is declared stuck and killed.
     private let grace = 30.0

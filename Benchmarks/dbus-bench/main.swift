@@ -1,3 +1,4 @@
+import ProcessSupport
 import Foundation
 
 // dbus-bench: the Swift DBus library's round trips and signal ingest next to a plain-libdbus
@@ -15,7 +16,7 @@ do {
         guard FileManager.default.isExecutableFile(atPath: options.cBaseline) else {
             throw BenchError("no C baseline at \(options.cBaseline): build it with scripts/build-c-baseline.sh DIR, pass --c-baseline")
         }
-        let bus = try BenchBus()
+        let bus = try PrivateBus()
         let figures = try Orchestrator(options: options, bus: bus).run()
         print(Report.table(figures))
         let verdict = Report.verdict(figures)

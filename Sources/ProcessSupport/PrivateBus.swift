@@ -1,7 +1,7 @@
 import Foundation
 
-/// A dbus-daemon of the test's own, on a socket in a fresh temporary directory: tests never touch
-/// the machine's buses.
+/// A dbus-daemon of our own, on a socket in a fresh temporary directory: tests, benchmarks and
+/// the demo never touch the machine's buses.
 ///
 /// The daemon runs until `stop()` or until this object is released.
 public final class PrivateBus: Sendable {
@@ -23,7 +23,7 @@ public final class PrivateBus: Sendable {
             "/usr/bin/dbus-daemon", ["--config-file=\(configURL.path)", "--nofork", "--print-address=1"],
             stderrPath: directory.appendingPathComponent("bus.log").path)
         // The first line on stdout is the address: reading it is how we know the bus is up.
-        let printed = process.readLine() ?? ""
+        let printed = (try? process.readLine(within: 10)) ?? ""
         guard printed.hasPrefix("unix:") else {
             process.terminate()
             try? FileManager.default.removeItem(at: directory)

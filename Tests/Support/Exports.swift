@@ -1,0 +1,2 @@
+// Test support builds on the process helpers the benchmarks and the demo use too.
+@_exported import ProcessSupport
