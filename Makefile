@@ -1,6 +1,7 @@
 # Wearfleet. The two commands users need: `make demo` and `make test`.
 # Everything else here is a step of those two, or a tool for developers.
 
+SHELL      := /bin/bash
 SWIFT      ?= swift
 CONFIG     ?= debug
 BUILD_FLAGS = -c $(CONFIG)
@@ -20,8 +21,10 @@ build: deps
 
 ## test: deps + build + every test (the bleak fidelity suite must run, not skip) + fuzz smoke
 test: build python-venv
-	WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build
+	@set -o pipefail; WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build 2>&1 | tee .build/test-output.log
 	$(MAKE) fuzz-smoke
+	@passed=$$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} in .* passed after.*/\1/p' .build/test-output.log | tail -1); \
+		if [ -n "$$passed" ]; then echo "tests: $$passed passed, 0 failed"; fi
 
 ## unit-tests: every Swift test (the bleak fidelity suite included when .build-venv exists)
 unit-tests:
