@@ -45,8 +45,9 @@ sim: deps
 
 ## demo: the daemon against a simulated fleet
 demo: deps
-	@echo "make demo: the daemon (wearfleetd) and the BlueZ simulator are not built yet;"
-	@echo "this target will run them once they land. Today: 'make test' and 'make bench-dbus'."
+	@echo "make demo: the daemon (wearfleetd) is not built yet, so there is no demo to run."
+	@echo "Today: 'make sim' serves a simulated fleet of 12 wearables on a private bus,"
+	@echo "'make test' runs every test and 'make bench-dbus' measures the D-Bus library."
 	@exit 1
 
 ## bench-dbus: D-Bus library figures next to a plain C libdbus baseline (release build);
