@@ -64,7 +64,8 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: [
-                "Fleet", "FleetCore", "GATT", "TestSupport",
+                "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

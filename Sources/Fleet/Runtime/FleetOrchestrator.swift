@@ -40,6 +40,9 @@ public actor FleetOrchestrator {
     private let transport: BlueZDeviceTransport
     private let poller: NotificationSocketPoller
     public nonisolated let pipeline: ValuePipeline
+    /// Every device state change, as it happens (newest kept when nobody reads).
+    public nonisolated let stateChanges: AsyncStream<(DeviceID, DeviceState)>
+    private let stateChangeSink: AsyncStream<(DeviceID, DeviceState)>.Continuation
     private var translator = BlueZEventTranslator()
     private var policy: PoolPolicy
     private var devices: [DeviceID: ManagedDevice] = [:]
@@ -73,6 +76,7 @@ public actor FleetOrchestrator {
         self.policy = PoolPolicy(configuration: configuration.pool, now: clock.now())
         self.seeds = SeededRandom(seed: seed)
         (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
+        (stateChanges, stateChangeSink) = AsyncStream<(DeviceID, DeviceState)>.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
     public func onPersist(_ handler: @escaping @Sendable (DeviceID, DeviceEffect.StoreUpdate) -> Void) {
@@ -122,6 +126,7 @@ public actor FleetOrchestrator {
         tasks.removeAll()
         poller.stop()
         pipeline.finish()
+        stateChangeSink.finish()
     }
 
     /// Proves the orchestrator's actor is responsive (the watchdog asks this).
@@ -263,7 +268,10 @@ public actor FleetOrchestrator {
             persistHandler?(id, update)
         case .lifecycle(let id, let event):
             log(id, event)
-            if case .stateChanged(_, let to, _, _) = event { devices[id]?.state = to }
+            if case .stateChanged(_, let to, _, _) = event {
+                devices[id]?.state = to
+                stateChangeSink.yield((id, to))
+            }
         case .value(let id, let characteristic, let bytes):
             pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
         case .resumeWrites:
