@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
+        .executable(name: "wearfleetd", targets: ["wearfleetd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
@@ -50,6 +51,13 @@ let package = Package(
         .executableTarget(
             name: "bluez-sim",
             dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
+            name: "wearfleetd",
+            dependencies: [
+                "Fleet", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING

@@ -1,0 +1,21 @@
+import FleetCore
+
+extension WearfleetConfiguration {
+    /// What the orchestrator runs with: the file's settings mapped onto the runtime's types.
+    public var runtimeConfiguration: FleetRuntimeConfiguration {
+        FleetRuntimeConfiguration(
+            pinned: pinned.map {
+                FleetRuntimeConfiguration.PinnedDevice(id: $0.id, name: $0.name, className: $0.className, priority: $0.priority)
+            },
+            classes: stateMachineConfigurations,
+            poolClassName: pool.defaultClass,
+            poolEnabled: pool.enabled,
+            poolServiceFilter: Set(pool.services.map(\.description)),
+            pool: poolConfiguration,
+            reconnect: reconnectPolicy,
+            adapters: Set(fleet.adapters),
+            scanUUIDs: fleet.scanServices.map(\.description),
+            minimumRSSI: Int16(clamping: fleet.minimumRSSI),
+            disconnectOnStop: daemon.disconnectOnStop)
+    }
+}
