@@ -57,12 +57,33 @@ struct Wearfleetd: AsyncParsableCommand {
         let logger = Logger(label: "wearfleetd")
         let notifier = SystemdNotifier()
 
+        // The state store: what the daemon learned survives restarts. A corrupt file is set aside
+        // and reported, and the daemon starts anyway; an unusable directory stops it (EX_CANTCREAT).
+        let stateDirectory = StateDirectory.resolve(argument: stateDir, environment: ProcessInfo.processInfo.environment)
+        let store = StateStore(
+            directory: URL(fileURLWithPath: stateDirectory), debounce: settings.daemon.stateDebounce, logger: logger)
+        do {
+            let loaded = try await store.load()
+            logger.info("state loaded", metadata: [
+                "event": "state_loaded", "known_devices": "\(loaded.devices.count)", "state_directory": "\(stateDirectory)",
+            ])
+        } catch {
+            logger.critical("cannot use the state directory", metadata: ["state_directory": "\(stateDirectory)", "error": "\(error)"])
+            FileHandle.standardError.write(Data("wearfleetd: \(error)\n".utf8))
+            throw ExitCode(73)
+        }
+
         let address: BusAddress = bus.map { .address($0) } ?? .system
         let connection = try await DBusConnection.connect(to: address, threadName: "dbus-bluez")
         let client = BlueZClient(connection: connection)
         let orchestrator = try FleetOrchestrator(
             configuration: settings.runtimeConfiguration, client: client, logger: logger,
             seed: UInt64.random(in: .min ... .max))
+        let pinnedIDs = Set(settings.pinned.map(\.id))
+        await orchestrator.onPersist { id, update in
+            let record = KnownDevice(id: id, membership: pinnedIDs.contains(id) ? .pinned : .pool)
+            Task { await store.modify(id, creating: record) { $0.apply(update, adapter: nil, now: Date()) } }
+        }
         try await orchestrator.start()
         notifier.ready(status: await orchestrator.status().summary)
         logger.notice("wearfleetd started", metadata: [
@@ -87,6 +108,11 @@ struct Wearfleetd: AsyncParsableCommand {
         watchdog?.cancel()
         await orchestrator.stop()
         await connection.close()
+        do {
+            try await store.flush()
+        } catch {
+            logger.error("could not save the state file", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Returns on SIGTERM or SIGINT.
