@@ -74,4 +74,47 @@ struct FleetOrchestratorSimulatorTests {
         await orchestrator.stop()
         await simulator.stop()
     }
+
+    @Test func allPinnedDevicesComeBackAfterBluetoothdRestarts() async throws {
+        let bus = try PrivateBus()
+        let scenario = Scenario(
+            seed: 4, adapters: [AdapterSpec(name: "hci0", slots: 5)],
+            devices: Self.addresses.map { DeviceSpec(kind: .heartRateStrap, address: $0, addressType: "public", bonded: true) })
+        let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: .fast)
+        try await simulator.start()
+        let pinned = try Self.addresses.map { text in
+            FleetRuntimeConfiguration.PinnedDevice(id: DeviceID(address: try #require(BluetoothAddress(text))), className: "default")
+        }
+        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
+        let orchestrator = try FleetOrchestrator(
+            configuration: FleetRuntimeConfiguration(pinned: pinned, pool: PoolConfiguration(maxConnections: 8)),
+            client: client, logger: Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() }, seed: 11)
+        let changes = orchestrator.stateChanges
+        try await orchestrator.start()
+
+        /// Waits until every pinned device has reached `ready` (again), counting from now.
+        func allReady(_ what: String) async throws {
+            try await withTimeout(.seconds(30), what) {
+                var ready: Set<DeviceID> = []
+                for await (device, state) in changes {
+                    if state == .ready { ready.insert(device) } else { ready.remove(device) }
+                    if ready.count == pinned.count { return }
+                }
+            }
+        }
+        try await allReady("every pinned device to be ready")
+
+        // bluetoothd drops its name and every object, then returns with a new unique name.
+        _ = try await client.connection.call(
+            destination: BlueZSimulator.controlName, path: BlueZSimulator.controlPath,
+            interface: "org.wearfleet.Simulator1", member: "RestartBluetoothd", [.double(0.2)])
+        let lost = try await changes.first(within: .seconds(10), "a device to notice the restart") { $0.1 != .ready }
+        #expect(lost.1 != .ready)
+        try await allReady("every pinned device to be ready after the restart")
+        let status = await orchestrator.status()
+        #expect(status.pinnedReady == 3)
+        #expect(status.bluetoothdPresent)
+        await orchestrator.stop()
+        await simulator.stop()
+    }
 }
