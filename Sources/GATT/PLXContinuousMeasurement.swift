@@ -59,14 +59,13 @@ public struct PLXContinuousMeasurement: Hashable, Sendable {
             ? try PLXReading.read(from: &reader, spo2Field: "spo2_fast", pulseField: "pulse_rate_fast") : nil
         let slow = flags.contains(.slowPresent)
             ? try PLXReading.read(from: &reader, spo2Field: "spo2_slow", pulseField: "pulse_rate_slow") : nil
-        let status = flags.contains(.measurementStatusPresent)
-            ? try PLXMeasurementStatus(rawValue: reader.readUInt16("measurement_status")) : nil
-        let sensor = flags.contains(.deviceAndSensorStatusPresent)
-            ? try PLXDeviceAndSensorStatus(rawValue: reader.readUInt24("device_sensor_status")) : nil
-        let pai = flags.contains(.pulseAmplitudeIndexPresent) ? try reader.readSFLOAT("pulse_amplitude_index") : nil
+        let statusFields = try PLXStatusFields.read(
+            from: &reader, measurementStatus: flags.contains(.measurementStatusPresent),
+            deviceAndSensorStatus: flags.contains(.deviceAndSensorStatusPresent),
+            pulseAmplitudeIndex: flags.contains(.pulseAmplitudeIndexPresent))
         return PLXContinuousMeasurement(
-            normal: normal, fast: fast, slow: slow, measurementStatus: status, deviceAndSensorStatus: sensor,
-            pulseAmplitudeIndexPercent: pai)
+            normal: normal, fast: fast, slow: slow, measurementStatus: statusFields.measurementStatus,
+            deviceAndSensorStatus: statusFields.deviceAndSensorStatus, pulseAmplitudeIndexPercent: statusFields.pulseAmplitudeIndexPercent)
     }
 
     public func encode() throws(GATTEncodeError) -> [UInt8] {
@@ -75,13 +74,7 @@ public struct PLXContinuousMeasurement: Hashable, Sendable {
         try normal.write(to: &writer, spo2Field: "spo2", pulseField: "pulse_rate")
         try fast?.write(to: &writer, spo2Field: "spo2_fast", pulseField: "pulse_rate_fast")
         try slow?.write(to: &writer, spo2Field: "spo2_slow", pulseField: "pulse_rate_slow")
-        if let measurementStatus { writer.writeUInt16(measurementStatus.rawValue) }
-        if let deviceAndSensorStatus {
-            try writer.writeUInt24(deviceAndSensorStatus.rawValue, field: "device_sensor_status")
-        }
-        if let pulseAmplitudeIndexPercent {
-            try writer.writeSFLOAT(pulseAmplitudeIndexPercent, field: "pulse_amplitude_index")
-        }
+        try statusFields.write(to: &writer)
         return writer.bytes
     }
 }
@@ -99,13 +92,17 @@ extension PLXContinuousMeasurement: KeyValueRenderable {
             pairs.append(("spo2_slow_percent", slow.spo2Percent.description))
             pairs.append(("pulse_rate_slow_bpm", slow.pulseRateBPM.description))
         }
-        if let measurementStatus { pairs.append(("measurement_status", measurementStatus.names)) }
-        if let deviceAndSensorStatus { pairs.append(("device_sensor_status", deviceAndSensorStatus.names)) }
-        if let pulseAmplitudeIndexPercent {
-            pairs.append(("pulse_amplitude_index_percent", pulseAmplitudeIndexPercent.description))
-        }
+        statusFields.render(into: &pairs)
         return pairs
     }
 
     public var summary: String { "SpO2 \(normal.spo2Percent)%, \(normal.pulseRateBPM) bpm" }
+}
+
+extension PLXContinuousMeasurement {
+    var statusFields: PLXStatusFields {
+        PLXStatusFields(
+            measurementStatus: measurementStatus, deviceAndSensorStatus: deviceAndSensorStatus,
+            pulseAmplitudeIndexPercent: pulseAmplitudeIndexPercent)
+    }
 }

@@ -56,14 +56,14 @@ public struct PLXSpotCheckMeasurement: Hashable, Sendable {
         let flags = try Flags(rawValue: reader.readUInt8("flags"))
         let reading = try PLXReading.read(from: &reader, spo2Field: "spo2", pulseField: "pulse_rate")
         let timestamp = flags.contains(.timestampPresent) ? try DateTime.read(from: &reader) : nil
-        let status = flags.contains(.measurementStatusPresent)
-            ? try PLXMeasurementStatus(rawValue: reader.readUInt16("measurement_status")) : nil
-        let sensor = flags.contains(.deviceAndSensorStatusPresent)
-            ? try PLXDeviceAndSensorStatus(rawValue: reader.readUInt24("device_sensor_status")) : nil
-        let pai = flags.contains(.pulseAmplitudeIndexPresent) ? try reader.readSFLOAT("pulse_amplitude_index") : nil
+        let statusFields = try PLXStatusFields.read(
+            from: &reader, measurementStatus: flags.contains(.measurementStatusPresent),
+            deviceAndSensorStatus: flags.contains(.deviceAndSensorStatusPresent),
+            pulseAmplitudeIndex: flags.contains(.pulseAmplitudeIndexPresent))
         return PLXSpotCheckMeasurement(
-            reading: reading, timestamp: timestamp, measurementStatus: status, deviceAndSensorStatus: sensor,
-            pulseAmplitudeIndexPercent: pai, deviceClockNotSet: flags.contains(.deviceClockNotSet))
+            reading: reading, timestamp: timestamp, measurementStatus: statusFields.measurementStatus,
+            deviceAndSensorStatus: statusFields.deviceAndSensorStatus, pulseAmplitudeIndexPercent: statusFields.pulseAmplitudeIndexPercent,
+            deviceClockNotSet: flags.contains(.deviceClockNotSet))
     }
 
     public func encode() throws(GATTEncodeError) -> [UInt8] {
@@ -71,13 +71,7 @@ public struct PLXSpotCheckMeasurement: Hashable, Sendable {
         writer.writeUInt8(flags.rawValue)
         try reading.write(to: &writer, spo2Field: "spo2", pulseField: "pulse_rate")
         timestamp?.write(to: &writer)
-        if let measurementStatus { writer.writeUInt16(measurementStatus.rawValue) }
-        if let deviceAndSensorStatus {
-            try writer.writeUInt24(deviceAndSensorStatus.rawValue, field: "device_sensor_status")
-        }
-        if let pulseAmplitudeIndexPercent {
-            try writer.writeSFLOAT(pulseAmplitudeIndexPercent, field: "pulse_amplitude_index")
-        }
+        try statusFields.write(to: &writer)
         return writer.bytes
     }
 }
@@ -88,14 +82,18 @@ extension PLXSpotCheckMeasurement: KeyValueRenderable {
             ("spo2_percent", reading.spo2Percent.description), ("pulse_rate_bpm", reading.pulseRateBPM.description),
         ]
         if let timestamp { pairs.append(("timestamp", timestamp.description)) }
-        if let measurementStatus { pairs.append(("measurement_status", measurementStatus.names)) }
-        if let deviceAndSensorStatus { pairs.append(("device_sensor_status", deviceAndSensorStatus.names)) }
-        if let pulseAmplitudeIndexPercent {
-            pairs.append(("pulse_amplitude_index_percent", pulseAmplitudeIndexPercent.description))
-        }
+        statusFields.render(into: &pairs)
         if deviceClockNotSet { pairs.append(("device_clock_not_set", "true")) }
         return pairs
     }
 
     public var summary: String { "SpO2 \(reading.spo2Percent)%, \(reading.pulseRateBPM) bpm" }
+}
+
+extension PLXSpotCheckMeasurement {
+    var statusFields: PLXStatusFields {
+        PLXStatusFields(
+            measurementStatus: measurementStatus, deviceAndSensorStatus: deviceAndSensorStatus,
+            pulseAmplitudeIndexPercent: pulseAmplitudeIndexPercent)
+    }
 }

@@ -31,8 +31,7 @@ public struct ConsoleLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = LogMetadataText.merge(handler: metadata, provider: metadataProvider, call: event.metadata)
-        if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
+        let merged = LogMetadataText.metadata(of: event, handler: metadata, provider: metadataProvider)
         sink.write(line: Self.line(time: now(), level: event.level, message: event.message.description, metadata: merged))
     }
 

@@ -35,8 +35,7 @@ public struct JournaldLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = LogMetadataText.merge(handler: metadata, provider: metadataProvider, call: event.metadata)
-        if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
+        let merged = LogMetadataText.metadata(of: event, handler: metadata, provider: metadataProvider)
         let fields = JournalEntry.fields(
             level: event.level, message: event.message.description, metadata: merged,
             identifier: identifier, file: event.file, function: event.function, line: event.line

@@ -23,4 +23,14 @@ enum LogMetadataText {
         if let call { merged.merge(call) { _, new in new } }
         return merged
     }
+
+    /// What every handler logs for one event: handler, provider and call metadata merged (later
+    /// wins), plus the event's error as `error` unless the call already set one.
+    static func metadata(
+        of event: LogEvent, handler: Logger.Metadata, provider: Logger.MetadataProvider?
+    ) -> Logger.Metadata {
+        var merged = merge(handler: handler, provider: provider, call: event.metadata)
+        if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
+        return merged
+    }
 }
