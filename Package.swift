@@ -60,6 +60,15 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),
+        // `make bench`: the daemon's ingest, scale, recovery and write figures next to a C bus
+        // floor and bleak, against bluez-sim on a private bus.
+        .executableTarget(
+            name: "fleet-bench",
+            dependencies: [
+                "Fleet", "FleetCore", "BlueZ", "DBus", "GATT", "BlueZSimulator", "ProcessSupport", "SystemdSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/fleet-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
         // (`make fuzz`); otherwise a tool that replays files through every decoder.
         .executableTarget(name: "gatt-fuzz", dependencies: ["GATT"], path: "Fuzz/gatt-fuzz"),

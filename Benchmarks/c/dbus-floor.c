@@ -8,6 +8,14 @@
  *   dbus-floor calls ADDRESS INFLIGHT S   Ping round trips for S seconds with INFLIGHT outstanding
  *   dbus-floor recv  ADDRESS              counts and decodes PropertiesChanged until the end marker
  *   dbus-floor send  ADDRESS COUNT        emits COUNT PropertiesChanged signals, then the end marker
+ *   dbus-floor bluez-recv ADDRESS         counts bluetoothd's characteristic notifications until SIGTERM
+ *
+ * bluez-recv is the floor of fleet-bench's ingest figures: it receives the same Value
+ * PropertiesChanged signals as the daemon (bluetoothd broadcasts them to every matching client;
+ * the daemon's StartNotify is what makes them flow), reads the send time the simulated devices
+ * carry in bytes 2..9, and on SIGUSR1 prints one JSON line for the window since the last one:
+ * {"count":N,"seconds":wall,"cpu_us":CPU,"p50_us":latency,"p99_us":latency}. It polls the bus
+ * socket and a signalfd itself, so it wakes only for messages and for the report request.
  *
  * The end marker is one more PropertiesChanged, for interface org.wearfleet.Bench1: it travels
  * under the receiver's single match rule, behind every measured signal (the bus keeps a
@@ -19,12 +27,16 @@
  * Every wait is bounded (IDLE_LIMIT_MS): a lost reply or signal ends the run, never hangs it.
  */
 #include <dbus/dbus.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BENCH_NAME "org.wearfleet.Bench"
 #define BENCH_PATH "/org/wearfleet/Bench"
@@ -249,11 +261,141 @@ static int send_signals(const char *address, long long total) {
     return 0;
 }
 
+/* The Value bytes of a GattCharacteristic1 PropertiesChanged, or NULL. */
+static const uint8_t *characteristic_value(DBusMessage *message, int *length) {
+    DBusMessageIter args, dict, entry, variant, bytes;
+    if (!dbus_message_iter_init(message, &args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_STRING) return NULL;
+    const char *interface;
+    dbus_message_iter_get_basic(&args, &interface);
+    if (strcmp(interface, CHAR_IFACE) != 0) return NULL;
+    if (!dbus_message_iter_next(&args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_ARRAY) return NULL;
+    for (dbus_message_iter_recurse(&args, &dict); dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY;
+         dbus_message_iter_next(&dict)) {
+        const char *key;
+        dbus_message_iter_recurse(&dict, &entry);
+        dbus_message_iter_get_basic(&entry, &key);
+        dbus_message_iter_next(&entry);
+        dbus_message_iter_recurse(&entry, &variant);
+        if (strcmp(key, "Value") != 0 || dbus_message_iter_get_arg_type(&variant) != DBUS_TYPE_ARRAY) continue;
+        const uint8_t *data;
+        dbus_message_iter_recurse(&variant, &bytes);
+        dbus_message_iter_get_fixed_array(&bytes, &data, length);
+        return data;
+    }
+    return NULL;
+}
+
+static uint64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Latencies of one report window, in microseconds. */
+struct latencies {
+    uint32_t *values;
+    size_t count, capacity;
+};
+
+static void latency_add(struct latencies *l, uint32_t value) {
+    if (l->count == l->capacity) {
+        size_t capacity = l->capacity ? l->capacity * 2 : 4096;
+        uint32_t *grown = realloc(l->values, capacity * sizeof *grown);
+        if (!grown) return; /* out of memory: the sample is dropped, the count still holds */
+        l->values = grown;
+        l->capacity = capacity;
+    }
+    l->values[l->count++] = value;
+}
+
+static uint32_t latency_percentile(struct latencies *l, double p) {
+    if (l->count == 0) return 0;
+    size_t index = (size_t)(p * (double)(l->count - 1) + 0.5);
+    return l->values[index];
+}
+
+static int bluez_recv(const char *address) {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGUSR1);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    int signals = signalfd(-1, &mask, SFD_CLOEXEC);
+    if (signals < 0) die("signalfd", NULL);
+
+    DBusConnection *connection = connect_bus(address);
+    DBusError error;
+    dbus_error_init(&error);
+    dbus_bus_add_match(connection,
+                       "type='signal',sender='org.bluez',interface='" PROPS_IFACE
+                       "',member='PropertiesChanged',arg0='" CHAR_IFACE "'",
+                       &error);
+    if (dbus_error_is_set(&error)) die("add match", &error);
+    int bus_fd = -1;
+    if (!dbus_connection_get_unix_fd(connection, &bus_fd)) die("bus socket", NULL);
+    ready();
+
+    struct latencies window = {0};
+    long long count = 0, cpu0 = cpu_us();
+    double start = now_seconds();
+    unsigned checksum = 0;
+    for (;;) {
+        /* Messages libdbus already read come first; then sleep until the socket or a signal. */
+        DBusMessage *message;
+        while ((message = dbus_connection_pop_message(connection))) {
+            int length = 0;
+            const uint8_t *value = dbus_message_is_signal(message, PROPS_IFACE, "PropertiesChanged")
+                                       ? characteristic_value(message, &length)
+                                       : NULL;
+            if (value) {
+                count++;
+                for (int i = 0; i < length; i++) checksum += value[i];
+                if (length >= 10) {
+                    uint64_t sent = 0;
+                    for (int i = 9; i >= 2; i--) sent = sent << 8 | value[i];
+                    uint64_t now = monotonic_ns();
+                    latency_add(&window, now > sent ? (uint32_t)((now - sent) / 1000) : 0);
+                }
+            }
+            dbus_message_unref(message);
+        }
+        struct pollfd fds[2] = {{.fd = bus_fd, .events = POLLIN}, {.fd = signals, .events = POLLIN}};
+        if (poll(fds, 2, -1) < 0) continue;
+        if (fds[1].revents & POLLIN) {
+            struct signalfd_siginfo info;
+            if (read(signals, &info, sizeof info) != sizeof info) continue;
+            if (info.ssi_signo != SIGUSR1) break;
+            qsort(window.values, window.count, sizeof *window.values, compare_u32);
+            double now = now_seconds();
+            long long cpu = cpu_us();
+            printf("{\"count\":%lld,\"seconds\":%.6f,\"cpu_us\":%lld,\"p50_us\":%u,\"p99_us\":%u,\"samples\":%zu}\n",
+                   count, now - start, cpu - cpu0, latency_percentile(&window, 0.5), latency_percentile(&window, 0.99),
+                   window.count);
+            fflush(stdout);
+            count = 0;
+            window.count = 0;
+            start = now;
+            cpu0 = cpu;
+        }
+        if (fds[0].revents & (POLLHUP | POLLERR)) break;
+        if (fds[0].revents & POLLIN && !dbus_connection_read_write(connection, 0)) break;
+    }
+    free(window.values);
+    return checksum == 0xFFFFFFFF;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "serve") == 0) return serve(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "calls") == 0) return calls(argv[2], atoi(argv[3]), atof(argv[4]));
     if (argc >= 3 && strcmp(argv[1], "recv") == 0) return recv_signals(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "send") == 0) return send_signals(argv[2], atoll(argv[3]));
-    fprintf(stderr, "usage: dbus-floor serve|calls|recv|send ADDRESS [INFLIGHT SECONDS | COUNT]\n");
+    if (argc >= 3 && strcmp(argv[1], "bluez-recv") == 0) return bluez_recv(argv[2]);
+    fprintf(stderr, "usage: dbus-floor serve|calls|recv|send|bluez-recv ADDRESS [INFLIGHT SECONDS | COUNT]\n");
     return 2;
 }

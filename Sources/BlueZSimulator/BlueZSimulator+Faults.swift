@@ -57,7 +57,7 @@ extension BlueZSimulator {
         }
     }
 
-    private func deviceTargets(_ device: String?) throws -> [String] {
+    func deviceTargets(_ device: String?) throws -> [String] {
         guard let device, !device.isEmpty else { return deviceAddresses }
         guard let address = try? DeviceAddress.normalized(device), devices[address] != nil else {
             throw DBusError(name: DBusError.invalidArgs, message: "no simulated device \(device)")

@@ -130,14 +130,7 @@ extension BlueZSimulator {
         let before = devices[address]?.signals.motionRateHz
         guard let reply = devices[address]?.signals.control(value) else { return }
         await deliver(address, path, reply)
-        if devices[address]?.signals.motionRateHz != before,
-            let data = devices[address]?.characteristics.first(where: { $0.value.layout.uuid == .motionBandData })?.key
-        {
-            // A new rate takes effect at once: restart the stream's clock.
-            devices[address]?.characteristics[data]?.streamTask?.cancel()
-            devices[address]?.characteristics[data]?.streamTask = nil
-            startStream(address, data)
-        }
+        if devices[address]?.signals.motionRateHz != before { restartMotionStream(address) }
     }
 
     func readDescriptor(_ address: String, _ path: DBusObjectPath) async throws -> [UInt8] {

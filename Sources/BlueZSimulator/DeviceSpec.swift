@@ -18,13 +18,19 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
     public var mtu: Int?
     /// Motion band streaming rate (50–200 Hz).
     public var notifyHz: Double?
+    /// Motion band data notification size in bytes; absent or 0: the largest that fits (MTU − 3).
+    public var payloadSize: Int?
+    /// Motion band data notifications carry their send time (see `WearableSignals`), so a
+    /// receiver can measure latency. Default false.
+    public var timestamps: Bool?
     public var inRange: Bool?
     public var faults: FaultSettings?
 
     public init(
         kind: WearableKind, count: Int? = nil, address: String? = nil, addressType: String? = nil, name: String? = nil,
         rssi: Int? = nil, txPower: Int? = nil, adapter: String? = nil, bonded: Bool? = nil, mtu: Int? = nil,
-        notifyHz: Double? = nil, inRange: Bool? = nil, faults: FaultSettings? = nil
+        notifyHz: Double? = nil, inRange: Bool? = nil, faults: FaultSettings? = nil, payloadSize: Int? = nil,
+        timestamps: Bool? = nil
     ) {
         self.kind = kind
         self.count = count
@@ -39,5 +45,7 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
         self.notifyHz = notifyHz
         self.inRange = inRange
         self.faults = faults
+        self.payloadSize = payloadSize
+        self.timestamps = timestamps
     }
 }

@@ -116,7 +116,9 @@ public struct Scenario: Codable, Sendable, Hashable {
                         kind: spec.kind, address: address, addressType: addressType, name: name, rssi: rssi,
                         txPower: spec.txPower ?? 4, adapter: adapter, bonded: spec.bonded ?? false,
                         mtu: UInt16(clamping: max(23, min(517, spec.mtu ?? Int(spec.kind.defaultMTU)))),
-                        notifyHz: max(1, min(1000, spec.notifyHz ?? 50)), inRange: spec.inRange ?? true,
+                        notifyHz: max(1, min(1000, spec.notifyHz ?? 50)),
+                        payloadSize: max(0, min(512, spec.payloadSize ?? 0)), timestamps: spec.timestamps ?? false,
+                        inRange: spec.inRange ?? true,
                         faults: (spec.faults ?? FaultSettings()).overriding(faults ?? FaultSettings()),
                         seed: own.next()))
             }

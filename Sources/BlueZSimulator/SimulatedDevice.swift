@@ -35,7 +35,9 @@ struct SimulatedDevice {
         inRange = configuration.inRange
         faults = configuration.faults
         random = SeededRandom(seed: configuration.seed)
-        signals = WearableSignals(seed: configuration.seed ^ 0x5EED, motionRateHz: configuration.notifyHz)
+        signals = WearableSignals(
+            seed: configuration.seed ^ 0x5EED, motionRateHz: configuration.notifyHz, motionPayloadSize: configuration.payloadSize,
+            timestamps: configuration.timestamps)
         services = WearableProfile.services(for: configuration, timings: timings)
         rssi = Int16(clamping: configuration.rssi)
     }

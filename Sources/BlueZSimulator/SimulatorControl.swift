@@ -60,6 +60,14 @@ public enum SimulatorControl {
                     let seconds = try call.body.decode(Double.self, at: 0)
                     return try await apply(FaultCommand(.restart, seconds: seconds < 0 ? nil : seconds))
                 }),
+                DBusMethod(
+                    "SetMotionStream", inputs: [.init("device", .string), .init("rate_hz", .double), .init("payload_size", .uint32)],
+                    handler: .async { call in
+                        try await simulator.setMotionStream(
+                            device: target(try call.body.decode(String.self, at: 0)), rateHz: try call.body.decode(Double.self, at: 1),
+                            payloadSize: Int(try call.body.decode(UInt32.self, at: 2)))
+                        return []
+                    }),
                 DBusMethod("ClearFaults", inputs: [.init("device", .string)], handler: .async { call in
                     try await apply(FaultCommand(.clear, device: target(try call.body.decode(String.self, at: 0))))
                 }),

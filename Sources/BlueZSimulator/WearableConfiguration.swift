@@ -10,6 +10,10 @@ public struct WearableConfiguration: Sendable, Hashable {
     public var bonded: Bool
     public var mtu: UInt16
     public var notifyHz: Double
+    /// Motion band data notification size; 0 means MTU − 3.
+    public var payloadSize: Int
+    /// Motion band data notifications carry their send time.
+    public var timestamps: Bool
     public var inRange: Bool
     public var faults: FaultSettings
     /// The seed of this device's own random generator.

@@ -1,4 +1,5 @@
 import GATT
+import Glibc
 
 /// The physiological and motion signals of one wearable: each call to `next(for:mtu:)` returns the
 /// next notification payload of a characteristic, encoded by the GATT module's encoders.
@@ -13,11 +14,31 @@ struct WearableSignals: Sendable {
     /// The motion band's streaming rate, changed by its control command 0x01.
     private(set) var motionRateHz: Double
     /// Payload size of motion notifications; 0 means the largest that fits (MTU − 3).
-    private(set) var motionPayloadSize = 0
+    private(set) var motionPayloadSize: Int
+    /// Motion notifications carry their send time after the sequence number.
+    let timestamps: Bool
 
-    init(seed: UInt64, motionRateHz: Double) {
+    init(seed: UInt64, motionRateHz: Double, motionPayloadSize: Int = 0, timestamps: Bool = false) {
         random = SeededRandom(seed: seed)
         self.motionRateHz = motionRateHz
+        self.motionPayloadSize = motionPayloadSize
+        self.timestamps = timestamps
+    }
+
+    /// Sets the motion stream's rate (Hz, 1–1000) and payload size (0 = MTU − 3, at most 512);
+    /// false, changing nothing, when either is out of range.
+    mutating func setMotionStream(rateHz: Double, payloadSize: Int) -> Bool {
+        guard (1...1000).contains(rateHz), (0...512).contains(payloadSize) else { return false }
+        motionRateHz = rateHz
+        motionPayloadSize = payloadSize
+        return true
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds: comparable across processes on the same machine.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     mutating func next(for uuid: BluetoothUUID, mtu: UInt16) -> [UInt8] {
@@ -57,7 +78,9 @@ struct WearableSignals: Sendable {
         return (try? measurement.encode()) ?? []
     }
 
-    /// `[sequence u16 LE]` then 6-byte accelerometer samples (x, y, z as Int16 LE) up to the size.
+    /// `[sequence u16 LE]`, with `timestamps` the send time (`[CLOCK_MONOTONIC ns u64 LE]`,
+    /// cut short if the payload is shorter than 10 bytes), then 6-byte accelerometer samples
+    /// (x, y, z as Int16 LE) up to the size.
     private mutating func motionSamples(mtu: UInt16) -> [UInt8] {
         let limit = Int(mtu) - 3
         let size = motionPayloadSize == 0 ? limit : min(limit, motionPayloadSize)
@@ -66,6 +89,12 @@ struct WearableSignals: Sendable {
         bytes.append(UInt8(truncatingIfNeeded: sequence))
         bytes.append(UInt8(truncatingIfNeeded: sequence >> 8))
         sequence &+= 1
+        if timestamps {
+            let sent = Self.monotonicNanoseconds()
+            for shift in stride(from: 0, to: 64, by: 8) where bytes.count < size {
+                bytes.append(UInt8(truncatingIfNeeded: sent >> UInt64(shift)))
+            }
+        }
         while bytes.count < size {
             let sample = UInt16(truncatingIfNeeded: Int(random.next() % 2048) - 1024)
             bytes.append(UInt8(truncatingIfNeeded: sample))

@@ -25,9 +25,11 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable`. Stdout is captured when `captureOutput` is true; stderr is inherited
     /// (so a failing child explains itself) unless `stderrPath` names a file to append to.
+    /// `notifySocket` is the one way to give a child a `NOTIFY_SOCKET`: for a caller that plays
+    /// systemd's part (the benchmark times a daemon's `READY=1`).
     public init(
         _ executable: String, _ arguments: [String], captureOutput: Bool = true, environment: [String: String]? = nil,
-        stderrPath: String? = nil
+        stderrPath: String? = nil, notifySocket: String? = nil
     ) throws {
         name = (executable.split(separator: "/").last.map(String.init) ?? executable)
             + (arguments.first.map { " " + $0 } ?? "")
@@ -57,9 +59,10 @@ public final class ChildProcess: @unchecked Sendable {
         }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for arg in argv { free(arg) } }
-        let inherited = (environment ?? ProcessInfo.processInfo.environment).filter {
+        var inherited = (environment ?? ProcessInfo.processInfo.environment).filter {
             !["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key)
         }
+        if let notifySocket { inherited["NOTIFY_SOCKET"] = notifySocket }
         let env = inherited.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for entry in env { free(entry) } }
         var child: pid_t = 0

@@ -203,4 +203,60 @@ struct MotionStreamTests {
         }
         await fixture.stop()
     }
+
+    @Test("timestamped notifications have the scenario's size and carry their CLOCK_MONOTONIC send time")
+    func timestamps() async throws {
+        let scenario = Scenario(
+            seed: 7, adapters: [AdapterSpec(name: "hci0")],
+            devices: [DeviceSpec(kind: .motionBand, address: band, notifyHz: 100, payloadSize: 20, timestamps: true)])
+        let fixture = try await SimulatorFixture.start(scenario)
+        let device = try await fixture.connect(band)
+        let path = try await fixture.characteristic(motionDataUUID, of: device)
+        let before = monotonicNanoseconds()
+        let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+        let fd = try #require(try reply.fileDescriptor(at: 0).take())
+        defer { close(fd) }
+        let first = try await receive(fd)
+        let after = monotonicNanoseconds()
+        #expect(first.count == 20)
+        let sent = first[2..<10].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        #expect(sent >= before && sent <= after)
+        await fixture.stop()
+    }
+
+    @Test("SetMotionStream changes a running stream's payload size and rejects values out of range")
+    func setMotionStream() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let device = try await fixture.connect(band)
+        let path = try await fixture.characteristic(motionDataUUID, of: device)
+        let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+        let fd = try #require(try reply.fileDescriptor(at: 0).take())
+        defer { close(fd) }
+        #expect(try await receive(fd).count == 244)
+        try await fixture.control("SetMotionStream", [.string(""), .double(500), .uint32(30)])
+        // Datagrams queued before the change still have the old size; the new size follows.
+        let resized = try await withTimeout(.seconds(5), "a 30-byte notification") {
+            while true {
+                let datagram = try await receive(fd)
+                if datagram.count == 30 { return true }
+            }
+        }
+        #expect(resized)
+        _ = try await expectError(DBusError.invalidArgs) {
+            try await fixture.control("SetMotionStream", [.string(band), .double(0), .uint32(20)])
+        }
+        _ = try await expectError(DBusError.invalidArgs) {
+            try await fixture.control("SetMotionStream", [.string(band), .double(50), .uint32(513)])
+        }
+        _ = try await expectError(DBusError.invalidArgs) {
+            try await fixture.control("SetMotionStream", [.string("C0:FF:FF:FF:FF:FF"), .double(50), .uint32(20)])
+        }
+        await fixture.stop()
+    }
+}
+
+private func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

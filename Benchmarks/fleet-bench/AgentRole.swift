@@ -1,0 +1,155 @@
+import BlueZ
+import DBus
+import Dispatch
+import Fleet
+import FleetCore
+import Foundation
+import GATT
+import Logging
+import ProcessSupport
+import Synchronization
+import SystemdSupport
+
+/// `fleet-bench agent`: wearfleetd's runtime, wired exactly as `wearfleetd` wires it (the
+/// configuration loader, the state store, one bus connection, `BlueZClient`,
+/// `FleetOrchestrator`), plus one consumer of the decoded values that records the latency from
+/// the simulator's send timestamp to the decoded event. wearfleetd has no way to report that
+/// latency, which is why the ingest figures come from this process; its CPU time therefore
+/// includes the consumer's (one `for await` over `pipeline.values`, as any user of the values
+/// would run).
+///
+/// Prints `started` after `orchestrator.start()` (where wearfleetd sends READY=1),
+/// `ready SECONDS` once every pinned device is ready, one `WindowReport` JSON line per SIGUSR1,
+/// and stops on SIGTERM.
+enum AgentRole {
+    static func run(bus: String, configPath: String, stateDirectory: String) throws {
+        let loaded = ConfigurationLoader.load(
+            mainFile: configPath, dropInDirectory: ConfigurationLoader.dropInDirectory(forMainFile: configPath))
+        let settings: WearfleetConfiguration
+        switch loaded {
+        case .success(let value): settings = value
+        case .failure(let errors): throw BenchError("configuration: \(errors.errors.map(\.description).joined(separator: "; "))")
+        }
+        LoggingSetup.bootstrap(format: .console, identifier: "wearfleetd", level: settings.daemon.logLevel, environment: [:])
+        let signals = SignalInbox([SIGUSR1, SIGTERM, SIGINT])
+        try runBlocking {
+            try await Self.serve(settings: settings, bus: bus, stateDirectory: stateDirectory, signals: signals)
+        }
+    }
+
+    private static func serve(settings: WearfleetConfiguration, bus: String, stateDirectory: String, signals: SignalInbox) async throws {
+        let started = MonotonicTime.seconds
+        let logger = Logger(label: "wearfleetd")
+        let store = StateStore(directory: URL(fileURLWithPath: stateDirectory), debounce: settings.daemon.stateDebounce, logger: logger)
+        _ = try await store.load()
+        let connection = try await DBusConnection.connect(to: .address(bus), threadName: "dbus-bluez")
+        let client = BlueZClient(connection: connection)
+        let orchestrator = try FleetOrchestrator(
+            configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
+        let pinnedIDs = settings.pinned.map(\.id)
+        let pinnedSet = Set(pinnedIDs)
+        await orchestrator.onPersist { id, update in
+            let record = KnownDevice(id: id, membership: pinnedSet.contains(id) ? .pinned : .pool)
+            Task { await store.modify(id, creating: record) { $0.apply(update, adapter: nil, now: Date()) } }
+        }
+
+        let latencies = LatencyRecorder()
+        let values = orchestrator.pipeline.values
+        let consumer = Task {
+            for await value in values {
+                guard case .success(.raw(let raw)) = value.result, raw.bytes.count >= 10 else { continue }
+                latencies.record(sentAt: raw.bytes)
+            }
+        }
+        let changes = orchestrator.stateChanges
+        let readiness = Task {
+            var ready: Set<DeviceID> = []
+            for await (device, state) in changes {
+                if state == .ready { ready.insert(device) } else { ready.remove(device) }
+                if ready.count == pinnedSet.count {
+                    writeLine(String(format: "ready %.3f", MonotonicTime.seconds - started))
+                    return
+                }
+            }
+        }
+        try await orchestrator.start()
+        writeLine(String(format: "started %.3f", MonotonicTime.seconds - started))
+
+        var window = (cpu: processCPUMicroseconds(), time: MonotonicTime.seconds, count: 0)
+        func notifications() -> Int {
+            pinnedIDs.reduce(0) { $0 + orchestrator.pipeline.counters(for: $1).notifications }
+        }
+        window.count = notifications()
+        for await signal in signals.stream {
+            guard signal == SIGUSR1 else { break }
+            let now = (cpu: processCPUMicroseconds(), time: MonotonicTime.seconds, count: notifications())
+            let (p50, p99, samples) = latencies.drain()
+            let report = WindowReport(
+                count: Int64(now.count - window.count), seconds: now.time - window.time, cpuMicroseconds: now.cpu - window.cpu,
+                p50Microseconds: p50, p99Microseconds: p99, samples: samples)
+            window = now
+            if let line = try? JSONEncoder().encode(report) {
+                writeLine(String(decoding: line, as: UTF8.self))
+            }
+        }
+        readiness.cancel()
+        await orchestrator.stop()
+        consumer.cancel()
+        await connection.close()
+        try? await store.flush()
+    }
+}
+
+/// Latencies since the last drain, in microseconds, from payloads whose bytes 2..9 are the
+/// simulator's CLOCK_MONOTONIC send time.
+final class LatencyRecorder: Sendable {
+    private let samples = Mutex<[Int64]>([])
+
+    func record(sentAt payload: [UInt8]) {
+        var sent: UInt64 = 0
+        for index in stride(from: 9, through: 2, by: -1) { sent = sent << 8 | UInt64(payload[index]) }
+        let now = MonotonicTime.nanoseconds
+        let micros = now > sent ? Int64((now - sent) / 1000) : 0
+        samples.withLock { $0.append(micros) }
+    }
+
+    /// p50, p99 and the sample count; starts a new window.
+    func drain() -> (Int64, Int64, Int64) {
+        let taken = samples.withLock { samples -> [Int64] in
+            defer { samples.removeAll(keepingCapacity: true) }
+            return samples
+        }
+        return Percentiles.of(taken)
+    }
+}
+
+enum Percentiles {
+    /// p50, p99 (nearest rank) and the count; zeros when empty.
+    static func of(_ values: [Int64]) -> (Int64, Int64, Int64) {
+        guard !values.isEmpty else { return (0, 0, 0) }
+        let sorted = values.sorted()
+        func at(_ p: Double) -> Int64 { sorted[Int((p * Double(sorted.count - 1)).rounded())] }
+        return (at(0.5), at(0.99), Int64(sorted.count))
+    }
+}
+
+/// Signals delivered as a stream (dispatch sources; the signals themselves are ignored).
+final class SignalInbox: Sendable {
+    let stream: AsyncStream<Int32>
+    private let sources: Mutex<[any DispatchSourceSignal]>
+
+    init(_ numbers: [Int32]) {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        self.stream = stream
+        var sources: [any DispatchSourceSignal] = []
+        for number in numbers {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        // Kept for the process's life: a released source stops firing.
+        self.sources = Mutex(sources)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Runs the sections one after another (each on its own private buses), then prints the table
+/// and writes the JSON.
+struct Driver {
+    let options: Options
+
+    func run() throws {
+        for (what, path) in [("bluez-sim", options.simulator), ("wearfleetd", options.wearfleetd), ("the C floor", options.floor)] {
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw BenchError("no \(what) at \(path) (make bench builds it)")
+            }
+        }
+        if let python = options.python, !FileManager.default.isExecutableFile(atPath: python) {
+            throw BenchError("no Python at \(python): run scripts/bench-venv.sh, or pass --no-bleak")
+        }
+        let work = URL(fileURLWithPath: options.workDirectory)
+        try? FileManager.default.removeItem(at: work)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let started = MonotonicTime.seconds
+        var results = BenchResults(timeScale: options.timeScale, attemptInterval: options.attemptInterval)
+        if options.sections.contains("ingest") {
+            (results.ingest, results.ingestSetup) = try IngestSuite(options: options, directory: work).run()
+        }
+        if options.sections.contains("scale") {
+            results.scale = try ScaleSuite(options: options, directory: work).run()
+        }
+        if options.sections.contains("recovery") {
+            results.recovery = try RecoverySuite(options: options, directory: work).run()
+        }
+        if options.sections.contains("writes") {
+            results.writes = try WriteSuite(options: options, directory: work).run()
+        }
+        results.targets = Targets.check(results)
+        results.secondsTotal = MonotonicTime.seconds - started
+        print(Report.text(results))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let json = URL(fileURLWithPath: options.jsonPath)
+        try FileManager.default.createDirectory(at: json.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try encoder.encode(results).write(to: json)
+        log(String(format: "done in %.0f s; figures in %@", results.secondsTotal, options.jsonPath))
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// The table on stdout and the target checks, from one run's results.
+enum Report {
+    static func text(_ results: BenchResults) -> String {
+        var sections: [String] = []
+        if !results.ingest.isEmpty { sections.append(ingest(results)) }
+        if !results.scale.isEmpty { sections.append(scale(results.scale)) }
+        if let recovery = results.recovery { sections.append(self.recovery(recovery)) }
+        if let writes = results.writes { sections.append(self.writes(writes)) }
+        if !results.targets.isEmpty { sections.append(targets(results.targets)) }
+        return sections.joined(separator: "\n\n")
+    }
+
+    private static func ingest(_ results: BenchResults) -> String {
+        var table = TextTable([
+            "ingest: devices×Hz×bytes path", "offered/s", "sent/s", "wf/s", "wf µs/n", "wf p50 ms", "wf p99 ms",
+            "floor µs/n", "floor p99 ms", "bleak/s", "bleak µs/n", "bleak p99 ms", "wf/floor CPU", "wf/bleak per CPU-s",
+            "fd/dbus per CPU-s", "sim CPU %", "bus µs/n",
+        ])
+        for cell in results.ingest {
+            let dbus = results.ingest.first {
+                $0.path == "dbus" && $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes
+            }
+            let bleak = cell.bleak ?? (cell.path == "fd" ? dbus?.bleak : nil)
+            let fdRatio = cell.path == "fd" ? dbus.map { cell.wearfleet.perCPUSecond / $0.wearfleet.perCPUSecond } : nil
+            let bleakRatio = bleak.map { cell.wearfleet.perCPUSecond / $0.perCPUSecond }
+            table.add([
+                "\(cell.devices)×\(Int(cell.rateHz))×\(cell.payloadBytes) \(cell.path)", Format.number(cell.offeredPerSecond),
+                Format.number(cell.sentPerSecond), Format.number(cell.wearfleet.perSecond),
+                Format.number(cell.wearfleet.cpuMicrosecondsEach), Format.milliseconds(cell.wearfleet.p50Microseconds),
+                Format.milliseconds(cell.wearfleet.p99Microseconds), Format.number(cell.floor?.cpuMicrosecondsEach),
+                Format.milliseconds(cell.floor?.p99Microseconds), Format.number(cell.bleak?.perSecond),
+                Format.number(cell.bleak?.cpuMicrosecondsEach), Format.milliseconds(cell.bleak?.p99Microseconds),
+                Format.ratio(cell.ratioToFloor), Format.ratio(bleakRatio), Format.ratio(fdRatio),
+                Format.number(cell.simulatorCPUPercent), Format.number(cell.busCPUMicrosecondsEach),
+            ])
+        }
+        var setup = TextTable(["time to every device subscribed", "bleak + retry-connector (s)", "wearfleet, connecting (s)", "wearfleet, adopting bleak's links (s)"])
+        for entry in results.ingestSetup {
+            setup.add([
+                "\(entry.devices) devices", Format.number(entry.bleakConnectSeconds), Format.number(entry.wearfleetReadySeconds),
+                Format.number(entry.wearfleetAdoptSeconds),
+            ])
+        }
+        return table.text + "\n(wf = wearfleet's runtime; µs/n = CPU microseconds per notification; bleak/floor measured on the same signals in the same cell; bleak's column on fd rows is its D-Bus figure)\n\n" + setup.text
+    }
+
+    private static func scale(_ results: [ScaleResult]) -> String {
+        var table = TextTable(["scale: known devices", "pinned", "RSS MB", "RSS/device kB", "READY s", "all pinned ready s", "idle CPU %", "idle s", "sim RSS MB"])
+        for result in results {
+            table.add([
+                "\(result.devices)", "\(result.pinned)", Format.number(Double(result.rssKilobytes) / 1024),
+                Format.number(result.rssPerDeviceKilobytes), Format.number(result.readySeconds),
+                Format.number(result.allPinnedReadySeconds), String(format: "%.3f", result.idleCPUPercent),
+                Format.number(result.idleSeconds), Format.number(Double(result.simulatorRSSKilobytes) / 1024),
+            ])
+        }
+        return table.text
+    }
+
+    private static func recovery(_ result: RecoveryResult) -> String {
+        var table = TextTable(["recovery: \(result.devices) pinned over \(result.adapters) adapters", "value"])
+        table.add(["cold start to all ready (s)", Format.number(result.coldStartSeconds)])
+        table.add(["bluetoothd down (s)", Format.number(result.bluetoothdDownSeconds)])
+        table.add(["restart to all ready again (s)", Format.number(result.restartToAllReadySeconds)])
+        table.add(["recovery after bluetoothd returned (s)", Format.number(result.recoverySeconds)])
+        table.add(["FleetCore's bound r + k·L + (N−B)·I (s)", Format.number(result.promisedBoundSeconds)])
+        table.add(["lower bound, any schedule (s)", Format.number(result.lowerBoundSeconds)])
+        let peaks = result.maxAttemptsInFlightPerAdapter.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        table.add(["peak attempts in flight per adapter (promised ≤ 1)", peaks.isEmpty ? "–" : peaks])
+        table.add(["connection attempts during recovery", "\(result.connectAttempts)"])
+        return table.text
+    }
+
+    private static func writes(_ result: WriteResult) -> String {
+        var table = TextTable(["writes without response: \(result.devices) devices", "value"])
+        table.add(["driver", result.driver])
+        table.add(["writes/s", Format.number(result.writesPerSecond)])
+        table.add(["bytes/s", Format.number(result.bytesPerSecond)])
+        table.add(["per device min / max writes", "\(result.perDeviceMin) / \(result.perDeviceMax)"])
+        table.add(["fairness (min ÷ max)", Format.number(result.fairness)])
+        table.add(["deepest bulk queue / capacity", "\(result.deepestQueue) / \(result.queueCapacity)"])
+        table.add(["writes refused (queue full)", "\(result.refusedQueueFull)"])
+        table.add(["received by the simulator", "\(result.receivedBySimulator)"])
+        table.add(["driver CPU µs per write", Format.number(result.driverCPUMicrosecondsEach)])
+        return table.text
+    }
+
+    private static func targets(_ checks: [TargetCheck]) -> String {
+        var table = TextTable(["target", "measured", "limit", "met"])
+        for check in checks { table.add([check.name, check.measured, check.target, check.met ? "yes" : "NO"]) }
+        return table.text
+    }
+}

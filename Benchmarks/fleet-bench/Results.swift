@@ -1,0 +1,138 @@
+/// Every figure of one `fleet-bench` run; written as JSON and rendered as the table.
+
+/// One receiver's figures in one ingest cell.
+struct ReceiverFigures: Codable {
+    var count: Int64
+    var perSecond: Double
+    /// CPU microseconds per notification.
+    var cpuMicrosecondsEach: Double
+    /// Notifications per CPU-second.
+    var perCPUSecond: Double
+    var p50Microseconds: Int64
+    var p99Microseconds: Int64
+
+    init(_ report: WindowReport) {
+        count = report.count
+        perSecond = report.perSecond
+        cpuMicrosecondsEach = report.cpuEach
+        perCPUSecond = report.perCPUSecond
+        p50Microseconds = report.p50Microseconds
+        p99Microseconds = report.p99Microseconds
+    }
+}
+
+struct IngestCell: Codable {
+    var devices: Int
+    var rateHz: Double
+    var payloadBytes: Int
+    /// `dbus` (StartNotify, Value PropertiesChanged) or `fd` (AcquireNotify sockets).
+    var path: String
+    /// devices × rate.
+    var offeredPerSecond: Double
+    /// What the simulator managed to send (it shares the cores).
+    var sentPerSecond: Double
+    var wearfleet: ReceiverFigures
+    var floor: ReceiverFigures?
+    var bleak: ReceiverFigures?
+    var simulatorCPUPercent: Double
+    /// dbus-daemon CPU per notification sent (it delivers each to every receiver subscribed).
+    var busCPUMicrosecondsEach: Double
+
+    /// Wearfleet's CPU per notification ÷ the floor's (D-Bus path).
+    var ratioToFloor: Double? { floor.map { wearfleet.cpuMicrosecondsEach / $0.cpuMicrosecondsEach } }
+    /// Wearfleet's notifications per CPU-second ÷ bleak's.
+    var ratioToBleak: Double? { bleak.map { wearfleet.perCPUSecond / $0.perCPUSecond } }
+}
+
+struct IngestSetup: Codable {
+    var devices: Int
+    /// From start to every band subscribed, bleak connecting one after another.
+    var bleakConnectSeconds: Double?
+    /// From the agent's start to every band ready when bleak already holds the links.
+    var wearfleetAdoptSeconds: Double?
+    /// From the agent's start to every band ready on the fd path, connecting them itself.
+    var wearfleetReadySeconds: Double?
+
+    init(devices: Int) { self.devices = devices }
+}
+
+struct ScaleResult: Codable {
+    var devices: Int
+    var pinned: Int
+    var rssKilobytes = 0
+    var rssPerDeviceKilobytes: Double?
+    var readySeconds = 0.0
+    var allPinnedReadySeconds = 0.0
+    var idleSeconds = 0.0
+    var idleCPUPercent = 0.0
+    var simulatorRSSKilobytes = 0
+    var simulatorIdleCPUPercent = 0.0
+    var stillRunning = true
+
+    init(devices: Int, pinned: Int) {
+        self.devices = devices
+        self.pinned = pinned
+    }
+}
+
+struct RecoveryResult: Codable {
+    var devices: Int
+    var adapters: Int
+    var slotsPerAdapter: Int
+    var coldStartSeconds = 0.0
+    var coldStartMaxAttemptsInFlight = 0
+    var bluetoothdDownSeconds = 0.0
+    var restartToAllReadySeconds = 0.0
+    var maxAttemptsInFlightPerAdapter: [String: Int] = [:]
+    var connectAttempts = 0
+    var promisedAttemptsInFlightPerAdapter = 1
+    var promisedBoundSeconds = 0.0
+    var lowerBoundSeconds = 0.0
+
+    init(devices: Int, adapters: Int, slotsPerAdapter: Int) {
+        self.devices = devices
+        self.adapters = adapters
+        self.slotsPerAdapter = slotsPerAdapter
+    }
+
+    /// Recovery measured from bluetoothd's return, the instant the bound counts from.
+    var recoverySeconds: Double { restartToAllReadySeconds - bluetoothdDownSeconds }
+}
+
+struct WriteResult: Codable {
+    var devices: Int
+    var seconds: Double
+    /// What drives the writes (see WriteSuite).
+    var driver: String
+    var writesPerSecond: Double
+    var bytesPerSecond: Double
+    var perDeviceMin: Int
+    var perDeviceMax: Int
+    /// min ÷ max of the writes each device received.
+    var fairness: Double
+    var queueCapacity: Int
+    var deepestQueue: Int
+    var refusedQueueFull: Int
+    var receivedBySimulator: UInt64
+    var driverCPUMicrosecondsEach: Double
+}
+
+/// A target of the issue and whether this run met it.
+struct TargetCheck: Codable {
+    var name: String
+    var measured: String
+    var target: String
+    var met: Bool
+}
+
+struct BenchResults: Codable {
+    var timeScale: Double
+    var attemptInterval: String
+    var ingest: [IngestCell] = []
+    var ingestSetup: [IngestSetup] = []
+    var scale: [ScaleResult] = []
+    var recovery: RecoveryResult?
+    var writes: WriteResult?
+    var targets: [TargetCheck] = []
+    var secondsTotal = 0.0
+}

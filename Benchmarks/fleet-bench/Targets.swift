@@ -1,0 +1,94 @@
+import FleetCore
+
+/// The issue's targets, each a ratio or a bound measured in the same run.
+enum Targets {
+    /// Cells where the floor's wake-up cost is comparable: at least this many notifications/s.
+    static let busyCell = 500.0
+
+    static func check(_ results: BenchResults) -> [TargetCheck] {
+        var checks: [TargetCheck] = []
+        let dbus = results.ingest.filter { $0.path == "dbus" }
+        let fd = results.ingest.filter { $0.path == "fd" }
+        func worst(_ values: [(String, Double)], highIsGood: Bool) -> (String, Double)? {
+            values.filter { $0.1.isFinite }.min { highIsGood ? $0.1 < $1.1 : $0.1 > $1.1 }
+        }
+        func label(_ cell: IngestCell) -> String { "\(cell.devices)×\(Int(cell.rateHz))×\(cell.payloadBytes)" }
+
+        let busy = dbus.filter { $0.offeredPerSecond >= busyCell }
+        if let (cell, ratio) = worst(busy.compactMap { c in c.ratioToFloor.map { (label(c), $0) } }, highIsGood: false) {
+            checks.append(TargetCheck(
+                name: "D-Bus path: CPU per notification ÷ C floor (worst cell ≥ 500/s)", measured: String(format: "%.2f× (%@)", ratio, cell),
+                target: "≤ 1.25×", met: ratio <= 1.25))
+        }
+        if let (cell, ratio) = worst(dbus.compactMap { c in c.ratioToBleak.map { (label(c), $0) } }, highIsGood: true) {
+            checks.append(TargetCheck(
+                name: "D-Bus path: notifications per CPU-second ÷ bleak's (worst cell)", measured: String(format: "%.2f× (%@)", ratio, cell),
+                target: "≥ 2×", met: ratio >= 2))
+        }
+        var fdOverDBus: [(String, Double)] = []
+        var fdOverBleak: [(String, Double)] = []
+        for cell in fd {
+            guard let twin = dbus.first(where: { $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes })
+            else { continue }
+            if cell.offeredPerSecond >= busyCell {
+                fdOverDBus.append((label(cell), cell.wearfleet.perCPUSecond / twin.wearfleet.perCPUSecond))
+            }
+            if let bleak = twin.bleak { fdOverBleak.append((label(cell), cell.wearfleet.perCPUSecond / bleak.perCPUSecond)) }
+        }
+        if let (cell, ratio) = worst(fdOverDBus, highIsGood: true) {
+            checks.append(TargetCheck(
+                name: "fd path: notifications per CPU-second ÷ D-Bus path's (worst cell ≥ 500/s)",
+                measured: String(format: "%.2f× (%@)", ratio, cell), target: "≥ 5×", met: ratio >= 5))
+        }
+        if let (cell, ratio) = worst(fdOverBleak, highIsGood: true) {
+            checks.append(TargetCheck(
+                name: "fd path: notifications per CPU-second ÷ bleak's (worst cell)", measured: String(format: "%.2f× (%@)", ratio, cell),
+                target: "≥ 10×", met: ratio >= 10))
+        }
+        for setup in results.ingestSetup {
+            guard let ready = setup.wearfleetReadySeconds, let bound = coldStartBound(devices: setup.devices, results: results) else { continue }
+            let bleak = setup.bleakConnectSeconds.map { String(format: ", bleak %.1f s", $0) } ?? ""
+            checks.append(TargetCheck(
+                name: "\(setup.devices) devices: start to all pinned ready, within the slots/latency bound",
+                measured: String(format: "%.2f s%@", ready, bleak), target: String(format: "≤ %.2f s", bound), met: ready <= bound))
+        }
+        if let largest = results.scale.max(by: { $0.devices < $1.devices }) {
+            let megabytes = Double(largest.rssKilobytes) / 1024
+            checks.append(TargetCheck(
+                name: "\(largest.devices) known devices: RSS", measured: String(format: "%.1f MB", megabytes), target: "≤ 40 MB",
+                met: megabytes <= 40))
+        }
+        for result in results.scale {
+            checks.append(TargetCheck(
+                name: "\(result.devices) known devices: idle CPU over \(Int(result.idleSeconds)) s",
+                measured: String(format: "%.3f %%", result.idleCPUPercent), target: "≤ 0.1 %", met: result.idleCPUPercent <= 0.1))
+        }
+        if let recovery = results.recovery {
+            let peak = recovery.maxAttemptsInFlightPerAdapter.values.max() ?? 0
+            checks.append(TargetCheck(
+                name: "recovery: peak attempts in flight on one adapter", measured: "\(peak)", target: "≤ 1", met: peak <= 1))
+            checks.append(TargetCheck(
+                name: "recovery: after bluetoothd returned, all \(recovery.devices) ready",
+                measured: String(format: "%.2f s", recovery.recoverySeconds), target: String(format: "≤ %.2f s (bound)", recovery.promisedBoundSeconds),
+                met: recovery.recoverySeconds <= recovery.promisedBoundSeconds))
+        }
+        if let writes = results.writes {
+            checks.append(TargetCheck(
+                name: "writes: queue bound held", measured: "\(writes.deepestQueue) queued at most",
+                target: "≤ \(writes.queueCapacity)", met: writes.deepestQueue <= writes.queueCapacity))
+        }
+        return checks
+    }
+
+    /// From start, with no first-retry delay: the busiest adapter's serial attempts and the token
+    /// bucket, as in `PoolPolicy.recoveryBound`, with the ingest fleet's adapters and slots.
+    static func coldStartBound(devices: Int, results: BenchResults) -> Double? {
+        let latency = Duration.seconds((0.3 + 0.8) * results.timeScale)
+        let adapters = 4
+        let slots = max(5, (devices + adapters - 1) / adapters)
+        let interval = Duration.milliseconds(Int(results.attemptInterval.prefix { $0.isNumber }) ?? 250)
+        return PoolPolicy.recoveryBound(
+            devices: devices, adapters: adapters, slotsPerAdapter: slots, connectLatency: latency, firstRetryDelay: .zero,
+            rateLimit: AttemptRateLimit(burst: 4, refillInterval: interval))?.seconds
+    }
+}
