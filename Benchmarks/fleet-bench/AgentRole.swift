@@ -12,11 +12,10 @@ import SystemdSupport
 
 /// `fleet-bench agent`: wearfleetd's runtime, wired exactly as `wearfleetd` wires it (the
 /// configuration loader, the state store, one bus connection, `BlueZClient`,
-/// `FleetOrchestrator`), plus one consumer of the decoded values that records the latency from
+/// `FleetOrchestrator`), plus one observer of the decoded values that records the latency from
 /// the simulator's send timestamp to the decoded event. wearfleetd has no way to report that
 /// latency, which is why the ingest figures come from this process; its CPU time therefore
-/// includes the consumer's (one `for await` over `pipeline.values`, as any user of the values
-/// would run).
+/// includes the observer's (`ValuePipeline.observe`, inline: a clock read and an append per value).
 ///
 /// Prints `started` after `orchestrator.start()` (where wearfleetd sends READY=1),
 /// `ready SECONDS` once every pinned device is ready, one `WindowReport` JSON line per SIGUSR1,
@@ -54,12 +53,9 @@ enum AgentRole {
         }
 
         let latencies = LatencyRecorder()
-        let values = orchestrator.pipeline.values
-        let consumer = Task {
-            for await value in values {
-                guard case .success(.raw(let raw)) = value.result, raw.bytes.count >= 10 else { continue }
-                latencies.record(sentAt: raw.bytes)
-            }
+        orchestrator.pipeline.observe { value in
+            guard case .success(.raw(let raw)) = value.result, raw.bytes.count >= 10 else { return }
+            latencies.record(sentAt: raw.bytes)
         }
         let changes = orchestrator.stateChanges
         let readiness = Task {
@@ -94,7 +90,6 @@ enum AgentRole {
         }
         readiness.cancel()
         await orchestrator.stop()
-        consumer.cancel()
         await connection.close()
         try? await store.flush()
     }

@@ -9,8 +9,13 @@ import DBus
 /// Signals bluetoothd sent before the `GetManagedObjects` reply are already reflected in it; they
 /// are recognised by their serial number (lower than the reply's) and skipped, so a change is
 /// never replayed over a newer snapshot.
+///
+/// The client runs on its connection's thread (it shares the connection's executor), so a signal
+/// goes from the socket to `handle` without waking another thread. Characteristic values take a
+/// shorter way still when a value handler is set (`setValueHandler`): see there.
 public actor BlueZClient {
     public let connection: DBusConnection
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { connection.unownedExecutor }
     public private(set) var tree = BlueZObjectTree()
     /// bluetoothd's unique name while it is on the bus.
     public private(set) var owner: String?
@@ -26,6 +31,18 @@ public actor BlueZClient {
     private var tasks: [Task<Void, Never>] = []
     private var treeWaiters: [UInt64: TreeWaiter] = [:]
     private var nextWaiterID: UInt64 = 0
+    private var valueHandler: (@Sendable (BlueZCharacteristicValue) -> Void)?
+    private var signalSubscription: DBusSignalSubscription?
+    /// Characteristic path → what a value of it is attributed to, looked up once per path and
+    /// dropped whenever objects come or go (a notification then costs one lookup).
+    private var characteristicOwners: [DBusObjectPath: CharacteristicOwner] = [:]
+
+    private struct CharacteristicOwner {
+        let devicePath: DBusObjectPath
+        let address: String?
+        let addressType: String?
+        let uuid: String
+    }
 
     private struct TreeWaiter {
         let condition: @Sendable (BlueZObjectTree) -> Bool
@@ -40,7 +57,13 @@ public actor BlueZClient {
     /// Subscribes to bluetoothd's signals and owner, then mirrors its tree if it is present.
     /// Returns once the subscriptions are in place (and the first snapshot taken, if any).
     public func start() async throws {
-        let signals = try await connection.signals(matching: MatchRule(sender: BlueZInterfaces.service))
+        // Signals are handled synchronously on the connection's thread, which is this actor's
+        // executor: no task is resumed and no thread woken per signal.
+        let subscription = try await connection.subscribe(
+            matching: MatchRule(sender: BlueZInterfaces.service),
+            onSignals: { [weak self] batch in self?.assumeIsolated { client in for signal in batch { client.handle(signal) } } },
+            onEnd: { [weak self] _ in self?.assumeIsolated { $0.connectionLost() } })
+        signalSubscription = subscription
         let owners = try await connection.watchNameOwner(BlueZInterfaces.service)
         var ownerIterator = owners.makeAsyncIterator()
         if let initial = await ownerIterator.next() { await ownerChanged(to: initial) }
@@ -49,19 +72,28 @@ public actor BlueZClient {
                 await self?.ownerChanged(to: next)
             }
         })
-        tasks.append(Task { [weak self] in
-            do {
-                for try await signal in signals { await self?.handle(signal) }
-            } catch {
-                await self?.connectionLost()
-            }
-        })
     }
 
+    /// Sends every characteristic value announced on the D-Bus path (`Value` alone in a
+    /// `PropertiesChanged` of `GattCharacteristic1`, which is how bluetoothd announces a
+    /// notification) to `handler`, on the connection's thread, as it is decoded: no event, no
+    /// thread hop, no update of the mirror (whose `Value` then stays as it was at resolution;
+    /// `ReadValue` reads the current one). Everything else about the characteristic still goes
+    /// through the mirror and `events`. Set it before `start()`; nil restores the default
+    /// (values arrive as `propertiesChanged` events).
+    ///
+    /// The handler must be quick and must not block: it runs on the thread that serves the bus.
+    public func setValueHandler(_ handler: (@Sendable (BlueZCharacteristicValue) -> Void)?) {
+        valueHandler = handler
+    }
+
+
     /// Stops following bluetoothd (the connection stays open: its owner closes it).
-    public func stop() {
+    public func stop() async {
         for task in tasks { task.cancel() }
         tasks.removeAll()
+        await signalSubscription?.cancel()
+        signalSubscription = nil
         eventSink.finish()
     }
 
@@ -69,6 +101,7 @@ public actor BlueZClient {
 
     private func ownerChanged(to newOwner: String?) async {
         guard newOwner != owner else { return }
+        characteristicOwners.removeAll()
         if owner != nil {
             owner = nil
             tree = BlueZObjectTree()
@@ -148,18 +181,24 @@ public actor BlueZClient {
         do {
             switch (signal.interface, signal.member) {
             case (BlueZInterfaces.objectManager?, "InterfacesAdded"):
+                characteristicOwners.removeAll()
                 let object = try signal.body.decode(DBusObjectPath.self, at: 0)
                 let interfaces = try signal.body.decode([String: [String: DBusValue]].self, at: 1)
                 tree.interfacesAdded(object, interfaces)
                 eventSink.yield(.interfacesAdded(object, interfaces: interfaces.keys.sorted()))
                 treeChanged()
             case (BlueZInterfaces.objectManager?, "InterfacesRemoved"):
+                characteristicOwners.removeAll()
                 let object = try signal.body.decode(DBusObjectPath.self, at: 0)
                 let interfaces = try signal.body.decode([String].self, at: 1)
                 tree.interfacesRemoved(object, interfaces)
                 eventSink.yield(.interfacesRemoved(object, interfaces: interfaces))
                 treeChanged()
             case (BlueZInterfaces.properties?, "PropertiesChanged"):
+                if let valueHandler, let value = try characteristicValue(path, signal.body) {
+                    valueHandler(value)
+                    return
+                }
                 let interface = try signal.body.decode(String.self, at: 0)
                 let changed = try signal.body.decode([String: DBusValue].self, at: 1)
                 let invalidated = try signal.body.decode([String].self, at: 2)
@@ -178,5 +217,37 @@ public actor BlueZClient {
             malformedSignals += 1
             eventSink.yield(.malformedSignal("\(signal.member ?? "?") from \(path): \(error)"))
         }
+    }
+
+    /// The value of a `Value`-only change (`sa{sv}as` with one entry, `Value`, and nothing
+    /// invalidated) of a mirrored characteristic, with its device; nil when the change is
+    /// something else or the characteristic is unknown (then it takes the normal way). Reads the
+    /// body in place: no dictionary is built for the one entry.
+    private func characteristicValue(_ path: DBusObjectPath, _ body: [DBusValue]) throws(DBusDecodingError) -> BlueZCharacteristicValue? {
+        guard body.count == 3, case .string(BlueZInterfaces.gattCharacteristic) = body[0],
+            case .dictionary(.string, .variant, let entries) = body[1], entries.count == 1,
+            case .string("Value") = entries[0].key, case .variant(let raw) = entries[0].value,
+            case .array(.string, let invalidated) = body[2], invalidated.isEmpty,
+            let owner = characteristicOwner(path)
+        else { return nil }
+        return BlueZCharacteristicValue(
+            devicePath: owner.devicePath, address: owner.address, addressType: owner.addressType, uuid: owner.uuid,
+            bytes: try [UInt8](dbusValue: raw))
+    }
+
+    private func characteristicOwner(_ path: DBusObjectPath) -> CharacteristicOwner? {
+        if let known = characteristicOwners[path] { return known }
+        guard case .string(let uuid)? = tree.objects[path]?[BlueZInterfaces.gattCharacteristic]?["UUID"] else { return nil }
+        // …/dev_X/serviceNNNN/charNNNN: the device is the nearest ancestor with Device1.
+        var candidate = path.parent
+        while let current = candidate, tree.objects[current]?[BlueZInterfaces.device] == nil { candidate = current.parent }
+        guard let devicePath = candidate, let device = tree.objects[devicePath]?[BlueZInterfaces.device] else { return nil }
+        var address: String?
+        var addressType: String?
+        if case .string(let text)? = device["Address"] { address = text }
+        if case .string(let text)? = device["AddressType"] { addressType = text }
+        let owner = CharacteristicOwner(devicePath: devicePath, address: address, addressType: addressType, uuid: uuid.lowercased())
+        characteristicOwners[path] = owner
+        return owner
     }
 }

@@ -1,15 +1,36 @@
 import CDBus
 
-/// Where a subscription's signals go: one element per signal, or one array per delivery round.
+/// Where a subscription's signals go: one element per signal, one array per delivery round, or
+/// a handler called on the connection's thread with each round's array.
 enum SignalSink {
     case each(AsyncThrowingStream<DBusMessage, any Error>.Continuation)
     case batches(AsyncThrowingStream<[DBusMessage], any Error>.Continuation)
+    case handler(SignalHandler)
 
     func finish(throwing error: any Error) {
         switch self {
         case .each(let continuation): continuation.finish(throwing: error)
         case .batches(let continuation): continuation.finish(throwing: error)
+        case .handler(let handler): handler.onEnd(error)
         }
+    }
+}
+
+/// The closures of a `subscribe(matching:onSignals:onEnd:)` subscription.
+struct SignalHandler {
+    let onSignals: @Sendable ([DBusMessage]) -> Void
+    let onEnd: @Sendable (any Error) -> Void
+}
+
+/// A subscription made with `subscribe(matching:onSignals:onEnd:)`; `cancel()` ends it (removes
+/// the match rule). Releasing it does not: the subscription lives until cancelled or the
+/// connection closes.
+public struct DBusSignalSubscription: Sendable {
+    let id: UInt64
+    let connection: DBusConnection
+
+    public func cancel() async {
+        await connection.removeSubscription(id)
     }
 }
 
@@ -63,6 +84,23 @@ extension DBusConnection {
         }
         try await subscribe(rule, id: id, sink: .batches(continuation))
         return stream
+    }
+
+    /// Like `signalBatches(matching:)`, but calls `onSignals` synchronously on the connection's
+    /// thread (the executor of this actor) with each round's signals, in arrival order, instead
+    /// of resuming a task: no thread wake-up and no executor hop per round. For consumers that
+    /// share this connection's executor (an actor whose `unownedExecutor` is this connection's
+    /// may `assumeIsolated` inside the handler) and for high-rate signals. `onEnd` is called once
+    /// if the connection is lost (with `Disconnected`); neither is called after `cancel()`.
+    ///
+    /// The handlers must be quick and must not block: they run on the thread that serves the bus.
+    public func subscribe(
+        matching rule: MatchRule, onSignals: @escaping @Sendable ([DBusMessage]) -> Void,
+        onEnd: @escaping @Sendable (any Error) -> Void
+    ) async throws -> DBusSignalSubscription {
+        let id = nextIdentifier()
+        try await subscribe(rule, id: id, sink: .handler(SignalHandler(onSignals: onSignals, onEnd: onEnd)))
+        return DBusSignalSubscription(id: id, connection: self)
     }
 
     /// Registers the subscription and waits for the bus to accept its rule. On failure the
@@ -168,12 +206,16 @@ extension DBusConnection {
             // A subscription that ended meanwhile simply gets nothing.
             switch subscriptions[id]?.sink {
             case .each(let continuation)?: continuation.yield(message)
-            case .batches?: batches[id, default: []].append(message)
+            case .batches?, .handler?: batches[id, default: []].append(message)
             case nil: break
             }
         }
         for (id, messages) in batches {
-            if case .batches(let continuation)? = subscriptions[id]?.sink { continuation.yield(messages) }
+            switch subscriptions[id]?.sink {
+            case .batches(let continuation)?: continuation.yield(messages)
+            case .handler(let handler)?: handler.onSignals(messages)
+            default: break
+            }
         }
     }
 }

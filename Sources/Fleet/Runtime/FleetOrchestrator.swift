@@ -98,6 +98,9 @@ public actor FleetOrchestrator {
         tasks.append(Task { [weak self] in
             for await event in events { await self?.route(event) }
         })
+        // Notifications on the D-Bus path go straight to the pipeline on the bus thread.
+        let router = CharacteristicValueRouter(pipeline: pipeline)
+        await client.setValueHandler { router.route($0) }
         try await client.start()
         for (_, device) in devices where device.pinned {
             await device.actor.handle(.policyUpdated(wanted: true))

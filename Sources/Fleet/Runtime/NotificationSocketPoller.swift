@@ -83,12 +83,21 @@ public final class NotificationSocketPoller: Sendable {
 
     private func run() {
         var buffer = [UInt8](repeating: 0, count: 1024)
+        // The poll set is rebuilt only when the registrations change, not on every wake-up.
+        var seenGeneration: UInt64?
+        var order: [Registration] = []
+        var fds: [pollfd] = []
         while true {
-            let (registrations, stopping) = shared.withLock { ($0.registrations, $0.stopping) }
+            let (generation, stopping) = shared.withLock { ($0.generation, $0.stopping) }
             if stopping { break }
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            let order = Array(registrations.values)
-            fds += order.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            if generation != seenGeneration {
+                order = Array(shared.withLock { $0.registrations }.values)
+                fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+                fds += order.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+                seenGeneration = generation
+            } else {
+                for index in fds.indices { fds[index].revents = 0 }
+            }
             guard poll(&fds, nfds_t(fds.count), -1) >= 0 else {
                 if errno == EINTR { continue }
                 break
@@ -126,7 +135,10 @@ public final class NotificationSocketPoller: Sendable {
     }
 
     private func forget(_ fd: Int32) {
-        let owned = shared.withLock { $0.registrations.removeValue(forKey: fd) != nil }
+        let owned = shared.withLock { shared -> Bool in
+            shared.generation += 1
+            return shared.registrations.removeValue(forKey: fd) != nil
+        }
         if owned { close(fd) }
     }
 }

@@ -6,8 +6,10 @@ import Synchronization
 /// Where every characteristic value ends up, from either path (D-Bus `PropertiesChanged` or an
 /// `AcquireNotify` socket): decoded with GATT's registry, counted per device, published.
 ///
-/// Thread-safe and lock-light, because the fd path calls it from the poller thread for every
-/// notification. Bad bytes from a device are counted and logged, never fatal.
+/// Thread-safe and lock-light, because it runs on the thread that received the value (the bus
+/// connection's or the socket poller's) for every notification: two short lock sections per
+/// value, no string formatting (a device's last value is rendered only when someone asks).
+/// Bad bytes from a device are counted and logged, never fatal.
 public final class ValuePipeline: Sendable {
     /// One decoded (or undecodable) value.
     public struct Value: Sendable {
@@ -20,34 +22,64 @@ public final class ValuePipeline: Sendable {
     public struct DeviceCounters: Sendable, Equatable {
         public var notifications = 0
         public var decodeErrors = 0
-        public var lastSummary: String?
+        /// The last value that decoded.
+        public var lastEvent: CharacteristicEvent?
+
+        /// The last decoded value's one-line summary (`72 bpm, RR 812/799 ms`).
+        public var lastSummary: String? { lastEvent?.summary }
     }
 
     private struct State {
         var counters: [DeviceID: DeviceCounters] = [:]
         var uuids: [String: BluetoothUUID] = [:]
+        var observers: [@Sendable (Value) -> Void] = []
+        var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
+        var nextStream: UInt64 = 0
+        var finished = false
     }
 
     private let state = Mutex(State())
     private let registry: CharacteristicRegistry
     private let logger: Logger
-    private let sink: AsyncStream<Value>.Continuation
-    /// Decoded values, newest kept when a consumer falls behind (telemetry, not state).
-    public let values: AsyncStream<Value>
+    private let buffer: Int
 
     public init(registry: CharacteristicRegistry = .standard, logger: Logger, buffer: Int = 4096) {
         self.registry = registry
         self.logger = logger
-        (values, sink) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
+        self.buffer = buffer
+    }
+
+    /// A new stream of the decoded values from now on, newest kept when its consumer falls behind
+    /// (`buffer` values: telemetry, not state). Each access is a consumer of its own; a stream
+    /// ends when its iteration ends or the pipeline finishes. Nobody listening costs nothing.
+    public var values: AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
+        let registered = state.withLock { state -> UInt64? in
+            guard !state.finished else { return nil }
+            state.nextStream += 1
+            state.streams[state.nextStream] = continuation
+            return state.nextStream
+        }
+        guard let id = registered else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Calls `observer` with every value from now on, inline on the receiving thread, before the
+    /// value is published to the `values` streams. For consumers that must see every value at little cost
+    /// (counters, metrics, latency probes): no task, no wake-up. The observer must be quick and
+    /// must not block, and must not call back into the pipeline.
+    public func observe(_ observer: @escaping @Sendable (Value) -> Void) {
+        state.withLock { $0.observers.append(observer) }
     }
 
     public func ingest(device: DeviceID, characteristic: String, bytes: [UInt8]) {
-        let uuid = state.withLock { state -> BluetoothUUID? in
-            if let known = state.uuids[characteristic] { return known }
-            let parsed = BluetoothUUID(characteristic)
-            if let parsed, state.uuids.count < 1024 { state.uuids[characteristic] = parsed }
-            return parsed
-        }
+        let uuid = state.withLock { $0.uuids[characteristic] } ?? BluetoothUUID(characteristic)
         let result: Result<CharacteristicEvent, GATTDecodeError>
         if let uuid {
             do {
@@ -58,15 +90,11 @@ public final class ValuePipeline: Sendable {
         } else {
             result = .success(.raw(RawCharacteristicValue(uuid: .init(0), bytes: bytes)))
         }
-        let errors = state.withLock { state -> Int in
-            var counters = state.counters[device, default: DeviceCounters()]
-            counters.notifications += 1
-            switch result {
-            case .success(let event): counters.lastSummary = event.summary
-            case .failure: counters.decodeErrors += 1
-            }
-            state.counters[device] = counters
-            return counters.decodeErrors
+        let (errors, observers, streams) = state.withLock { state in
+            if let uuid, state.uuids[characteristic] == nil, state.uuids.count < 1024 { state.uuids[characteristic] = uuid }
+            // Counted in place (inout through the subscript): no copy of the entry per value.
+            let errors = Self.count(result, in: &state.counters[device, default: DeviceCounters()])
+            return (errors, state.observers, state.streams)
         }
         if case .failure(let error) = result, errors & (errors - 1) == 0 {
             // Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
@@ -77,12 +105,33 @@ public final class ValuePipeline: Sendable {
                     "decode_error": "\(error)", "decode_errors": "\(errors)",
                 ])
         }
-        sink.yield(Value(device: device, characteristic: characteristic, result: result))
+        guard !observers.isEmpty || !streams.isEmpty else { return }
+        let value = Value(device: device, characteristic: characteristic, result: result)
+        for observer in observers { observer(value) }
+        for (_, stream) in streams { stream.yield(value) }
+    }
+
+    /// Counts one value; returns the device's decode errors so far.
+    private static func count(_ result: Result<CharacteristicEvent, GATTDecodeError>, in counters: inout DeviceCounters) -> Int {
+        counters.notifications += 1
+        switch result {
+        case .success(let event): counters.lastEvent = event
+        case .failure: counters.decodeErrors += 1
+        }
+        return counters.decodeErrors
     }
 
     public func counters(for device: DeviceID) -> DeviceCounters {
         state.withLock { $0.counters[device] ?? DeviceCounters() }
     }
 
-    public func finish() { sink.finish() }
+    /// Ends every stream of `values` (the daemon is stopping).
+    public func finish() {
+        let streams = state.withLock { state -> [AsyncStream<Value>.Continuation] in
+            state.finished = true
+            defer { state.streams.removeAll() }
+            return Array(state.streams.values)
+        }
+        for stream in streams { stream.finish() }
+    }
 }
