@@ -50,6 +50,20 @@ demo: deps
 	@echo "'make test' runs every test and 'make bench-dbus' measures the D-Bus library."
 	@exit 1
 
+## bench: the daemon's figures (ingest, scale, recovery, writes) next to a C bus floor and bleak,
+## against bluez-sim on private buses (release build); the table on stdout, the figures in
+## .build/bench/fleet-bench.json and the plot in .build/bench/fleet-bench.png. Not part of make test.
+## The pinned Python packages install while Swift builds.
+BENCH_FLAGS ?=
+bench: deps
+	@mkdir -p .build/bench
+	@set -e; ./scripts/bench-venv.sh > .build/bench/venv.log 2>&1 & venv=$$!; \
+		for product in wearfleetd bluez-sim fleet-bench; do $(SWIFT) build -c release --product $$product; done; \
+		./scripts/build-c-baseline.sh .build/release; \
+		if ! wait $$venv; then cat .build/bench/venv.log; exit 1; fi
+	.build/release/fleet-bench --json .build/bench/fleet-bench.json $(BENCH_FLAGS)
+	.build-bench-venv/bin/python Benchmarks/python/plot_fleet_bench.py .build/bench/fleet-bench.json .build/bench/fleet-bench.png
+
 ## bench-dbus: D-Bus library figures next to a plain C libdbus baseline (release build);
 ## the table on stdout, the same figures in .build/dbus-bench.json
 bench-dbus: deps

@@ -53,7 +53,7 @@ struct IngestSuite {
             let receiver = ReportingReceiver(
                 name: "bleak",
                 process: try ChildProcess(
-                    python, [options.bleakScript] + fleet.addresses,
+                    python, [options.bleakScript] + zip(fleet.addresses, fleet.adapters).map { "\($0)@\($1)" },
                     environment: ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": fleet.bus.address]) { $1 },
                     stderrPath: directory.appendingPathComponent("ingest-\(count)-bleak.log").path))
             setup.bleakConnectSeconds = Double(try receiver.expect("connected", within: Double(count) * 10 + 60))

@@ -47,12 +47,16 @@ enum Report {
     }
 
     private static func scale(_ results: [ScaleResult]) -> String {
-        var table = TextTable(["scale: known devices", "pinned", "RSS MB", "RSS/device kB", "READY s", "all pinned ready s", "idle CPU %", "idle s", "sim RSS MB"])
+        var table = TextTable([
+            "scale: known devices", "pinned", "RSS MB", "RSS/device kB", "READY s", "all pinned ready s", "pool settled s",
+            "idle CPU %", "idle s", "sim RSS MB",
+        ])
         for result in results {
             table.add([
                 "\(result.devices)", "\(result.pinned)", Format.number(Double(result.rssKilobytes) / 1024),
                 Format.number(result.rssPerDeviceKilobytes), Format.number(result.readySeconds),
-                Format.number(result.allPinnedReadySeconds), String(format: "%.3f", result.idleCPUPercent),
+                Format.number(result.allPinnedReadySeconds), Format.number(result.settledSeconds),
+                String(format: "%.3f", result.idleCPUPercent),
                 Format.number(result.idleSeconds), Format.number(Double(result.simulatorRSSKilobytes) / 1024),
             ])
         }

@@ -63,6 +63,8 @@ struct ScaleResult: Codable {
     var rssPerDeviceKilobytes: Double?
     var readySeconds = 0.0
     var allPinnedReadySeconds = 0.0
+    /// From start until the pool was filled and no adapter discovered any more.
+    var settledSeconds = 0.0
     var idleSeconds = 0.0
     var idleCPUPercent = 0.0
     var simulatorRSSKilobytes = 0

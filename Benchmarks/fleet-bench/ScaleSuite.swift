@@ -35,6 +35,17 @@ struct ScaleSuite {
             running.append((count, fleet, daemon, ScaleResult(devices: count, pinned: pinned.count)))
             let ready = try daemon.waitForReady(within: 60)
             let allReady = try daemon.waitUntilReady(pinned, within: 120) - daemon.startedAt
+            // The pool fills after the pinned devices, discovering as it goes: the fleet is at
+            // rest once no adapter discovers any more and the daemon has worked off what that
+            // brought (under 2 % CPU over half a second).
+            let settled = MonotonicTime.seconds + 180
+            while true {
+                guard MonotonicTime.seconds < settled else { throw BenchError("\(count) devices: the fleet never came to rest") }
+                let window = CPUWindow(daemon.pid)
+                MonotonicTime.sleep(0.5)
+                if window.microseconds < 0.02 * window.seconds * 1e6, try !fleet.anyAdapterDiscovering() { break }
+            }
+            running[running.count - 1].3.settledSeconds = MonotonicTime.seconds - daemon.startedAt
             MonotonicTime.sleep(1)
             running[running.count - 1].3.readySeconds = ready
             running[running.count - 1].3.allPinnedReadySeconds = allReady

@@ -15,12 +15,16 @@ final class SimulatedFleet {
     let scenario: Scenario
     /// Every device's address, in scenario order.
     let addresses: [String]
+    /// Every device's adapter (`hci0`…), in scenario order.
+    let adapters: [String]
     let directory: URL
 
     init(scenario: Scenario, simulatorPath: String, directory: URL, name: String) throws {
         self.scenario = scenario
         self.directory = directory
-        addresses = try scenario.resolved().devices.map(\.address)
+        let devices = try scenario.resolved().devices
+        addresses = devices.map(\.address)
+        adapters = devices.map(\.adapter)
         let file = directory.appendingPathComponent("\(name)-scenario.json")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -76,6 +80,22 @@ final class SimulatedFleet {
         let counters = try call("GetCounters").decode([String: DBusValue].self, at: 0)
         guard let map = try counters.decodeIfPresent([String: UInt32].self, forKey: name) else { return [:] }
         return map.mapValues(Int.init)
+    }
+
+    /// Whether any adapter is discovering (someone asked bluetoothd to scan).
+    func anyAdapterDiscovering() throws -> Bool {
+        let control = self.control
+        let names = Set(adapters)
+        return try runBlocking {
+            for name in names.sorted() {
+                let reply = try await control.call(
+                    destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(name)"),
+                    interface: "org.freedesktop.DBus.Properties", member: "Get",
+                    [.string("org.bluez.Adapter1"), .string("Discovering")], timeout: .seconds(30))
+                if try reply.decode(DBusValue.self, at: 0) == .boolean(true) { return true }
+            }
+            return false
+        }
     }
 
     func counter(_ name: String) throws -> UInt64 {

@@ -1,10 +1,11 @@
 """What a user would write instead of wearfleetd: bleak with bleak-retry-connector, subscribed to
 the data stream of every motion band it is given, counting notifications.
 
-Usage: DBUS_SYSTEM_BUS_ADDRESS=unix:path=... python bleak_ingest.py ADDRESS...
+Usage: DBUS_SYSTEM_BUS_ADDRESS=unix:path=... python bleak_ingest.py ADDRESS@ADAPTER...
 
-Discovers and connects the devices one after another (BleakScanner.find_device_by_address, then
-bleak_retry_connector.establish_connection), subscribes with start_notify, then prints
+Discovers and connects the devices one after another (BleakScanner.find_device_by_address on the
+device's adapter, then bleak_retry_connector.establish_connection), subscribes with
+start_notify, then prints
 `connected SECONDS`. On SIGUSR1 it prints one JSON line for the window since the last one, with
 the same fields as fleet-bench's other receivers: count, seconds, cpu_us (getrusage of this
 process), p50_us and p99_us (latency from the simulator's send time, carried in bytes 2..9 of
@@ -63,10 +64,11 @@ class Window:
         self.count, self.latencies, self.started, self.cpu = 0, [], now, cpu
 
 
-async def connect(address, window):
-    device = await BleakScanner.find_device_by_address(address, timeout=30)
+async def connect(target, window):
+    address, _, adapter = target.partition("@")
+    device = await BleakScanner.find_device_by_address(address, timeout=30, bluez={"adapter": adapter or "hci0"})
     if device is None:
-        raise RuntimeError(f"{address} was not found")
+        raise RuntimeError(f"{address} was not found on {adapter or 'hci0'}")
     client = await establish_connection(BleakClientWithServiceCache, device, address, max_attempts=4)
     await client.start_notify(MOTION_DATA, window.on_value)
     return client
@@ -79,15 +81,15 @@ async def main(addresses):
     loop.add_signal_handler(signal.SIGTERM, lambda: os._exit(0))
     started = time.monotonic()
     clients = []
-    for address in addresses:
-        clients.append(await connect(address, window))
+    for target in addresses:
+        clients.append(await connect(target, window))
     print(f"connected {time.monotonic() - started:.3f}", flush=True)
     await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        print("usage: bleak_ingest.py ADDRESS...", file=sys.stderr)
+        print("usage: bleak_ingest.py ADDRESS@ADAPTER...", file=sys.stderr)
         sys.exit(2)
     try:
         asyncio.run(main(sys.argv[1:]))

@@ -10,6 +10,12 @@ import DBus
 public struct BlueZObjectTree: Sendable {
     /// path → interface → property → value.
     public private(set) var objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
+    /// Upper-cased `Device1.Address` → the device objects with it (one per adapter that knows
+    /// it), kept with every change, so `devices(address:)` costs a lookup, not a walk of the tree:
+    /// the fleet asks it for every device on every policy evaluation.
+    private var devicesByAddress: [String: Set<DBusObjectPath>] = [:]
+    /// The address each device object is indexed under.
+    private var indexedAddress: [DBusObjectPath: String] = [:]
 
     static let keptInterfaces: Set<String> = [
         BlueZInterfaces.adapter, BlueZInterfaces.device, BlueZInterfaces.gattService,
@@ -28,12 +34,28 @@ public struct BlueZObjectTree: Sendable {
         for (name, properties) in interfaces where Self.keptInterfaces.contains(name) {
             objects[path, default: [:]][name, default: [:]].merge(properties) { _, new in new }
         }
+        if interfaces[BlueZInterfaces.device] != nil { reindexAddress(of: path) }
     }
 
     public mutating func interfacesRemoved(_ path: DBusObjectPath, _ names: [String]) {
         guard var object = objects[path] else { return }
         for name in names { object[name] = nil }
         objects[path] = object.isEmpty ? nil : object
+        if names.contains(BlueZInterfaces.device) { reindexAddress(of: path) }
+    }
+
+    /// Files the device object at `path` under its current address (or nowhere, when it has none).
+    private mutating func reindexAddress(of path: DBusObjectPath) {
+        var address: String?
+        if case .string(let text)? = objects[path]?[BlueZInterfaces.device]?["Address"] { address = text.uppercased() }
+        let previous = indexedAddress[path]
+        guard previous != address else { return }
+        if let previous {
+            devicesByAddress[previous]?.remove(path)
+            if devicesByAddress[previous]?.isEmpty == true { devicesByAddress[previous] = nil }
+        }
+        indexedAddress[path] = address
+        if let address { devicesByAddress[address, default: []].insert(path) }
     }
 
     /// Applies a `PropertiesChanged`; returns false when the object or interface is not mirrored
@@ -45,6 +67,9 @@ public struct BlueZObjectTree: Sendable {
         guard objects[path]?[interface] != nil else { return false }
         objects[path]?[interface]?.merge(changed) { _, new in new }
         for name in invalidated { objects[path]?[interface]?[name] = nil }
+        if interface == BlueZInterfaces.device, changed["Address"] != nil || invalidated.contains("Address") {
+            reindexAddress(of: path)
+        }
         return true
     }
 
@@ -73,8 +98,8 @@ public struct BlueZObjectTree: Sendable {
     /// The device objects with this address (one per adapter that knows it), address compared
     /// without regard to case.
     public func devices(address: String) -> [BlueZDevice] {
-        let wanted = address.uppercased()
-        return devices.filter { $0.address?.uppercased() == wanted }
+        guard let paths = devicesByAddress[address.uppercased()] else { return [] }
+        return paths.sorted().compactMap { device(at: $0) }
     }
 
     /// The GATT characteristics below a device object.

@@ -10,14 +10,35 @@ public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConv
 
     /// Parses `AA:BB:CC:DD:EE:FF` (either case). Returns nil for anything else.
     public init?(_ text: some StringProtocol) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6 else { return nil }
+        // One pass over the 17 UTF-8 bytes `XX:XX:XX:XX:XX:XX`: the fleet parses addresses on
+        // every policy evaluation, for every device.
+        func nibble(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(6)
-        for part in parts {
-            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
-            bytes.append(byte)
+        var high: UInt8?
+        var position = 0
+        for byte in text.utf8 {
+            defer { position += 1 }
+            guard position < 17 else { return nil }
+            if position % 3 == 2 {
+                guard byte == UInt8(ascii: ":") else { return nil }
+            } else if let first = high {
+                guard let second = nibble(byte) else { return nil }
+                bytes.append(first << 4 | second)
+                high = nil
+            } else {
+                guard let first = nibble(byte) else { return nil }
+                high = first
+            }
         }
+        guard position == 17 else { return nil }
         self.bytes = bytes
     }
 

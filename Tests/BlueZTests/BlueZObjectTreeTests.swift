@@ -99,6 +99,25 @@ struct BlueZObjectTreeTests {
         #expect(tree.devices(address: "aa:bb:cc:dd:ee:01").map(\.path) == [Self.devicePath])
     }
 
+    @Test func theAddressIndexFollowsAddedChangedAndRemovedDevices() throws {
+        var tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        let second: DBusObjectPath = "/org/bluez/hci1/dev_AA_BB_CC_DD_EE_01"
+        // The same device seen by a second adapter: both objects, in path order.
+        tree.interfacesAdded(second, ["org.bluez.Device1": ["Address": .string("AA:BB:CC:DD:EE:01")]])
+        #expect(tree.devices(address: "AA:BB:CC:DD:EE:01").map(\.path) == [Self.devicePath, second])
+        // A changed address moves the object; an invalidated one takes it out.
+        tree.propertiesChanged(second, interface: "org.bluez.Device1", changed: ["Address": .string("AA:BB:CC:DD:EE:02")], invalidated: [])
+        #expect(tree.devices(address: "AA:BB:CC:DD:EE:01").map(\.path) == [Self.devicePath])
+        #expect(tree.devices(address: "aa:bb:cc:dd:ee:02").map(\.path) == [second])
+        tree.propertiesChanged(second, interface: "org.bluez.Device1", changed: [:], invalidated: ["Address"])
+        #expect(tree.devices(address: "AA:BB:CC:DD:EE:02").isEmpty)
+        // A removed Device1 interface leaves the index; other interfaces do not touch it.
+        tree.interfacesRemoved(Self.characteristicPath, ["org.bluez.GattCharacteristic1"])
+        #expect(tree.devices(address: "AA:BB:CC:DD:EE:01").count == 1)
+        tree.interfacesRemoved(Self.devicePath, ["org.bluez.Device1"])
+        #expect(tree.devices(address: "AA:BB:CC:DD:EE:01").isEmpty)
+    }
+
     @Test func aSnapshotOfTheWrongShapeIsAnError() {
         #expect(throws: DBusDecodingError.self) { try BlueZObjectTree(managedObjects: .string("nope")) }
     }

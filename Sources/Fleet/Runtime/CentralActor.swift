@@ -15,6 +15,7 @@ public actor CentralActor {
     private let minimumRSSI: Int16?
     private var missing: Set<DeviceID> = []
     private var discovering = false
+    private var updatingDiscovery = false
     /// The last discovery error, for status and logs.
     public private(set) var lastDiscoveryError: BlueZError?
 
@@ -49,8 +50,20 @@ public actor CentralActor {
         await updateDiscovery()
     }
 
+    /// Brings discovery in line with `missing`. One update runs at a time, and it checks again
+    /// after every call it awaited: the actor is reentrant, so a device can be found (and
+    /// `missing` empty again) while discovery is still being started, and discovery must not
+    /// then stay on for nobody, flooding the fleet with advertisements.
     private func updateDiscovery() async {
-        if !missing.isEmpty && !discovering {
+        guard !updatingDiscovery else { return }  // the running update sees the change
+        updatingDiscovery = true
+        defer { updatingDiscovery = false }
+        while missing.isEmpty == discovering {
+            if discovering {
+                discovering = false
+                try? await client.stopDiscovery(adapter: path)
+                continue
+            }
             do {
                 try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
                 try await client.startDiscovery(adapter: path)
@@ -58,11 +71,12 @@ public actor CentralActor {
                 lastDiscoveryError = nil
             } catch {
                 // InProgress means it is already running for us.
-                if error.kind == .inProgress { discovering = true } else { lastDiscoveryError = error }
+                guard error.kind == .inProgress else {
+                    lastDiscoveryError = error
+                    return
+                }
+                discovering = true
             }
-        } else if missing.isEmpty && discovering {
-            discovering = false
-            try? await client.stopDiscovery(adapter: path)
         }
     }
 
