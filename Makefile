@@ -21,11 +21,22 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 
 ## test: deps + build + every test (the bleak fidelity suite must run, not skip) + fuzz smoke
+## + the system test under a real systemd (counted as one test; skipped only without namespaces)
 test: build python-venv
 	@set -o pipefail; WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build 2>&1 | tee .build/test-output.log
 	$(MAKE) fuzz-smoke
+	$(MAKE) system-test
 	@passed=$$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} in .* passed after.*/\1/p' .build/test-output.log | tail -1); \
-		if [ -n "$$passed" ]; then echo "tests: $$passed passed, 0 failed"; fi
+		if [ -n "$$passed" ]; then \
+			skipped=0; \
+			if [ "$$(cat .build/system-test/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=1; fi; \
+			echo "tests: $$passed passed, 0 failed, $$skipped skipped"; \
+		fi
+
+## system-test: wearfleetd installed and run as a service under a real systemd booted in fresh
+## namespaces (Tests/System/service-test.sh; root; log in .build/system-test/test.log)
+system-test: build
+	@Tests/System/service-test.sh $(SWIFT_BUILD_DIR)
 
 ## unit-tests: every Swift test (the bleak fidelity suite included when .build-venv exists)
 unit-tests:

@@ -100,7 +100,19 @@ journal() { sb journalctl --no-pager -o json -u wearfleetd.service "$@"; }
 
 journal_has() { [[ -n $(journal "$@") ]]; }
 
-last_cursor() { sb journalctl --no-pager -o json -n 1 | jq -r '.__CURSOR'; }
+# A point in time, in the journal's microseconds. (journalctl --after-cursor together with field
+# matches returns nothing when the cursor's own entry does not match, so entries are selected by
+# their __REALTIME_TIMESTAMP instead.)
+journal_mark() { date +%s%6N; }
+
+# journal_since MARK FIELD=VALUE...: the matching entries logged after MARK.
+journal_since() {
+    local mark=$1
+    shift
+    journal "$@" | jq -c --arg mark "$mark" 'select((.__REALTIME_TIMESTAMP | tonumber) > ($mark | tonumber))'
+}
+
+journal_since_has() { [[ -n $(journal_since "$@") ]]; }
 
 # The newest SESSION_ID of a device's entries that reached ready.
 ready_session() { journal DEVICE_ADDRESS="$1" DEVICE_STATE=ready | jq -r '.SESSION_ID' | tail -1; }
@@ -236,7 +248,7 @@ ok "sessions $session_1, $session_2"
 step "pin a third strap in a drop-in, systemctl reload: it connects, the others untouched"
 attempts_1=$(sim_counter ConnectAttempts $STRAP_1)
 attempts_2=$(sim_counter ConnectAttempts $STRAP_2)
-cursor=$(last_cursor)
+mark=$(journal_mark)
 sb tee /etc/wearfleet/wearfleetd.d/50-third-strap.toml < "$here/50-third-strap.toml" > /dev/null
 sb systemctl reload wearfleetd.service || fail "systemctl reload failed"
 wait_for 30 "StatusText '3/3 pinned ready' after the reload" status_is "3/3 pinned ready"
@@ -245,7 +257,7 @@ wait_for 10 "a ready entry for $STRAP_3" journal_has DEVICE_ADDRESS="$STRAP_3" D
 [[ $(sb systemctl show --property=MainPID --value wearfleetd.service) == "$main_pid" ]] \
     || fail "the daemon was restarted, not reloaded"
 for address in $STRAP_1 $STRAP_2; do
-    changes=$(journal --after-cursor="$cursor" DEVICE_ADDRESS="$address" | jq -r 'select(.DEVICE_STATE != null) | .DEVICE_STATE')
+    changes=$(journal_since "$mark" DEVICE_ADDRESS="$address" | jq -r 'select(.DEVICE_STATE != null) | .DEVICE_STATE')
     [[ -z $changes ]] || fail "$address changed state during the reload: $changes"
     sim_connected "$address" > /dev/null || fail "$address lost its link during the reload"
     [[ $(sim_counter LinkDrops "$address") == 0 ]] || fail "$address had its link dropped"
@@ -297,14 +309,14 @@ owner=$(sb stat -c '%U %a' $STATE_FILE)
 ok "$saved"
 
 step "systemctl start again: 3 known devices loaded, all ready"
-cursor=$(last_cursor)
+mark=$(journal_mark)
 sb systemctl start wearfleetd.service || fail "systemctl start (again) failed"
-loaded=$(journal --after-cursor="$cursor" EVENT=state_loaded | jq -r '.KNOWN_DEVICES // .COUNT' | head -1)
+loaded=$(journal_since "$mark" EVENT=state_loaded | jq -r '.KNOWN_DEVICES // .COUNT' | head -1)
 [[ $loaded == 3 ]] || fail "the restarted daemon loaded '$loaded' known devices, not 3"
 wait_for 30 "StatusText '3/3 pinned ready' after the restart" status_is "3/3 pinned ready"
 for address in $STRAP_1 $STRAP_2 $STRAP_3; do
     wait_for 10 "a ready entry for $address after the restart" \
-        journal_has --after-cursor="$cursor" DEVICE_ADDRESS="$address" DEVICE_STATE=ready
+        journal_since_has "$mark" DEVICE_ADDRESS="$address" DEVICE_STATE=ready
 done
 ok "$(status_text)"
 
