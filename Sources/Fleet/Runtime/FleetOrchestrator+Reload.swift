@@ -69,6 +69,7 @@ extension FleetOrchestrator {
             }
         }
 
+        await refreshWriteOptions()
         if old.scanUUIDs != new.scanUUIDs || old.minimumRSSI != new.minimumRSSI {
             for (_, record) in adapters { await record.central.updateFilter(scanUUIDs: new.scanUUIDs, minimumRSSI: new.minimumRSSI) }
         }
@@ -88,6 +89,8 @@ extension FleetOrchestrator {
         poller.remove(device: id)
         if device.link != .disconnected { await transport.disconnect(id) }
         policy.attemptFinished(device: id)
+        await writes.remove(id)
+        writeConfigured.remove(id)
         devices[id] = nil
     }
 

@@ -44,6 +44,9 @@ public actor FleetOrchestrator {
     let transport: BlueZDeviceTransport
     let poller: NotificationSocketPoller
     public nonisolated let pipeline: ValuePipeline
+    let writes: WriteCoordinator
+    /// Devices whose write options the coordinator has (reset by a reload).
+    var writeConfigured: Set<DeviceID> = []
     /// Every device state change, as it happens (newest kept when nobody reads).
     public nonisolated let stateChanges: AsyncStream<(DeviceID, DeviceState)>
     private let stateChangeSink: AsyncStream<(DeviceID, DeviceState)>.Continuation
@@ -79,9 +82,14 @@ public actor FleetOrchestrator {
         }
         self.poller = poller
         self.transport = BlueZDeviceTransport(client: client, poller: poller)
+        let (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
+        self.outputs = outputs
+        self.outputSink = outputSink
+        self.writes = WriteCoordinator(client: client, clock: clock) { device, event in
+            outputSink.yield(.writeOutcome(device, event))
+        }
         self.policy = PoolPolicy(configuration: configuration.pool, now: clock.now())
         self.seeds = SeededRandom(seed: seed)
-        (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
         (stateChanges, stateChangeSink) = AsyncStream<(DeviceID, DeviceState)>.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
@@ -293,14 +301,19 @@ public actor FleetOrchestrator {
             persistHandler?(id, update, PersistContext(pinned: device.pinned, name: device.name, adapter: device.link.adapter ?? device.lastAdapter))
         case .lifecycle(let id, let event):
             log(id, event)
-            if case .stateChanged(_, let to, _, _) = event {
+            if case .stateChanged(let from, let to, _, _) = event {
                 devices[id]?.state = to
+                await followWritability(id, from: from, to: to)
                 stateChangeSink.yield((id, to))
             }
         case .value(let id, let characteristic, let bytes):
             pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
-        case .resumeWrites:
-            break  // the write path arrives with the outgoing scheduler's wiring
+        case .resumeWrites(let id):
+            if let device = devices[id], device.state.acceptsWrites {
+                await writes.linkReady(id, useSocket: configuration.deviceConfiguration(className: device.className).useFileDescriptorPath)
+            }
+        case .writeOutcome(let id, let event):
+            await devices[id]?.actor.handle(event)
         }
     }
 
