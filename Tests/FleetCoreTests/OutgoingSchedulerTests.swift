@@ -137,7 +137,7 @@ import FleetCore
 
     @Test func aLoweredBoundDropsNothingButRefusesUntilDrained() throws {
         var scheduler = OutgoingScheduler()
-        for byte in 0..<4 { try scheduler.enqueue(write([byte]), for: a, now: .zero) }
+        for byte in UInt8(0)..<4 { try scheduler.enqueue(write([byte]), for: a, now: .zero) }
         scheduler.configure(device: a, options: OutgoingDeviceOptions(queueCapacities: [.normal: 2]))
         #expect(scheduler.queueDepth(device: a, qos: .normal) == 4)
         #expect(throws: OutgoingSchedulerError.self) { try scheduler.enqueue(write([9]), for: a, now: .zero) }
