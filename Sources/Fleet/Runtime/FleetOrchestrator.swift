@@ -179,12 +179,18 @@ public actor FleetOrchestrator {
         let tree = await client.tree
         let objects = tree.devices(address: id.address.description).filter { BlueZEventTranslator.identity(of: $0) == id }
         guard let object = objects.first else { return false }
-        if !configuration.poolServiceFilter.isEmpty,
+        let name = object.alias ?? object.name
+        var placement = (priority: 0, className: configuration.poolClassName)
+        if let admission = configuration.poolAdmission {
+            let rssi = objects.compactMap(\.rssi).max().map(Int.init)
+            guard let admitted = admission.admit(name: name, services: objects.flatMap(\.uuids), rssi: rssi) else { return false }
+            placement = (admitted.priority, admitted.className)
+        } else if !configuration.poolServiceFilter.isEmpty,
             configuration.poolServiceFilter.isDisjoint(with: objects.flatMap(\.uuids))
         {
             return false
         }
-        let managed = addDevice(id, pinned: false, name: object.alias ?? object.name, className: configuration.poolClassName, priority: 0)
+        let managed = addDevice(id, pinned: false, name: name, className: placement.className, priority: placement.priority)
         await managed.actor.handle(.bluetoothdAppeared)
         for (adapter, record) in adapters where record.powered {
             await managed.actor.handle(.adapterPowered(adapter))
@@ -365,6 +371,8 @@ public actor FleetOrchestrator {
                 let adapter = BlueZEventTranslator.adapter(of: object)
                 connectable.insert(adapter)
                 if let value = object.rssi { rssi[adapter] = Int(value) }
+                // A device pinned without a name is shown and logged under the name it advertises.
+                if devices[id]?.name == nil, let advertised = object.alias ?? object.name { devices[id]?.name = advertised }
             }
             // bluetoothd forgot the device: its last adapter can still reach it with ConnectDevice.
             if connectable.isEmpty, let last = device.lastAdapter, adapters[last]?.powered == true { connectable.insert(last) }

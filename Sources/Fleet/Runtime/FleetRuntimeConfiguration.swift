@@ -31,6 +31,9 @@ public struct FleetRuntimeConfiguration: Sendable {
     }
 
     public var pinned: [PinnedDevice]
+    /// `[pool]`'s eligibility filters and rules; when nil, `poolServiceFilter` alone decides and
+    /// pool devices get `poolClassName` and priority 0.
+    public var poolAdmission: PoolAdmission?
     /// Write settings by class name; a class not listed uses the defaults.
     public var writes: [String: WriteSettings] = [:]
     /// Device classes by name: what to read, subscribe to and require, and timeouts.
