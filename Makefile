@@ -35,8 +35,10 @@ test: build python-venv
 
 ## system-test: wearfleetd installed and run as a service under a real systemd booted in fresh
 ## namespaces (Tests/System/service-test.sh; root; log in .build/system-test/test.log)
+## (SYSTEM_TEST_CONFIG=release: the release binaries of make install-build instead of debug)
+SYSTEM_TEST_CONFIG ?= $(CONFIG)
 system-test: build
-	@Tests/System/service-test.sh $(SWIFT_BUILD_DIR)
+	@Tests/System/service-test.sh $(SYSTEM_TEST_CONFIG)
 
 ## unit-tests: every Swift test (the bleak fidelity suite included when .build-venv exists)
 unit-tests:

@@ -3,10 +3,11 @@
 # namespaces (scripts/systemd-sandbox.sh), with journald, a system bus and bluez-sim owning
 # org.bluez on that bus.
 #
-#   Tests/System/service-test.sh [BUILD_DIR]     (root; run by `make system-test` and `make test`)
+#   Tests/System/service-test.sh [debug|release]   (root; run by `make system-test` and `make test`)
 #
 # It installs with `make install-files INSTALL_CONFIG=debug` (the debug binaries `make build` made;
-# they load the Swift runtime from the toolchain, which the sandbox sees where this machine has it),
+# they load the Swift runtime from the toolchain, which the sandbox sees where this machine has it;
+# `release` installs what `make install-build` made, Swift runtime linked in),
 # boots, starts, reloads, stops and restarts the service, and checks each step through systemctl,
 # journalctl, the state file and bluez-sim's control interface. Every wait has a deadline. On a
 # failure it prints the sandbox's `systemctl status` and journal. The sandbox is always torn down.
@@ -17,7 +18,10 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-build_dir=$(cd "${1:-$repo/.build/debug}" && pwd)
+install_config=${1:-debug}
+[[ $install_config == debug || $install_config == release ]] || { echo "usage: $0 [debug|release]" >&2; exit 2; }
+# bluez-sim is a test tool: always the debug build's.
+sim_build_dir=$repo/.build/debug
 here=$repo/Tests/System
 sandbox_tool=$repo/scripts/systemd-sandbox.sh
 work=$repo/.build/system-test
@@ -140,9 +144,9 @@ fi
 for tool in jq busctl; do
     command -v "$tool" > /dev/null || { echo "system-test: $tool is missing (make deps installs it)" >&2; exit 1; }
 done
-for binary in wearfleetd bluez-sim; do
-    [[ -x $build_dir/$binary ]] || { echo "system-test: $build_dir/$binary is missing (make build)" >&2; exit 1; }
-done
+[[ -x $repo/.build/$install_config/wearfleetd ]] \
+    || { echo "system-test: .build/$install_config/wearfleetd is missing (make build, or make install-build)" >&2; exit 1; }
+[[ -x $sim_build_dir/bluez-sim ]] || { echo "system-test: $sim_build_dir/bluez-sim is missing (make build)" >&2; exit 1; }
 
 trap teardown EXIT
 "$sandbox_tool" stop "$sandbox" 2> /dev/null || true  # a sandbox a killed run left behind
@@ -151,8 +155,8 @@ mkdir -p "$stage" "$sandbox"
 
 # MARK: - Install
 
-step "make install-files INSTALL_CONFIG=debug DESTDIR=<stage> (PREFIX=/usr/local, the default)"
-make -s -C "$repo" install-files INSTALL_CONFIG=debug "DESTDIR=$stage" > "$work/install.log" 2>&1 \
+step "make install-files INSTALL_CONFIG=$install_config DESTDIR=<stage> (PREFIX=/usr/local, the default)"
+make -s -C "$repo" install-files "INSTALL_CONFIG=$install_config" "DESTDIR=$stage" > "$work/install.log" 2>&1 \
     || { cat "$work/install.log"; fail "make install-files failed"; }
 unit=$stage/usr/local/lib/systemd/system/wearfleetd.service
 for file in usr/local/bin/wearfleetd usr/local/lib/systemd/system/wearfleetd.service \
@@ -163,7 +167,7 @@ done
 grep -qx 'ExecStart=/usr/local/bin/wearfleetd' "$unit" || fail "ExecStart= does not name /usr/local/bin/wearfleetd"
 # Installing again keeps an operator's configuration.
 echo "# edited by the operator" >> "$stage/etc/wearfleet/wearfleetd.toml"
-make -s -C "$repo" install-files INSTALL_CONFIG=debug "DESTDIR=$stage" > "$work/install.log" 2>&1 \
+make -s -C "$repo" install-files "INSTALL_CONFIG=$install_config" "DESTDIR=$stage" > "$work/install.log" 2>&1 \
     || { cat "$work/install.log"; fail "make install-files (again) failed"; }
 grep -q '^# edited by the operator' "$stage/etc/wearfleet/wearfleetd.toml" || fail "a second install overwrote the configuration"
 ok
@@ -177,7 +181,7 @@ ok "exposure $exposure"
 
 # The test's own pieces: bluez-sim (a developer tool, not installed by make install), its scenario,
 # the bus policy that lets root own org.bluez inside the sandbox, and the test's configuration.
-install -D -m 0755 "$build_dir/bluez-sim" "$stage$SIM"
+install -D -m 0755 "$sim_build_dir/bluez-sim" "$stage$SIM"
 install -D -m 0644 "$here/ward.json" "$stage/usr/local/share/wearfleet-test/ward.json"
 install -D -m 0644 "$here/bluez-sim.conf" "$stage/etc/dbus-1/system.d/wearfleet-test-bluez-sim.conf"
 install -m 0644 "$here/wearfleetd.toml" "$stage/etc/wearfleet/wearfleetd.toml"
@@ -252,6 +256,7 @@ mark=$(journal_mark)
 sb tee /etc/wearfleet/wearfleetd.d/50-third-strap.toml < "$here/50-third-strap.toml" > /dev/null
 sb systemctl reload wearfleetd.service || fail "systemctl reload failed"
 wait_for 30 "StatusText '3/3 pinned ready' after the reload" status_is "3/3 pinned ready"
+journal_since_has "$mark" EVENT=reloaded || fail "no EVENT=reloaded entry in the journal"
 wait_for 10 "a ready entry for $STRAP_3" journal_has DEVICE_ADDRESS="$STRAP_3" DEVICE_STATE=ready
 [[ $(service_state) == active/running ]] || fail "state after reload: $(service_state)"
 [[ $(sb systemctl show --property=MainPID --value wearfleetd.service) == "$main_pid" ]] \
@@ -268,12 +273,34 @@ done
 ok "$(status_text)"
 
 step "an invalid configuration: systemctl reload fails, the running one stays"
+mark=$(journal_mark)
 printf '[fleet]\nmax_connections = "many"\n' | sb tee /etc/wearfleet/wearfleetd.d/90-broken.toml > /dev/null
 if sb systemctl reload wearfleetd.service 2> /dev/null; then fail "reload accepted an invalid configuration"; fi
 [[ $(service_state) == active/running ]] || fail "state after a rejected reload: $(service_state)"
+[[ $(sb systemctl show --property=MainPID --value wearfleetd.service) == "$main_pid" ]] || fail "the daemon restarted"
+# ExecReload's --check-config names the file and line, in the unit's journal.
+journal_since "$mark" | jq -r '.MESSAGE' | grep -q '90-broken.toml:2' \
+    || fail "the journal does not say 90-broken.toml:2 is wrong"
 sb rm /etc/wearfleet/wearfleetd.d/90-broken.toml
 wait_for 10 "StatusText still '3/3 pinned ready'" status_is "3/3 pinned ready"
 ok
+
+# MARK: - Metrics
+
+# Metrics are served once the package has them (FleetMetrics); from then on they must answer on
+# loopback through the unit's IPAddressDeny=any / IPAddressAllow=localhost and address families.
+scrape() {
+    sb bash -c 'exec 3<> /dev/tcp/127.0.0.1/9468 && printf "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n" >&3 && cat <&3'
+}
+step "metrics on 127.0.0.1:9468 through IPAddressAllow=localhost"
+if grep -q '"FleetMetrics"' "$repo/Package.swift"; then
+    wait_for 15 "an answer on 127.0.0.1:9468" scrape
+    scraped=$(scrape)
+    [[ $scraped == *"HTTP/1."*" 200"* && $scraped == *wearfleet* ]] || fail "no metrics in the answer: ${scraped:0:300}"
+    ok "$(grep -c '^wearfleet' <<< "$scraped") samples"
+else
+    echo "system-test: [$step_number] NOT RUN: the package has no FleetMetrics target yet"
+fi
 
 # MARK: - wearfleetctl
 
