@@ -185,6 +185,7 @@ install -D -m 0755 "$sim_build_dir/bluez-sim" "$stage$SIM"
 install -D -m 0644 "$here/ward.json" "$stage/usr/local/share/wearfleet-test/ward.json"
 install -D -m 0644 "$here/bluez-sim.conf" "$stage/etc/dbus-1/system.d/wearfleet-test-bluez-sim.conf"
 install -m 0644 "$here/wearfleetd.toml" "$stage/etc/wearfleet/wearfleetd.toml"
+install -D -m 0644 "$here/watchdog.conf" "$stage/etc/systemd/system/wearfleetd.service.d/50-test-watchdog.conf"
 
 # MARK: - Boot
 
@@ -225,7 +226,9 @@ deps=$(sb systemctl show --property=After --property=Wants --value wearfleetd.se
 [[ $deps == *bluetooth.service* ]] || fail "After=/Wants= lack bluetooth.service: $deps"
 [[ $(sb systemctl show --property=LoadState --value bluetooth.service) == not-found ]] \
     || fail "bluetooth.service exists in the sandbox; this step expects it absent"
-[[ $(sb systemctl show --property=WatchdogUSec --value wearfleetd.service) == 30s ]] || fail "WatchdogUSec is not 30s"
+grep -qx 'WatchdogSec=30s' "$unit" || fail "the installed unit does not say WatchdogSec=30s"
+[[ $(sb systemctl show --property=WatchdogUSec --value wearfleetd.service) == 5s ]] \
+    || fail "WatchdogUSec is not the test drop-in's 5s"
 main_pid=$(sb systemctl show --property=MainPID --value wearfleetd.service)
 [[ $(sb ps -o user= -p "$main_pid") == wearfleet ]] || fail "the daemon does not run as wearfleet"
 # The sandboxing is in force, not just written down: no capabilities, no new privileges, a seccomp
@@ -246,6 +249,13 @@ done
 session_1=$(ready_session $STRAP_1)
 session_2=$(ready_session $STRAP_2)
 ok "sessions $session_1, $session_2"
+
+step "the watchdog is pinged (WatchdogSec=5s in a test drop-in; pings every 2.5 s)"
+watchdog_at() { sb systemctl show --property=WatchdogTimestampMonotonic --value wearfleetd.service; }
+first_ping=$(watchdog_at)
+watchdog_moved() { [[ $(watchdog_at) != "$first_ping" ]]; }
+wait_for 8 "a watchdog ping" watchdog_moved
+ok
 
 # MARK: - Reload
 
@@ -319,6 +329,17 @@ if sb test -x /usr/local/bin/wearfleetctl; then
 else
     echo "system-test: [$step_number] NOT RUN: wearfleetctl is not installed (not in this tree yet)"
 fi
+
+# MARK: - Crash
+
+step "the daemon killed (SIGKILL): Restart=on-failure brings it back, devices ready again"
+sb systemctl kill --signal=SIGKILL wearfleetd.service
+restarted() { [[ $(sb systemctl show --property=NRestarts --value wearfleetd.service) == 1 && $(service_state) == active/running ]]; }
+wait_for 30 "a restart after the kill (RestartSec=5s)" restarted
+new_pid=$(sb systemctl show --property=MainPID --value wearfleetd.service)
+[[ $new_pid != "$main_pid" ]] || fail "the main PID did not change"
+wait_for 30 "StatusText '3/3 pinned ready' after the restart" status_is "3/3 pinned ready"
+ok "main pid $main_pid → $new_pid, $(status_text)"
 
 # MARK: - Stop and restore
 
