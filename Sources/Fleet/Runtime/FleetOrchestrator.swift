@@ -387,6 +387,19 @@ public actor FleetOrchestrator {
             devices: snapshots, adapters: adapterSnapshots,
             conditions: PoolCentralConditions(bluetoothdPresent: bluetoothdPresent, engineRunning: running), now: now)
         await apply(plan)
+        await updatePoolSearch()
+    }
+
+    /// The pool looks for candidates (discovery) on powered adapters with a free slot, while the
+    /// fleet is under `max_connections`.
+    private func updatePoolSearch() async {
+        let links = devices.values.filter { $0.link != .disconnected }.count
+        let fleetHasRoom = configuration.poolEnabled && links < configuration.pool.maxConnections
+        for (id, record) in adapters {
+            let used = devices.values.filter { $0.link.adapter == id }.count
+            let slots = configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter
+            await record.central.setPoolSearching(fleetHasRoom && record.powered && used < slots)
+        }
     }
 
     private func apply(_ plan: PoolPlan) async {
