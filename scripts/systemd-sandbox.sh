@@ -99,7 +99,7 @@ run_inside() {
     local dir=$1; shift
     local pid
     pid=$(sandbox_pid "$dir")
-    nsenter --target "$pid" --all --root --wd=/ -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    nsenter --target "$pid" --all --root --wd -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
         LANG=C.UTF-8 SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"
 }
 

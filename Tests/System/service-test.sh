@@ -193,7 +193,7 @@ install -D -m 0644 "$here/watchdog.conf" "$stage/etc/systemd/system/wearfleetd.s
 
 step "boot systemd as PID 1 in fresh namespaces"
 "$sandbox_tool" boot "$sandbox" "$stage" || fail "the sandbox did not boot"
-ok "$(sb systemctl --version | head -1)"
+ok "$(sb systemctl --version | sed -n 1p)"
 
 step "systemd-analyze verify wearfleetd.service (inside, as installed)"
 verify_output=$(sb systemd-analyze verify /usr/local/lib/systemd/system/wearfleetd.service 2>&1) \
@@ -327,7 +327,7 @@ if sb test -x /usr/local/bin/wearfleetctl; then
     if denied=$(sb setpriv --reuid=wf-outsider --regid=wf-outsider --init-groups wearfleetctl status 2>&1); then
         fail "wearfleetctl status worked for a user outside group wearfleet: $denied"
     fi
-    ok "outsider: $(echo "$denied" | head -1)"
+    ok "outsider: ${denied%%$'\n'*}"
 else
     echo "system-test: [$step_number] NOT RUN: wearfleetctl is not installed (not in this tree yet)"
 fi
@@ -361,7 +361,7 @@ ok "$saved"
 step "systemctl start again: 3 known devices loaded, all ready"
 mark=$(journal_mark)
 sb systemctl start wearfleetd.service || fail "systemctl start (again) failed"
-loaded=$(journal_since "$mark" EVENT=state_loaded | jq -r '.KNOWN_DEVICES // .COUNT' | head -1)
+loaded=$(journal_since "$mark" EVENT=state_loaded | jq -r '.KNOWN_DEVICES // .COUNT' | sed -n 1p)
 [[ $loaded == 3 ]] || fail "the restarted daemon loaded '$loaded' known devices, not 3"
 wait_for 30 "StatusText '3/3 pinned ready' after the restart" status_is "3/3 pinned ready"
 for address in $STRAP_1 $STRAP_2 $STRAP_3; do
