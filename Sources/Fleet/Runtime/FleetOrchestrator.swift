@@ -26,6 +26,9 @@ public actor FleetOrchestrator {
         var state: DeviceState = .idle
         var lastRSSI: [AdapterID: Int] = [:]
         var recentFailures = 0
+        /// Links made through granted attempts (the control interface reports reconnects).
+        var linksMade: UInt64 = 0
+        var lastFailure: FailureClass?
     }
 
     struct AdapterRecord {
@@ -257,6 +260,7 @@ public actor FleetOrchestrator {
             case .connected:
                 devices[id]?.link = .connected(adapter, since: clock.now())
                 devices[id]?.recentFailures = 0
+                devices[id]?.linksMade += 1
             case .failed:
                 devices[id]?.link = .disconnected
                 devices[id]?.recentFailures += 1
@@ -268,6 +272,7 @@ public actor FleetOrchestrator {
             persistHandler?(id, update)
         case .lifecycle(let id, let event):
             log(id, event)
+            if case .failed(let failureClass, _, _) = event { devices[id]?.lastFailure = failureClass }
             if case .stateChanged(_, let to, _, _) = event {
                 devices[id]?.state = to
                 stateChangeSink.yield((id, to))
@@ -386,7 +391,8 @@ public actor FleetOrchestrator {
             statusDevices.append(FleetStatus.Device(
                 id: id, name: device.name, pinned: device.pinned, className: device.className, state: device.state,
                 adapter: device.link.adapter, rssi: device.lastRSSI.values.max(), lastValue: counters.lastSummary,
-                sessions: await device.actor.session, notifications: counters.notifications, decodeErrors: counters.decodeErrors))
+                sessions: await device.actor.session, reconnects: device.linksMade > 0 ? device.linksMade - 1 : 0,
+                notifications: counters.notifications, decodeErrors: counters.decodeErrors, lastFailure: device.lastFailure))
         }
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in adapters.sorted(by: { $0.key < $1.key }) {
@@ -396,6 +402,7 @@ public actor FleetOrchestrator {
                 slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
                 linksAndAttempts: used, discovering: await record.central.isDiscovering))
         }
-        return FleetStatus(bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters)
+        return FleetStatus(
+            bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())
     }
 }
