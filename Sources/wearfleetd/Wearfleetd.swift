@@ -85,6 +85,8 @@ struct Wearfleetd: AsyncParsableCommand {
             Task { await store.modify(id, creating: record) { $0.apply(update, adapter: nil, now: Date()) } }
         }
         try await orchestrator.start()
+        // Before READY, so `systemctl start` then `wearfleetctl` finds it; optional: the fleet runs without it.
+        let control = await ControlEndpoint.startOrLog(bus: address, logger: logger) { await orchestrator.status() }
         notifier.ready(status: await orchestrator.status().summary)
         logger.notice("wearfleetd started", metadata: [
             "event": "started", "pinned": "\(settings.pinned.count)", "config": "\(settings.sources.joined(separator: ","))",
@@ -106,6 +108,7 @@ struct Wearfleetd: AsyncParsableCommand {
         logger.notice("wearfleetd stopping", metadata: ["event": "stopping"])
         status.cancel()
         watchdog?.cancel()
+        await control?.stop()
         await orchestrator.stop()
         await connection.close()
         do {
