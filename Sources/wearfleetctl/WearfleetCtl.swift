@@ -51,8 +51,13 @@ struct BusOptions: ParsableArguments {
     func withClient(_ body: (ControlClient) async throws -> Void) async throws {
         do {
             let client = try await ControlClient.connect(to: address)
-            defer { Task { await client.close() } }
-            try await body(client)
+            do {
+                try await body(client)
+            } catch {
+                await client.close()
+                throw error
+            }
+            await client.close()
         } catch let error as ControlClientError {
             FileHandle.standardError.write(Data("wearfleetctl: \(error)\n".utf8))
             throw ExitCode(error.exitCode)
