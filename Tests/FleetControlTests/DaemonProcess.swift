@@ -18,8 +18,8 @@ final class DaemonProcess: Sendable {
     /// Starts `wearfleetd` with `arguments`, optionally through `launcher` (e.g. `setpriv …`),
     /// with stderr merged into the captured stdout.
     init(_ arguments: [String], launcher: [String] = []) throws {
-        let command = launcher + ["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", Commands.wearfleetd] + arguments
-        child = try ChildProcess(command[0], Array(command.dropFirst()))
+        let command = launcher + [Commands.wearfleetd] + arguments
+        child = try ChildProcess(command[0], Array(command.dropFirst()), mergeStderr: true)
         let (stream, sink) = AsyncStream<String>.makeStream()
         lines = stream
         let child = self.child
@@ -84,6 +84,8 @@ struct DaemonFiles {
         for (index, address) in addresses.enumerated() {
             toml += "\n[[pinned]]\naddress = \"\(address)\"\nname = \"strap-\(index + 1)\"\nclass = \"strap\"\n"
         }
+        // Daemons of parallel tests must not compete for the metrics port.
+        toml += "\n[metrics]\nenabled = false\n"
         try toml.write(toFile: config, atomically: true, encoding: .utf8)
     }
 

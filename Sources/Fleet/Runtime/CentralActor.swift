@@ -6,14 +6,17 @@ import FleetCore
 /// attempts on that adapter.
 ///
 /// Discovery runs only while some device that is wanted is still missing (`startResolve` /
-/// `stopResolve` keep that set), with the configured service-UUID filter and RSSI threshold.
+/// `stopResolve` keep that set) or the pool has free slots on this adapter and looks for
+/// candidates, with the configured service-UUID filter and RSSI threshold.
 public actor CentralActor {
     public nonisolated let adapter: AdapterID
     public nonisolated let path: DBusObjectPath
     private let client: BlueZClient
-    private let scanUUIDs: [String]
-    private let minimumRSSI: Int16?
+    private var scanUUIDs: [String]
+    private var minimumRSSI: Int16?
     private var missing: Set<DeviceID> = []
+    /// The pool has room and wants candidates: discover even when no known device is missing.
+    private var poolSearching = false
     private var discovering = false
     /// The last discovery error, for status and logs.
     public private(set) var lastDiscoveryError: BlueZError?
@@ -38,6 +41,26 @@ public actor CentralActor {
         await updateDiscovery()
     }
 
+    /// Applies a reloaded discovery filter; a running discovery is restarted with it.
+    public func updateFilter(scanUUIDs: [String], minimumRSSI: Int16?) async {
+        guard scanUUIDs != self.scanUUIDs || minimumRSSI != self.minimumRSSI else { return }
+        self.scanUUIDs = scanUUIDs
+        self.minimumRSSI = minimumRSSI
+        guard discovering else { return }
+        do {
+            try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
+        } catch {
+            lastDiscoveryError = error
+        }
+    }
+
+    /// Whether the pool wants new candidates from this adapter (it has free slots).
+    public func setPoolSearching(_ searching: Bool) async {
+        guard searching != poolSearching else { return }
+        poolSearching = searching
+        await updateDiscovery()
+    }
+
     /// bluetoothd restarted or the adapter lost power: discovery stopped with it.
     public func discoveryStopped() {
         discovering = false
@@ -50,7 +73,8 @@ public actor CentralActor {
     }
 
     private func updateDiscovery() async {
-        if !missing.isEmpty && !discovering {
+        let wanted = !missing.isEmpty || poolSearching
+        if wanted && !discovering {
             do {
                 try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
                 try await client.startDiscovery(adapter: path)
@@ -60,7 +84,7 @@ public actor CentralActor {
                 // InProgress means it is already running for us.
                 if error.kind == .inProgress { discovering = true } else { lastDiscoveryError = error }
             }
-        } else if missing.isEmpty && discovering {
+        } else if !wanted && discovering {
             discovering = false
             try? await client.stopDiscovery(adapter: path)
         }
