@@ -74,6 +74,10 @@ Requires=basic.target
 After=basic.target
 AllowIsolate=yes
 UNIT
+    # A journal in /run only: no flush to /var/log and no rotation halfway through a test (a
+    # rotated journal made `journalctl -u` come back empty right after).
+    mkdir -p "$root/etc/systemd/journald.conf.d"
+    printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/sandbox.conf"
     rm -f "$root/etc/machine-id"
     systemd-id128 new > "$root/etc/machine-id"
 
@@ -85,7 +89,7 @@ UNIT
     rmdir /.host
     # `container` tells systemd it is not alone on the kernel: units conditioned on real hardware
     # (udev, time sync, kernel modules) are skipped instead of failing.
-    exec env -i container=wearfleet-sandbox PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    exec env -i container=wearfleet-sandbox PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         /lib/systemd/systemd --system --unit=sandbox.target --show-status=no
 }
 
@@ -99,7 +103,7 @@ run_inside() {
     local dir=$1; shift
     local pid
     pid=$(sandbox_pid "$dir")
-    nsenter --target "$pid" --all --root --wd -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    nsenter --target "$pid" --all --root --wd -- env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         LANG=C.UTF-8 SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"
 }
 
