@@ -61,6 +61,8 @@ struct FleetDaemon: Service {
             }
         }
         try await orchestrator.start()
+        // Before READY, so `systemctl start` then `wearfleetctl` finds it; optional: the fleet runs without it.
+        let control = await ControlEndpoint.startOrLog(bus: address, logger: logger) { await orchestrator.status() }
         // READY once the configuration is loaded and BlueZ is watched, not after devices connect.
         notifier.ready(status: await orchestrator.status().summary)
         logger.notice("wearfleetd started", metadata: [
@@ -91,6 +93,7 @@ struct FleetDaemon: Service {
 
         notifier.stopping()
         logger.notice("wearfleetd stopping", metadata: ["event": "stopping"])
+        await control?.stop()
         await orchestrator.stop()
         await connection.close()
         do {
