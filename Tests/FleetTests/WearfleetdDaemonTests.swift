@@ -118,9 +118,8 @@ struct WearfleetdDaemonTests {
             }
         }
 
-        /// SIGTERM, then waits up to 15 s for the exit. The wait blocks, so it runs on a dispatch
-        /// thread: blocking one of the test's concurrency threads starved the in-process simulator,
-        /// whose Disconnect replies the stopping daemon waits for (exit 9 under parallel tests).
+        /// SIGTERM and the exit status; waited for on a dispatch thread, as the daemon's clean
+        /// stop needs the simulator (on the test's concurrency threads) to answer its disconnects.
         func stop() async -> Int32 {
             let process = self.process
             return await withCheckedContinuation { continuation in
