@@ -56,6 +56,13 @@ ok() {
     echo "system-test: [$step_number] ok${1:+: $1} ($((elapsed_ms / 1000)).$(printf '%03d' $((elapsed_ms % 1000))) s)"
 }
 
+# A step that waits on a part of the project that is not in this tree yet: said, and counted apart.
+steps_not_run=0
+not_run() {
+    steps_not_run=$((steps_not_run + 1))
+    echo "system-test: [$step_number] NOT RUN: $*"
+}
+
 fail() {
     echo "system-test: [$step_number] FAILED: $current_step: $*" >&2
     diagnostics >&2
@@ -315,7 +322,7 @@ if grep -q '"FleetMetrics"' "$repo/Package.swift"; then
     [[ $scraped == *"HTTP/1."*" 200"* && $scraped == *wearfleet* ]] || fail "no metrics in the answer: ${scraped:0:300}"
     ok "$(grep -c '^wearfleet' <<< "$scraped") samples"
 else
-    echo "system-test: [$step_number] NOT RUN: the package has no FleetMetrics target yet"
+    not_run "the package has no FleetMetrics target yet"
 fi
 
 # MARK: - wearfleetctl
@@ -339,7 +346,7 @@ if grep -q 'name: "wearfleetctl"' "$repo/Package.swift"; then
         || fail "wearfleetctl status outside group wearfleet: exit $denied_status, not 77 (EX_NOPERM): $denied"
     ok "outsider: exit 77, ${denied%%$'\n'*}"
 else
-    echo "system-test: [$step_number] NOT RUN: the package has no wearfleetctl yet"
+    not_run "the package has no wearfleetctl yet"
 fi
 
 # MARK: - Crash
@@ -391,4 +398,4 @@ sb systemctl stop wearfleetd.service bluez-sim.service || fail "systemctl stop f
 ok
 
 echo passed > "$work/result"
-echo "system-test: all $step_number steps passed (exposure $exposure)"
+echo "system-test: $((step_number - steps_not_run)) steps passed, $steps_not_run not run (exposure $exposure)"
