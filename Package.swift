@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: - C libraries (pkg-config)
@@ -42,6 +44,14 @@ let package = Package(
             name: "Fleet",
             dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", .product(name: "Logging", package: "swift-log")]
         ),
+        // Prometheus metrics: the metric set, the recorder fed by the orchestrator, the HTTP endpoint.
+        .target(
+            name: "FleetMetrics",
+            dependencies: [
+                "Fleet", "FleetCore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         // Child processes and private buses, for tests, benchmarks and the demo.
         .target(name: "ProcessSupport"),
         .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
@@ -55,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "wearfleetd",
             dependencies: [
-                "Fleet", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetMetrics", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -75,6 +85,13 @@ let package = Package(
                 "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "FleetMetricsTests",
+            dependencies: [
+                "FleetMetrics", "Fleet", "FleetCore", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

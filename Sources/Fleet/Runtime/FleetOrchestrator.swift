@@ -57,6 +57,8 @@ public actor FleetOrchestrator {
     private var grantTimer: Task<Void, Never>?
     /// Called for every `persist` effect (the state store subscribes here).
     private var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate) -> Void)?
+    /// Told about device events as they happen (metrics); see `FleetOrchestrator+Observers`.
+    var observers: [any FleetObserver] = []
 
     public init(
         configuration: FleetRuntimeConfiguration, client: BlueZClient, clock: any MonotonicClock = SystemMonotonicClock(),
@@ -144,6 +146,7 @@ public actor FleetOrchestrator {
         let actor = DeviceActor(machine: machine, transport: transport, clock: clock, seed: seeds.next(), output: { sink.yield($0) })
         let managed = ManagedDevice(actor: actor, pinned: pinned, name: name, className: className, priority: priority, wanted: pinned)
         devices[id] = managed
+        notifyObservers { $0.deviceAdded(FleetObservedDevice(id: id, name: name, className: className, pinned: pinned)) }
         return managed
     }
 
@@ -268,6 +271,8 @@ public actor FleetOrchestrator {
             persistHandler?(id, update)
         case .lifecycle(let id, let event):
             log(id, event)
+            let now = clock.now()
+            notifyObservers { $0.lifecycle(id, event, at: now) }
             if case .stateChanged(_, let to, _, _) = event {
                 devices[id]?.state = to
                 stateChangeSink.yield((id, to))
@@ -365,6 +370,8 @@ public actor FleetOrchestrator {
             }
             devices[grant.device]?.wantsAttempt = false
             devices[grant.device]?.link = .attempting(grant.adapter)
+            let now = clock.now()
+            notifyObservers { $0.attemptGranted(grant.device, adapter: grant.adapter, at: now) }
             await devices[grant.device]?.actor.handle(.attemptGranted(adapter: grant.adapter))
         }
         grantTimer?.cancel()
@@ -391,10 +398,11 @@ public actor FleetOrchestrator {
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in adapters.sorted(by: { $0.key < $1.key }) {
             let used = devices.values.filter { $0.link.adapter == id }.count
+            let attempting = devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered,
                 slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
-                linksAndAttempts: used, discovering: await record.central.isDiscovering))
+                linksAndAttempts: used, attemptsInFlight: attempting, discovering: await record.central.isDiscovering))
         }
         return FleetStatus(bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters)
     }

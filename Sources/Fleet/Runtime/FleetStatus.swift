@@ -22,6 +22,8 @@ public struct FleetStatus: Sendable {
         public var powered: Bool
         public var slots: Int
         public var linksAndAttempts: Int
+        /// Connection attempts in flight on the adapter (at most one when the gate works).
+        public var attemptsInFlight: Int
         public var discovering: Bool
     }
 

@@ -1,0 +1,14 @@
+import FleetCore
+
+extension FleetOrchestrator {
+    /// Adds an observer of device events. Call before `start()` so it hears every device join.
+    public func addObserver(_ observer: any FleetObserver) {
+        observers.append(observer)
+    }
+
+    /// Tells every observer, in registration order. The write path reports through here
+    /// (`notifyObservers { $0.writeSent(id, type: type) }`).
+    func notifyObservers(_ body: (any FleetObserver) -> Void) {
+        for observer in observers { body(observer) }
+    }
+}

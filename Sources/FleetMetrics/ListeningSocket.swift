@@ -1,0 +1,39 @@
+import Glibc
+
+/// Opens the endpoint's listening socket: non-blocking, close-on-exec, `SO_REUSEADDR` (a
+/// restarted daemon can bind while old connections sit in TIME_WAIT), IPv6 sockets v6-only (so
+/// `[::1]` never also claims an IPv4 port).
+enum ListeningSocket {
+    static func open(_ address: ListenAddress, display: String, backlog: Int32 = 16) throws(MetricsEndpointError) -> Int32 {
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .socketFailed(address: display, call: "socket", code: errno) }
+        func fail(_ call: String) -> MetricsEndpointError {
+            let code = errno
+            close(fd)
+            return .socketFailed(address: display, call: call, code: code)
+        }
+        var on: Int32 = 1
+        guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            throw fail("setsockopt(SO_REUSEADDR)")
+        }
+        if address.family == AF_INET6 {
+            guard setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+                throw fail("setsockopt(IPV6_V6ONLY)")
+            }
+        }
+        guard address.withSockaddr({ bind(fd, $0, $1) }) == 0 else { throw fail("bind") }
+        guard listen(fd, backlog) == 0 else { throw fail("listen") }
+        return fd
+    }
+
+    /// Accepts one pending connection as a non-blocking, close-on-exec socket; nil when none is
+    /// pending (or it vanished). `accept4` does not import from Glibc, so the flags are set right
+    /// after `accept`; the daemon spawns no children, so nothing can inherit it in between.
+    static func acceptConnection(_ listener: Int32) -> Int32? {
+        let fd = accept(listener, nil, nil)
+        guard fd >= 0 else { return nil }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        return fd
+    }
+}
