@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import Dispatch
 import Fleet
+import FleetMetrics
 import Foundation
 import Logging
 import SystemdSupport
@@ -84,6 +85,10 @@ struct Wearfleetd: AsyncParsableCommand {
             let record = KnownDevice(id: id, membership: pinnedIDs.contains(id) ? .pinned : .pool)
             Task { await store.modify(id, creating: record) { $0.apply(update, adapter: nil, now: Date()) } }
         }
+        // Metrics: a bind failure is logged and the daemon runs on without them (FleetMetrics.serve).
+        let metrics = FleetMetrics()
+        await orchestrator.addObserver(metrics.recorder)
+        let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
         try await orchestrator.start()
         notifier.ready(status: await orchestrator.status().summary)
         logger.notice("wearfleetd started", metadata: [
@@ -107,6 +112,7 @@ struct Wearfleetd: AsyncParsableCommand {
         status.cancel()
         watchdog?.cancel()
         await orchestrator.stop()
+        metricsEndpoint?.stop()
         await connection.close()
         do {
             try await store.flush()

@@ -1,0 +1,142 @@
+import FleetMetrics
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// The HTTP endpoint on real loopback sockets (port 0 everywhere).
+@Suite("The metrics endpoint")
+struct MetricsEndpointTests {
+    static let body = "# TYPE up gauge\nup 1\n"
+
+    func endpoint(host: String = "127.0.0.1", limits: MetricsEndpoint.Limits = .init()) throws -> MetricsEndpoint {
+        try MetricsEndpoint(host: host, port: 0, limits: limits) { Array(Self.body.utf8) }
+    }
+
+    @Test func getMetricsServesTheExpositionAndClosesTheConnection() async throws {
+        let endpoint = try endpoint()
+        defer { endpoint.stop() }
+        #expect(endpoint.port > 0)
+        #expect(endpoint.address == "127.0.0.1:\(endpoint.port)")
+        #expect(endpoint.isLoopback)
+        let reply = try await HTTPTestClient.get("/metrics", port: endpoint.port)
+        #expect(reply.status == 200)
+        #expect(reply.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(reply.headers["content-length"] == "\(Self.body.utf8.count)")
+        #expect(reply.headers["connection"] == "close")
+        #expect(reply.body == Self.body)
+    }
+
+    @Test func headHasTheHeadOfGetAndNoBody() async throws {
+        let endpoint = try endpoint()
+        defer { endpoint.stop() }
+        let reply = try await HTTPTestClient.exchange("HEAD /metrics HTTP/1.1\r\nHost: t\r\n\r\n", port: endpoint.port)
+        #expect(reply.status == 200)
+        #expect(reply.headers["content-length"] == "\(Self.body.utf8.count)")
+        #expect(reply.body.isEmpty)
+    }
+
+    @Test func theRootPointsToMetrics() async throws {
+        let endpoint = try endpoint()
+        defer { endpoint.stop() }
+        let reply = try await HTTPTestClient.get("/", port: endpoint.port)
+        #expect(reply.status == 200)
+        #expect(reply.headers["content-type"]?.hasPrefix("text/html") == true)
+        #expect(reply.body.contains("href=\"/metrics\""))
+    }
+
+    @Test func otherPathsAre404AndOtherMethods405() async throws {
+        let endpoint = try endpoint()
+        defer { endpoint.stop() }
+        #expect(try await HTTPTestClient.get("/metricsx", port: endpoint.port).status == 404)
+        let post = try await HTTPTestClient.exchange(
+            "POST /metrics HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello", port: endpoint.port)
+        #expect(post.status == 405)
+        #expect(post.headers["allow"] == "GET, HEAD")
+        #expect(try await HTTPTestClient.exchange("BREW / HTTP/1.1\r\n\r\n", port: endpoint.port).status == 405)
+        #expect(try await HTTPTestClient.exchange("GET /metrics SPDY/3\r\n\r\n", port: endpoint.port).status == 400)
+    }
+
+    @Test func ipv6Loopback() async throws {
+        let endpoint = try endpoint(host: "::1")
+        defer { endpoint.stop() }
+        #expect(endpoint.address == "[::1]:\(endpoint.port)")
+        #expect(endpoint.isLoopback)
+        let reply = try await HTTPTestClient.get("/metrics", host: "::1", port: endpoint.port)
+        #expect(reply.status == 200)
+        #expect(reply.body == Self.body)
+    }
+
+    @Test func anOversizedRequestIsRejectedWith431() async throws {
+        let endpoint = try endpoint(limits: .init(maxRequestBytes: 1024))
+        defer { endpoint.stop() }
+        let huge = "GET /metrics HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 4000))\r\n\r\n"
+        let reply = try await HTTPTestClient.exchange(huge, port: endpoint.port)
+        #expect(reply.status == 431)
+        #expect(try await HTTPTestClient.get("/metrics", port: endpoint.port).status == 200)
+    }
+
+    @Test func aSlowClientNeitherBlocksAScrapeNorStaysForever() async throws {
+        let endpoint = try endpoint(limits: .init(requestTimeout: .milliseconds(1500)))
+        defer { endpoint.stop() }
+        // Half a request line, then nothing: the endpoint must go on serving others meanwhile.
+        let slow = try HTTPTestClient.connect(host: "127.0.0.1", port: endpoint.port)
+        defer { close(slow) }
+        try HTTPTestClient.send(slow, Array("GET /metr".utf8))
+        let clock = ContinuousClock()
+        let started = clock.now
+        let reply = try await HTTPTestClient.get("/metrics", port: endpoint.port)
+        let scrapeTime = clock.now - started
+        #expect(reply.status == 200)
+        #expect(scrapeTime < .milliseconds(1000), "the good scrape waited for the slow client (\(scrapeTime))")
+        // The slow client is answered 408 and closed at its deadline.
+        let timedOut = try await HTTPTestClient.onThread { try HTTPTestClient.parse(HTTPTestClient.readAll(slow)) }
+        #expect(timedOut.status == 408)
+        #expect(clock.now - started < .seconds(5))
+    }
+
+    @Test func idleConnectionsCannotTakeEverySlot() async throws {
+        let endpoint = try endpoint(limits: .init(maxConnections: 3))
+        defer { endpoint.stop() }
+        var idle: [Int32] = []
+        defer { for fd in idle { close(fd) } }
+        for _ in 0..<6 { idle.append(try HTTPTestClient.connect(host: "127.0.0.1", port: endpoint.port)) }
+        let reply = try await HTTPTestClient.get("/metrics", port: endpoint.port)
+        #expect(reply.status == 200)
+    }
+
+    @Test func aPortInUseIsAnErrorNamingTheAddress() throws {
+        let first = try endpoint()
+        defer { first.stop() }
+        let error = #expect(throws: MetricsEndpointError.self) {
+            _ = try MetricsEndpoint(host: "127.0.0.1", port: first.port) { [] }
+        }
+        #expect(error?.errorCode == EADDRINUSE)
+        #expect(error?.description == "cannot listen on 127.0.0.1:\(first.port): bind failed: Address already in use")
+    }
+
+    @Test func anUnresolvableHostIsAnError() throws {
+        #expect(throws: MetricsEndpointError.self) {
+            _ = try MetricsEndpoint(host: "no such host.invalid", port: 0) { [] }
+        }
+    }
+
+    @Test func stopClosesTheListener() async throws {
+        let endpoint = try endpoint()
+        let port = endpoint.port
+        endpoint.stop()
+        endpoint.stop()  // idempotent
+        #expect(throws: HTTPTestClientError.self) { _ = try HTTPTestClient.connect(host: "127.0.0.1", port: port) }
+    }
+
+    @Test func aRenderThatOutlivesTheResponseDeadlineClosesTheConnection() async throws {
+        let endpoint = try MetricsEndpoint(host: "127.0.0.1", port: 0, limits: .init(responseTimeout: .milliseconds(300))) {
+            try? await Task.sleep(for: .seconds(30))
+            return []
+        }
+        defer { endpoint.stop() }
+        let started = ContinuousClock.now
+        await #expect(throws: HTTPTestClientError.self) { _ = try await HTTPTestClient.get("/metrics", port: endpoint.port) }
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
