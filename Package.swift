@@ -44,11 +44,13 @@ let package = Package(
             name: "Fleet",
             dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", .product(name: "Logging", package: "swift-log")]
         ),
+        // accept4 and pipe2 (GNU extensions Glibc's module leaves out), for the metrics endpoint.
+        .target(name: "CSocketSupport"),
         // Prometheus metrics: the metric set, the recorder fed by the orchestrator, the HTTP endpoint.
         .target(
             name: "FleetMetrics",
             dependencies: [
-                "Fleet", "FleetCore", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetCore", "CSocketSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),

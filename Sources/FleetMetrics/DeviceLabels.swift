@@ -2,13 +2,14 @@ import Fleet
 import FleetCore
 
 /// The label values that identify a device in every series: `address` (BlueZ's spelling, with
-/// ` (random)` for a random address, so two devices never share it), `name` and `class` ("" when
-/// unset). They are fixed when the device joins and never change while the daemon runs.
+/// ` (random)` for a random address, so two devices never share it), `name` ("" when unset) and
+/// `class` (`default`, the class of devices that name none, when unset). They are fixed when the
+/// device joins and never change while the daemon runs.
 struct DeviceLabels: Sendable {
     let identity: [(String, String)]
 
     init(_ device: FleetObservedDevice) {
-        identity = [("address", device.id.description), ("name", device.name ?? ""), ("class", device.className ?? "")]
+        identity = [("address", device.id.description), ("name", device.name ?? ""), ("class", device.className ?? "default")]
     }
 
     /// Identity plus `adapter`, for the gauges that describe the device now.

@@ -1,3 +1,4 @@
+import CSocketSupport
 import Glibc
 import Synchronization
 
@@ -17,10 +18,8 @@ final class EndpointMailbox: Sendable {
 
     init() throws(MetricsEndpointError) {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw .socketFailed(address: "(wake pipe)", call: "pipe", code: errno) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        guard wearfleet_pipe_cloexec_nonblock(&fds) == 0 else {
+            throw .socketFailed(address: "(wake pipe)", call: "pipe2", code: errno)
         }
         readEnd = fds[0]
         state = Mutex(State(writeEnd: fds[1]))

@@ -1,3 +1,4 @@
+import CSocketSupport
 import Glibc
 
 /// Opens the endpoint's listening socket: non-blocking, close-on-exec, `SO_REUSEADDR` (a
@@ -26,14 +27,11 @@ enum ListeningSocket {
         return fd
     }
 
-    /// Accepts one pending connection as a non-blocking, close-on-exec socket; nil when none is
-    /// pending (or it vanished). `accept4` does not import from Glibc, so the flags are set right
-    /// after `accept`; the daemon spawns no children, so nothing can inherit it in between.
+    /// Accepts one pending connection as a non-blocking, close-on-exec socket (atomically, with
+    /// `accept4`: a child spawned at that moment by another thread must not inherit it, or the
+    /// client would not see the connection close until that child exits); nil when none is pending.
     static func acceptConnection(_ listener: Int32) -> Int32? {
-        let fd = accept(listener, nil, nil)
-        guard fd >= 0 else { return nil }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        return fd
+        let fd = wearfleet_accept_cloexec_nonblock(listener)
+        return fd >= 0 ? fd : nil
     }
 }

@@ -60,9 +60,11 @@ struct WearfleetdMetricsTests {
             }
         }
 
-        /// SIGTERM, then the exit code; cleans up.
-        func stop() async -> Int32 {
-            let status = process.terminate(grace: 10)
+        /// SIGTERM, then the exit code; cleans up. The wait runs on a thread of its own: while the
+        /// daemon stops it calls the simulator, which answers from this process's task pool.
+        func stop() async throws -> Int32 {
+            let process = self.process
+            let status = try await HTTPTestClient.onThread { process.terminate(grace: 10) }
             await simulator.stop()
             bus.stop()
             try? FileManager.default.removeItem(at: directory)
@@ -79,7 +81,7 @@ struct WearfleetdMetricsTests {
         #expect(failure.count == 1, "log so far:\n\(beforeReady.joined(separator: "\n"))")
         #expect(failure.first?.contains("127.0.0.1:\(holder.port)") == true)
         #expect(failure.first?.contains("Address already in use") == true)
-        #expect(await daemon.stop() == 0, "a clean exit on SIGTERM")
+        #expect(try await daemon.stop() == 0, "a clean exit on SIGTERM")
     }
 
     @Test func theDaemonServesItsFleetOnTheConfiguredAddress() async throws {
@@ -95,6 +97,6 @@ struct WearfleetdMetricsTests {
         let exposition = try Exposition(reply.body)
         #expect(exposition.value("wearfleet_pinned_ready_devices") == 1)
         #expect(exposition.value("wearfleet_device_state", ["address": Self.address, "name": "strap", "state": "ready"]) == 1)
-        #expect(await daemon.stop() == 0)
+        #expect(try await daemon.stop() == 0)
     }
 }
