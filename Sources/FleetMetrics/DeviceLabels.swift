@@ -12,6 +12,10 @@ struct DeviceLabels: Sendable {
         identity = [("address", device.id.description), ("name", device.name ?? ""), ("class", device.className ?? "default")]
     }
 
+    func matches(_ other: DeviceLabels) -> Bool {
+        identity.map { "\($0)=\($1)" } == other.identity.map { "\($0)=\($1)" }
+    }
+
     /// Identity plus `adapter`, for the gauges that describe the device now.
     func present(adapter: String) -> [(String, String)] {
         identity + [("adapter", adapter)]

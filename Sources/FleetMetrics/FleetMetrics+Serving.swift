@@ -3,7 +3,7 @@ import Logging
 
 extension FleetMetrics {
     /// Serves `/metrics` on `settings`' address, each scrape refreshed from the orchestrator's
-    /// status (waiting at most `statusTimeout` for it).
+    /// status and write figures (waiting at most `statusTimeout` for them).
     ///
     /// Returns nil when metrics are off, or when the endpoint cannot start (port in use, address
     /// not local, …): that is logged as an error naming the address, and the daemon goes on
@@ -20,8 +20,7 @@ extension FleetMetrics {
         }
         do {
             let endpoint = try MetricsEndpoint(host: settings.host, port: settings.port, limits: limits) { [self] in
-                let status = await StatusDeadline.status(of: orchestrator, within: statusTimeout)
-                return exposition(after: status)
+                exposition(after: await SnapshotDeadline.snapshot(of: orchestrator, within: statusTimeout))
             }
             if !endpoint.isLoopback {
                 logger.warning(

@@ -16,10 +16,10 @@ public final class FleetMetrics: Sendable {
         recorder = FleetMetricsRecorder(factory: exporter.factory, clock: clock, wallClock: wallClock)
     }
 
-    /// The exposition after refreshing the snapshot figures from `status` (nil: the orchestrator
-    /// did not answer; serve the figures as they are).
-    public func exposition(after status: FleetStatus?) -> [UInt8] {
-        recorder.refresh(from: status)
+    /// The exposition after refreshing the snapshot figures from `snapshot` (nil: the
+    /// orchestrator did not answer; serve the figures as they are).
+    public func exposition(after snapshot: FleetMetricsSnapshot?) -> [UInt8] {
+        recorder.refresh(from: snapshot)
         return exporter.exposition()
     }
 }

@@ -4,10 +4,10 @@ import FleetCore
 import Glibc
 import Synchronization
 
-/// Turns what the fleet does into metric updates. Events (state changes, failures, grants,
-/// writes, queue depths) arrive as a `FleetObserver` on the orchestrator's actor; snapshot figures
-/// (adapters' slots, pinned ready, value counts) are refreshed from `FleetStatus` just before
-/// each scrape (`refresh(from:)`).
+/// Turns what the fleet does into metric updates. Events (state changes, failures, grants)
+/// arrive as a `FleetObserver` on the orchestrator's actor; figures the fleet keeps itself
+/// (adapters' slots, pinned ready, value and write counts, queue depths) are refreshed from a
+/// `FleetMetricsSnapshot` just before each scrape (`refresh(from:)`).
 ///
 /// Thread-safe: one lock around the per-device records; each observer call is a few dictionary
 /// look-ups and atomic updates, so the orchestrator never waits on a scrape for long.
@@ -28,6 +28,7 @@ public final class FleetMetricsRecorder: FleetObserver {
         var queueDepths: [OutgoingQoS: Int] = [:]
         var valuesSeen = 0
         var decodeErrorsSeen = 0
+        var writesSeen: [OutgoingWriteType: Int] = [:]
     }
 
     struct AdapterGauges {
@@ -126,20 +127,6 @@ public final class FleetMetricsRecorder: FleetObserver {
             if record.attemptsGranted > 1 { record.counters.reconnectAttempts.increment() }
             Self.setAdapter(adapter, of: &record, factory: factory)
             state.devices[device] = record
-        }
-    }
-
-    public func writeSent(_ device: DeviceID, type: OutgoingWriteType) {
-        state.withLock { state in
-            state.devices[device]?.counters.writes[type]?.increment()
-        }
-    }
-
-    public func queueDepth(_ device: DeviceID, qos: OutgoingQoS, depth: Int) {
-        state.withLock { state in
-            guard state.devices[device] != nil else { return }
-            state.devices[device]?.queueDepths[qos] = depth
-            state.devices[device]?.gauges.queueDepth[qos]?.record(Double(depth))
         }
     }
 

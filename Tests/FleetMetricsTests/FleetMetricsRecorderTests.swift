@@ -19,8 +19,19 @@ struct FleetMetricsRecorderTests {
         metrics.recorder.deviceAdded(FleetObservedDevice(id: strap, name: "chest strap", className: "strap", pinned: true))
     }
 
-    func scrape(_ status: FleetStatus? = nil) throws -> Exposition {
-        try Exposition(String(decoding: metrics.exposition(after: status), as: UTF8.self))
+    func scrape(_ snapshot: FleetMetricsSnapshot? = nil) throws -> Exposition {
+        try Exposition(String(decoding: metrics.exposition(after: snapshot), as: UTF8.self))
+    }
+
+    /// A snapshot of the strap alone, as the orchestrator would report it.
+    func snapshot(
+        state: DeviceState = .ready, adapter: String? = "hci0", name: String? = "chest strap", className: String? = "strap",
+        notifications: Int = 0, writes: FleetMetricsSnapshot.DeviceWrites = .init(), adapters: [FleetStatus.Adapter] = []
+    ) -> FleetMetricsSnapshot {
+        let device = FleetStatus.Device(
+            id: strap, name: name, pinned: true, className: className, state: state, adapter: adapter.map(AdapterID.init), rssi: nil,
+            lastValue: nil, sessions: 1, notifications: notifications, decodeErrors: 0)
+        return FleetMetricsSnapshot(status: FleetStatus(bluetoothdPresent: true, devices: [device], adapters: adapters), writes: [strap: writes])
     }
 
     func change(_ from: DeviceState, _ to: DeviceState) {
@@ -104,12 +115,12 @@ struct FleetMetricsRecorderTests {
         metrics.recorder.attemptGranted(strap, adapter: AdapterID("hci0"), at: clock.now())
         change(.idle, .connecting(adapter: AdapterID("hci0")))
         metrics.recorder.lifecycle(strap, .failed(.outOfSlots, error: nil, session: 1), at: clock.now())
-        metrics.recorder.queueDepth(strap, qos: .control, depth: 2)
-        metrics.recorder.writeSent(strap, type: .withResponse)
-        _ = try scrape()
+        var writes = FleetMetricsSnapshot.DeviceWrites(queueDepths: [.control: 2])
+        writes.counters.sentWithResponse = 1
+        _ = try scrape(snapshot(state: .connecting(adapter: AdapterID("hci0")), writes: writes))
         metrics.recorder.attemptGranted(strap, adapter: AdapterID("hci1"), at: clock.now())
         change(.backingOff(attempt: 1, deadline: clock.now()), .connecting(adapter: AdapterID("hci1")))
-        let exposition = try scrape()
+        let exposition = try scrape(snapshot(state: .connecting(adapter: AdapterID("hci1")), adapter: "hci1", writes: writes))
         let stale = exposition.samples.filter { $0.labels["adapter"] == "hci0" || $0.labels["adapter"] == "" }
         #expect(stale.isEmpty, "series left under the old adapter: \(stale.map(\.name))")
         #expect(exposition.value("wearfleet_device_state", labels(["adapter": "hci1", "state": "connecting"])) == 1)
@@ -120,12 +131,12 @@ struct FleetMetricsRecorderTests {
         #expect(exposition.value("wearfleet_device_reconnect_attempts_total", identity) == 1)
     }
 
-    @Test func snapshotsFeedFleetAdapterAndValueFigures() throws {
-        var device = FleetStatus.Device(
-            id: strap, name: "chest strap", pinned: true, className: "strap", state: .ready, adapter: AdapterID("hci0"), rssi: -60,
-            lastValue: nil, sessions: 1, notifications: 40, decodeErrors: 2)
+    @Test func snapshotsFeedFleetAdapterValueAndWriteFigures() throws {
         let adapter = FleetStatus.Adapter(id: AdapterID("hci0"), powered: true, slots: 5, linksAndAttempts: 2, attemptsInFlight: 1, discovering: false)
-        var exposition = try scrape(FleetStatus(bluetoothdPresent: true, devices: [device], adapters: [adapter]))
+        var writes = FleetMetricsSnapshot.DeviceWrites(queueDepths: [.normal: 3, .bulk: 7])
+        writes.counters.sentWithResponse = 4
+        writes.counters.sentWithoutResponse = 9
+        var exposition = try scrape(snapshot(notifications: 40, writes: writes, adapters: [adapter]))
         #expect(exposition.value("wearfleet_pinned_ready_devices") == 1)
         #expect(exposition.value("wearfleet_pinned_devices") == 1)
         #expect(exposition.value("wearfleet_bluetoothd_up") == 1)
@@ -134,16 +145,31 @@ struct FleetMetricsRecorderTests {
         #expect(exposition.value("wearfleet_adapter_attempts_in_flight", ["adapter": "hci0"]) == 1)
         #expect(exposition.value("wearfleet_adapter_powered", ["adapter": "hci0"]) == 1)
         #expect(exposition.value("wearfleet_device_notifications_total", identity) == 40)
-        #expect(exposition.value("wearfleet_device_decode_errors_total", identity) == 2)
+        #expect(exposition.value("wearfleet_device_writes_total", labels(["type": "with_response"])) == 4)
+        #expect(exposition.value("wearfleet_device_writes_total", labels(["type": "without_response"])) == 9)
+        #expect(exposition.value("wearfleet_device_queue_depth", labels(["adapter": "hci0", "qos": "bulk"])) == 7)
+        #expect(exposition.value("wearfleet_device_queue_depth", labels(["adapter": "hci0", "qos": "control"])) == 0)
         #expect(exposition.value("wearfleet_device_state", labels(["adapter": "hci0", "state": "ready"])) == 1, "no event yet: the snapshot's state")
 
-        device.notifications = 45
-        exposition = try scrape(FleetStatus(bluetoothdPresent: false, devices: [device], adapters: []))
+        writes.counters.sentWithoutResponse = 12
+        writes.queueDepths = [:]
+        exposition = try scrape(snapshot(notifications: 45, writes: writes))
         #expect(exposition.value("wearfleet_device_notifications_total", identity) == 45)
-        #expect(exposition.value("wearfleet_bluetoothd_up") == 0)
+        #expect(exposition.value("wearfleet_device_writes_total", labels(["type": "without_response"])) == 12)
+        #expect(exposition.value("wearfleet_device_queue_depth", labels(["adapter": "hci0", "qos": "bulk"])) == 0)
         #expect(exposition.values("wearfleet_adapter_slots").isEmpty, "an adapter that is gone leaves no series")
-        // Without a status (the orchestrator did not answer) the last figures stay.
+        // Without a snapshot (the orchestrator did not answer) the last figures stay.
         #expect(try scrape(nil).value("wearfleet_device_notifications_total", identity) == 45)
+    }
+
+    @Test func aReloadThatRenamesADeviceMovesItsSeriesToTheNewLabels() throws {
+        metrics.recorder.lifecycle(strap, .failed(.transient, error: nil, session: 1), at: clock.now())
+        _ = try scrape(snapshot(notifications: 10))
+        let exposition = try scrape(snapshot(name: "left strap", className: "heart-rate", notifications: 12))
+        #expect(exposition.samples.allSatisfy { $0.labels["name"] != "chest strap" }, "no series under the old name")
+        let renamed = ["address": "AA:BB:CC:00:00:01", "name": "left strap", "class": "heart-rate"]
+        #expect(exposition.value("wearfleet_device_notifications_total", renamed) == 12, "from the fleet's total")
+        #expect(exposition.value("wearfleet_device_state", renamed.merging(["adapter": "hci0", "state": "ready"]) { $1 }) == 1)
     }
 
     @Test func aRemovedDeviceLeavesNoSeries() throws {

@@ -170,7 +170,9 @@ import Testing
         #expect(configuration.reconnectPolicy == ReconnectPolicy())
         #expect(configuration.stateMachineConfigurations == ["default": DeviceStateMachine.Configuration()])
         #expect(configuration.deviceClass(named: "default").outgoingConfiguration == OutgoingConfiguration())
-        #expect(configuration.deviceClass(named: "default").outgoingDeviceOptions == OutgoingDeviceOptions())
+        #expect(
+            configuration.deviceClass(named: "default").outgoingDeviceOptions
+                == OutgoingDeviceOptions(queueCapacities: [.control: 16, .normal: 64, .bulk: 256], maxInFlightWithResponse: 1))
     }
 
     @Test func mapsSectionsOntoFleetCoreInputs() throws {

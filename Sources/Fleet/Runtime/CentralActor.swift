@@ -11,8 +11,8 @@ public actor CentralActor {
     public nonisolated let adapter: AdapterID
     public nonisolated let path: DBusObjectPath
     private let client: BlueZClient
-    private let scanUUIDs: [String]
-    private let minimumRSSI: Int16?
+    private var scanUUIDs: [String]
+    private var minimumRSSI: Int16?
     private var missing: Set<DeviceID> = []
     private var discovering = false
     /// The last discovery error, for status and logs.
@@ -36,6 +36,19 @@ public actor CentralActor {
     public func stopResolve(_ device: DeviceID) async {
         missing.remove(device)
         await updateDiscovery()
+    }
+
+    /// Applies a reloaded discovery filter; a running discovery is restarted with it.
+    public func updateFilter(scanUUIDs: [String], minimumRSSI: Int16?) async {
+        guard scanUUIDs != self.scanUUIDs || minimumRSSI != self.minimumRSSI else { return }
+        self.scanUUIDs = scanUUIDs
+        self.minimumRSSI = minimumRSSI
+        guard discovering else { return }
+        do {
+            try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
+        } catch {
+            lastDiscoveryError = error
+        }
     }
 
     /// bluetoothd restarted or the adapter lost power: discovery stopped with it.

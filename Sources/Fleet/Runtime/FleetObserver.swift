@@ -2,7 +2,9 @@ import FleetCore
 
 /// Someone who wants to know what the fleet does as it happens (metrics, a live view) without
 /// being able to change it. Register with `FleetOrchestrator.addObserver(_:)` before `start()`,
-/// so that every device is announced with `deviceAdded` before its first event.
+/// so that every device is announced with `deviceAdded` before its first event. Figures the
+/// fleet already keeps (value and write counts, queue depths) are read from `status()` and
+/// `writeStatus(_:)` instead.
 ///
 /// Every method is called synchronously on the orchestrator's actor, in the order things
 /// happened: implementations must be quick and never block (take a lock, update a number,
@@ -17,11 +19,6 @@ public protocol FleetObserver: Sendable {
     func lifecycle(_ device: DeviceID, _ event: DeviceEffect.LifecycleEvent, at instant: MonotonicInstant)
     /// The pool policy granted the device a connection attempt on `adapter`.
     func attemptGranted(_ device: DeviceID, adapter: AdapterID, at instant: MonotonicInstant)
-    /// A write went out to the device. Called by the write path.
-    func writeSent(_ device: DeviceID, type: OutgoingWriteType)
-    /// The device's outgoing queue for `qos` now holds `depth` writes. Called by the write path
-    /// whenever a depth changes.
-    func queueDepth(_ device: DeviceID, qos: OutgoingQoS, depth: Int)
 }
 
 extension FleetObserver {
@@ -29,8 +26,6 @@ extension FleetObserver {
     public func deviceRemoved(_ device: DeviceID) {}
     public func lifecycle(_ device: DeviceID, _ event: DeviceEffect.LifecycleEvent, at instant: MonotonicInstant) {}
     public func attemptGranted(_ device: DeviceID, adapter: AdapterID, at instant: MonotonicInstant) {}
-    public func writeSent(_ device: DeviceID, type: OutgoingWriteType) {}
-    public func queueDepth(_ device: DeviceID, qos: OutgoingQoS, depth: Int) {}
 }
 
 /// Who a device is, as an observer sees it when the device joins the fleet.

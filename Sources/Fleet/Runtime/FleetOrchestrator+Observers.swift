@@ -6,8 +6,7 @@ extension FleetOrchestrator {
         observers.append(observer)
     }
 
-    /// Tells every observer, in registration order. The write path reports through here
-    /// (`notifyObservers { $0.writeSent(id, type: type) }`).
+    /// Tells every observer, in registration order.
     func notifyObservers(_ body: (any FleetObserver) -> Void) {
         for observer in observers { body(observer) }
     }
