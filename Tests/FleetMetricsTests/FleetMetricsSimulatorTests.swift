@@ -48,7 +48,10 @@ struct FleetMetricsSimulatorTests {
             client: client, logger: logger, seed: 21)
         let metrics = FleetMetrics()
         await orchestrator.addObserver(metrics.recorder)
-        let endpoint = try #require(metrics.serve(MetricsSettings(host: "127.0.0.1", port: 0), orchestrator: orchestrator, logger: logger))
+        // Patient limits: in a full test run the task pool can be busy past the production deadlines.
+        let endpoint = try #require(metrics.serve(
+            MetricsSettings(host: "127.0.0.1", port: 0), orchestrator: orchestrator, logger: logger,
+            limits: MetricsEndpointTests.patient, statusTimeout: .seconds(120)))
         let changes = orchestrator.stateChanges
         try await orchestrator.start()
 

@@ -25,9 +25,14 @@ enum HTTPTestClientError: Error, CustomStringConvertible {
 /// A plain-socket HTTP client for the endpoint tests. Its I/O blocks (with a receive timeout),
 /// so it runs on a thread of its own: test tasks never hold the cooperative pool, which also runs
 /// the endpoint's render tasks.
+///
+/// Timeouts are generous on purpose: in a full test run the task pool can be busy for tens of
+/// seconds (other suites block it while spawning buses and processes), which delays renders.
 enum HTTPTestClient {
+    static let patience: Double = 120
+
     /// Sends `request` verbatim and reads until the server closes the connection.
-    static func exchange(_ request: String, host: String = "127.0.0.1", port: Int, timeout: Double = 10) async throws -> HTTPReply {
+    static func exchange(_ request: String, host: String = "127.0.0.1", port: Int, timeout: Double = patience) async throws -> HTTPReply {
         try await onThread {
             let fd = try connect(host: host, port: port, timeout: timeout)
             defer { close(fd) }
@@ -41,7 +46,7 @@ enum HTTPTestClient {
     }
 
     /// A connected blocking socket with send and receive timeouts.
-    static func connect(host: String, port: Int, timeout: Double = 10) throws -> Int32 {
+    static func connect(host: String, port: Int, timeout: Double = patience) throws -> Int32 {
         let v6 = host.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestClientError.socket("socket", errno) }

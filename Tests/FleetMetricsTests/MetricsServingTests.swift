@@ -74,7 +74,9 @@ struct MetricsServingTests {
         let (orchestrator, bus) = try await Self.orchestrator(log.logger)
         defer { bus.stop() }
         let endpoint = try #require(
-            FleetMetrics().serve(MetricsSettings(host: "0.0.0.0", port: 0), orchestrator: orchestrator, logger: log.logger))
+            FleetMetrics().serve(
+                MetricsSettings(host: "0.0.0.0", port: 0), orchestrator: orchestrator, logger: log.logger,
+                limits: MetricsEndpointTests.patient, statusTimeout: .seconds(120)))
         defer { endpoint.stop() }
         #expect(!endpoint.isLoopback)
         #expect(log.all.contains { $0.hasPrefix("warning") && $0.contains("non-loopback") })

@@ -48,7 +48,7 @@ struct WearfleetdMetricsTests {
         }
 
         /// Reads log lines until one contains `text`; returns every line read.
-        func waitForLine(containing text: String, within seconds: Double = 30) async throws -> [String] {
+        func waitForLine(containing text: String, within seconds: Double = HTTPTestClient.patience) async throws -> [String] {
             let process = self.process
             return try await HTTPTestClient.onThread {
                 var lines: [String] = []
