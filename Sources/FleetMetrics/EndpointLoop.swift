@@ -13,6 +13,10 @@ final class EndpointLoop {
     private let clock = SystemMonotonicClock()
     private var connections: [UInt64: HTTPConnection] = [:]
     private var nextID: UInt64 = 0
+    /// Set when accepting failed for want of descriptors: the listener stays readable, so it is
+    /// left out of `poll` for a moment instead of waking the loop again at once.
+    private var listenerPausedUntil: MonotonicInstant?
+    static let exhaustionPause: Duration = .milliseconds(100)
 
     init(listener: Int32, mailbox: EndpointMailbox, limits: MetricsEndpoint.Limits, render: @escaping @Sendable () async -> [UInt8]) {
         self.listener = listener
@@ -29,13 +33,19 @@ final class EndpointLoop {
                 connection.startWriting(response)
             }
             let order = Array(connections.keys)
-            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: mailbox.readEnd, events: Int16(POLLIN), revents: 0)]
+            if let pausedUntil = listenerPausedUntil, clock.now() >= pausedUntil { listenerPausedUntil = nil }
+            let listenerEvents = listenerPausedUntil == nil ? Int16(POLLIN) : 0
+            var fds = [
+                pollfd(fd: listener, events: listenerEvents, revents: 0), pollfd(fd: mailbox.readEnd, events: Int16(POLLIN), revents: 0),
+            ]
             for id in order {
                 // A connection in the writing phase may be writable at once: poll tells us.
                 fds.append(pollfd(fd: connections[id]?.fd ?? -1, events: connections[id]?.pollEvents ?? 0, revents: 0))
             }
             let ready = poll(&fds, nfds_t(fds.count), pollTimeout())
-            if ready < 0, errno != EINTR { break }
+            // EINTR and ENOMEM are passing; anything else (EFAULT, EINVAL) is a bug here, and
+            // retrying would spin: stop serving (stop() still works).
+            if ready < 0, errno != EINTR, errno != ENOMEM { break }
             let now = clock.now()
             if fds[1].revents != 0 { mailbox.drain() }
             if fds[0].revents & Int16(POLLIN) != 0 { acceptPending(now: now) }
@@ -51,14 +61,22 @@ final class EndpointLoop {
 
     /// Milliseconds until the nearest deadline (rounded up), at most a second.
     private func pollTimeout() -> Int32 {
-        guard let nearest = connections.values.map(\.deadline).min() else { return 1000 }
+        let deadlines = connections.values.map(\.deadline) + (listenerPausedUntil.map { [$0] } ?? [])
+        guard let nearest = deadlines.min() else { return 1000 }
         let nanoseconds = nearest.nanoseconds - clock.now().nanoseconds
         return Int32(max(0, min(1000, (nanoseconds + 999_999) / 1_000_000)))
     }
 
     private func acceptPending(now: MonotonicInstant) {
         for _ in 0..<limits.maxConnections {
-            guard let fd = ListeningSocket.acceptConnection(listener) else { return }
+            let fd: Int32
+            switch ListeningSocket.acceptConnection(listener) {
+            case .connection(let accepted): fd = accepted
+            case .none: return
+            case .exhausted:
+                listenerPausedUntil = now + Self.exhaustionPause
+                return
+            }
             if connections.count >= limits.maxConnections, !evictOldestReader() {
                 // Every slot is busy sending a response: refuse this one.
                 HTTPConnection(id: 0, fd: fd, deadline: now).sendBestEffort(.serviceUnavailable)
@@ -80,6 +98,13 @@ final class EndpointLoop {
     }
 
     private func handle(_ connection: HTTPConnection, revents: Int16, now: MonotonicInstant) {
+        if connection.phase == .rendering, revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+            // The client is gone while its metrics are rendered (poll reports hang-ups even
+            // when no events are asked for): drop it now, or the loop would wake for it again
+            // and again until the render finished.
+            finish(connection)
+            return
+        }
         let step: HTTPConnection.Step
         switch connection.phase {
         case .reading: step = connection.readRequest(limits: limits, now: now)

@@ -106,7 +106,8 @@ final class HTTPConnection {
     func write(now: MonotonicInstant) -> Step {
         while sent < outgoing.count {
             let count = outgoing.withUnsafeBytes { bytes in
-                send(fd, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+                guard let base = bytes.baseAddress else { return 0 }  // not reached: sent < count
+                return send(fd, base + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
             }
             if count < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? .wait : .close }
             sent += count

@@ -27,11 +27,23 @@ enum ListeningSocket {
         return fd
     }
 
+    enum Accepted {
+        case connection(Int32)
+        /// Nothing pending (or the client left before we took it).
+        case none
+        /// Out of descriptors or memory: taking more now would fail again at once.
+        case exhausted(Int32)
+    }
+
     /// Accepts one pending connection as a non-blocking, close-on-exec socket (atomically, with
     /// `accept4`: a child spawned at that moment by another thread must not inherit it, or the
-    /// client would not see the connection close until that child exits); nil when none is pending.
-    static func acceptConnection(_ listener: Int32) -> Int32? {
+    /// client would not see the connection close until that child exits).
+    static func acceptConnection(_ listener: Int32) -> Accepted {
         let fd = wearfleet_accept_cloexec_nonblock(listener)
-        return fd >= 0 ? fd : nil
+        if fd >= 0 { return .connection(fd) }
+        switch errno {
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .exhausted(errno)
+        default: return .none  // EAGAIN, ECONNABORTED, EINTR, …
+        }
     }
 }
