@@ -6,6 +6,7 @@
 #
 # usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
+. "$(dirname "$0")/private-bus.sh"
 build_dir=${1:?usage: demo.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 run=$root/.build/demo
@@ -40,16 +41,7 @@ wait_for_line() { # file pattern seconds
     done
 }
 
-cat > "$run/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$run/bus.socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
-</busconfig>
-CONF
+private_bus_config "$run"
 dbus-daemon --config-file="$run/bus.conf" --nofork --print-address=1 > "$run/bus.address" 2> "$run/dbus-daemon.log" &
 pids+=($!)
 wait_for_line "$run/bus.address" unix: 10

@@ -24,10 +24,11 @@ public final class ChildProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// Starts `executable`. Stdout is captured when `captureOutput` is true; stderr is inherited
-    /// (so a failing child explains itself) unless `stderrPath` names a file to append to.
+    /// (so a failing child explains itself) unless `stderrPath` names a file to append to, or
+    /// `mergeStderr` sends it into the captured output (for daemons that log to stderr).
     public init(
         _ executable: String, _ arguments: [String], captureOutput: Bool = true, environment: [String: String]? = nil,
-        stderrPath: String? = nil
+        stderrPath: String? = nil, mergeStderr: Bool = false
     ) throws {
         name = (executable.split(separator: "/").last.map(String.init) ?? executable)
             + (arguments.first.map { " " + $0 } ?? "")
@@ -51,6 +52,7 @@ public final class ChildProcess: @unchecked Sendable {
             guard pipe(&pipeFDs) == 0 else { throw ChildProcessError.spawnFailed(executable, errno) }
             for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             posix_spawn_file_actions_adddup2(&fileActions, pipeFDs[1], 1)
+            if mergeStderr { posix_spawn_file_actions_adddup2(&fileActions, pipeFDs[1], 2) }
         }
         if let stderrPath {
             posix_spawn_file_actions_addopen(&fileActions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)

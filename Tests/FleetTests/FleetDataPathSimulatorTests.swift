@@ -141,4 +141,31 @@ struct FleetDataPathSimulatorTests {
         }
         await fleet.stop()
     }
+
+    @Test func onTheFdPathWritesWithoutResponseGoThroughAnAcquireWriteSocket() async throws {
+        let address = "C4:7A:10:00:42:01"
+        let (fleet, ids) = try await Self.bandFleet([address], fdPath: true, seed: 44)
+        await fleet.simulator.resetCounters()
+        for index in 0..<20 {
+            try await fleet.orchestrator.write(ids[0], characteristic: FleetSimulatorFixture.bandControl, bytes: [0x20, UInt8(index)])
+        }
+        let orchestrator = fleet.orchestrator
+        let simulator = fleet.simulator
+        let counters = try await withTimeout(.seconds(20), "20 writes to arrive over the socket") {
+            while true {
+                let status = await orchestrator.writeStatus(ids[0]).counters
+                if status.sentWithoutResponse >= 20, await simulator.counterSnapshot().writesReceived[address, default: 0] >= 20 {
+                    return status
+                }
+                await Task.yield()
+            }
+        }
+        #expect(counters.sentOnSocket == 20)
+        #expect(counters.failed == 0)
+        let tree = await fleet.client.tree
+        let device = try #require(tree.devices(address: address).first)
+        let control = try #require(tree.characteristics(of: device.path).first { $0.uuid == FleetSimulatorFixture.bandControl })
+        #expect(control.writeAcquired == true)
+        await fleet.stop()
+    }
 }

@@ -6,7 +6,8 @@ import FleetCore
 /// attempts on that adapter.
 ///
 /// Discovery runs only while some device that is wanted is still missing (`startResolve` /
-/// `stopResolve` keep that set), with the configured service-UUID filter and RSSI threshold.
+/// `stopResolve` keep that set) or the pool has free slots on this adapter and looks for
+/// candidates, with the configured service-UUID filter and RSSI threshold.
 public actor CentralActor {
     public nonisolated let adapter: AdapterID
     public nonisolated let path: DBusObjectPath
@@ -14,6 +15,8 @@ public actor CentralActor {
     private var scanUUIDs: [String]
     private var minimumRSSI: Int16?
     private var missing: Set<DeviceID> = []
+    /// The pool has room and wants candidates: discover even when no known device is missing.
+    private var poolSearching = false
     private var discovering = false
     /// The last discovery error, for status and logs.
     public private(set) var lastDiscoveryError: BlueZError?
@@ -51,6 +54,13 @@ public actor CentralActor {
         }
     }
 
+    /// Whether the pool wants new candidates from this adapter (it has free slots).
+    public func setPoolSearching(_ searching: Bool) async {
+        guard searching != poolSearching else { return }
+        poolSearching = searching
+        await updateDiscovery()
+    }
+
     /// bluetoothd restarted or the adapter lost power: discovery stopped with it.
     public func discoveryStopped() {
         discovering = false
@@ -63,7 +73,8 @@ public actor CentralActor {
     }
 
     private func updateDiscovery() async {
-        if !missing.isEmpty && !discovering {
+        let wanted = !missing.isEmpty || poolSearching
+        if wanted && !discovering {
             do {
                 try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
                 try await client.startDiscovery(adapter: path)
@@ -73,7 +84,7 @@ public actor CentralActor {
                 // InProgress means it is already running for us.
                 if error.kind == .inProgress { discovering = true } else { lastDiscoveryError = error }
             }
-        } else if missing.isEmpty && discovering {
+        } else if !wanted && discovering {
             discovering = false
             try? await client.stopDiscovery(adapter: path)
         }

@@ -233,9 +233,12 @@ public actor FleetOrchestrator {
 
     private func noteCentral(_ event: DeviceEvent) {
         switch event {
-        case .bluetoothdAppeared: bluetoothdPresent = true
+        case .bluetoothdAppeared:
+            bluetoothdPresent = true
+            logger.notice("bluetoothd appeared", metadata: ["event": "bluetoothd_appeared"])
         case .bluetoothdVanished:
             bluetoothdPresent = false
+            logger.warning("bluetoothd vanished; every device is suspended until it returns", metadata: ["event": "bluetoothd_vanished"])
             for id in devices.keys { devices[id]?.link = .disconnected }
         default: break
         }
@@ -271,6 +274,11 @@ public actor FleetOrchestrator {
                 logger.error("invalid adapter name", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
                 return
             }
+        }
+        if adapters[adapter]?.powered != powered {
+            logger.log(
+                level: powered ? .info : .warning, powered ? "adapter powered" : "adapter powered off",
+                metadata: ["adapter": "\(adapter)", "event": powered ? "adapter_powered" : "adapter_unpowered"])
         }
         adapters[adapter]?.powered = powered
         if powered {
@@ -392,6 +400,19 @@ public actor FleetOrchestrator {
             devices: snapshots, adapters: adapterSnapshots,
             conditions: PoolCentralConditions(bluetoothdPresent: bluetoothdPresent, engineRunning: running), now: now)
         await apply(plan)
+        await updatePoolSearch()
+    }
+
+    /// The pool looks for candidates (discovery) on powered adapters with a free slot, while the
+    /// fleet is under `max_connections`.
+    private func updatePoolSearch() async {
+        let links = devices.values.filter { $0.link != .disconnected }.count
+        let fleetHasRoom = configuration.poolEnabled && links < configuration.pool.maxConnections
+        for (id, record) in adapters {
+            let used = devices.values.filter { $0.link.adapter == id }.count
+            let slots = configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter
+            await record.central.setPoolSearching(fleetHasRoom && record.powered && used < slots)
+        }
     }
 
     private func apply(_ plan: PoolPlan) async {

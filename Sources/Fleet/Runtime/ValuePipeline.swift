@@ -26,6 +26,8 @@ public final class ValuePipeline: Sendable {
     private struct State {
         var counters: [DeviceID: DeviceCounters] = [:]
         var uuids: [String: BluetoothUUID] = [:]
+        /// Event classes each device has produced, so the first of each is logged once.
+        var classesSeen: [DeviceID: Set<String>] = [:]
     }
 
     private let state = Mutex(State())
@@ -58,15 +60,34 @@ public final class ValuePipeline: Sendable {
         } else {
             result = .success(.raw(RawCharacteristicValue(uuid: .init(0), bytes: bytes)))
         }
-        let errors = state.withLock { state -> Int in
+        let (errors, firstOfClass) = state.withLock { state -> (Int, Bool) in
             var counters = state.counters[device, default: DeviceCounters()]
             counters.notifications += 1
+            var first = false
             switch result {
-            case .success(let event): counters.lastSummary = event.summary
+            case .success(let event):
+                counters.lastSummary = event.summary
+                first = state.classesSeen[device, default: []].insert(event.name).inserted
             case .failure: counters.decodeErrors += 1
             }
             state.counters[device] = counters
-            return counters.decodeErrors
+            return (counters.decodeErrors, first)
+        }
+        if case .success(let event) = result {
+            // The first value of each class a device sends is worth a line in the journal; every
+            // value is there at debug level.
+            // The metadata is built only when the level is on (the arguments are autoclosures).
+            func metadata() -> Logger.Metadata {
+                [
+                    "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
+                    "value": "\(event.summary)",
+                ]
+            }
+            if firstOfClass {
+                logger.info("first \(event.name) from device", metadata: metadata())
+            } else {
+                logger.debug("\(event.name)", metadata: metadata())
+            }
         }
         if case .failure(let error) = result, errors & (errors - 1) == 0 {
             // Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
