@@ -16,7 +16,7 @@ struct WearfleetdMetricsTests {
     }
 
     /// A daemon with one pinned strap and `[metrics] listen = listen`, on a fresh private bus with
-    /// the simulator; stderr (the console log) is read as lines.
+    /// the simulator; its console log (stderr) is read as lines.
     struct Daemon {
         let bus: PrivateBus
         let simulator: BlueZSimulator
@@ -41,10 +41,11 @@ struct WearfleetdMetricsTests {
                 [metrics]
                 listen = "\(listen)"
                 """.write(to: config, atomically: true, encoding: .utf8)
-            let command = [WearfleetdMetricsTests.binary, "--bus", bus.address, "--config", config.path,
-                           "--state-dir", directory.appendingPathComponent("state").path, "--log-format", "console"]
-                .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-            process = try ChildProcess("/bin/sh", ["-c", "exec \(command) 2>&1"])
+            process = try ChildProcess(
+                WearfleetdMetricsTests.binary,
+                ["--bus", bus.address, "--config", config.path, "--state-dir", directory.appendingPathComponent("state").path,
+                 "--log-format", "console"],
+                mergeStderr: true)
         }
 
         /// Reads log lines until one contains `text`; returns every line read.
