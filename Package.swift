@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "wearfleetd", targets: ["wearfleetd"]),
+        .executable(name: "wearfleetctl", targets: ["wearfleetctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
@@ -43,8 +44,11 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus"]),
         .target(
             name: "Fleet",
-            dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", .product(name: "Logging", package: "swift-log")]
         ),
+        // The control interface's names, records, client and text/JSON rendering: shared by the
+        // daemon (which exports it) and wearfleetctl (which reads it).
+        .target(name: "FleetControl", dependencies: ["DBus"]),
         // accept4 and pipe2 (GNU extensions Glibc's module leaves out), for the metrics endpoint.
         .target(name: "CSocketSupport"),
         // Prometheus metrics: the metric set, the recorder fed by the orchestrator, the HTTP endpoint.
@@ -74,6 +78,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        .executableTarget(
+            name: "wearfleetctl",
+            dependencies: ["FleetControl", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
         // (`make fuzz`); otherwise a tool that replays files through every decoder.
@@ -90,6 +98,13 @@ let package = Package(
                 "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "FleetControlTests",
+            dependencies: [
+                "FleetControl", "Fleet", "FleetCore", "DBus", "BlueZSimulator", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

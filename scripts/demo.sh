@@ -81,7 +81,7 @@ while ((SECONDS < deadline)); do
         tail -20 "$run/wearfleetd.log" >&2
         exit 1
     fi
-    view=$("$build_dir/wearfleetctl" --bus "$bus" status 2>&1 || true)
+    view=$("$build_dir/wearfleetctl" status --bus "$bus" 2>&1 || true)
     elapsed=$((($(date +%s%N) - start_ns) / 1000000))
     events=$(grep -E ' (notice|warning|error) ' "$run/wearfleetd.log" | tail -8 | cut -c12-23,25- | cut -c1-150 || true)
     if ((interactive)); then printf '\033[H\033[2J'; fi

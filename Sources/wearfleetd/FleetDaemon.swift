@@ -66,6 +66,8 @@ struct FleetDaemon: Service {
         await orchestrator.addObserver(metrics.recorder)
         let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
         try await orchestrator.start()
+        // Before READY, so `systemctl start` then `wearfleetctl` finds it; optional: the fleet runs without it.
+        let control = await ControlEndpoint.startOrLog(bus: address, logger: logger) { await orchestrator.status() }
         // READY once the configuration is loaded and BlueZ is watched, not after devices connect.
         notifier.ready(status: await orchestrator.status().summary)
         logger.notice("wearfleetd started", metadata: [
@@ -96,6 +98,7 @@ struct FleetDaemon: Service {
 
         notifier.stopping()
         logger.notice("wearfleetd stopping", metadata: ["event": "stopping"])
+        await control?.stop()
         await orchestrator.stop()
         metricsEndpoint?.stop()
         await connection.close()

@@ -1,4 +1,4 @@
-@testable import Fleet
+import Fleet
 import FleetCore
 import FleetMetrics
 import Testing

@@ -30,6 +30,9 @@ public actor FleetOrchestrator {
         /// the last link's adapter, or the state file's. `Adapter1.ConnectDevice` reaches the
         /// device without a discovery; if that fails, the machine falls back to rediscovery.
         var lastAdapter: AdapterID?
+        /// Links made through granted attempts (the control interface reports reconnects).
+        var linksMade: UInt64 = 0
+        var lastFailure: FailureClass?
     }
 
     struct AdapterRecord {
@@ -306,6 +309,7 @@ public actor FleetOrchestrator {
                 devices[id]?.link = .connected(adapter, since: clock.now())
                 devices[id]?.lastAdapter = adapter
                 devices[id]?.recentFailures = 0
+                devices[id]?.linksMade += 1
             case .failed:
                 devices[id]?.link = .disconnected
                 devices[id]?.recentFailures += 1
@@ -318,6 +322,7 @@ public actor FleetOrchestrator {
             persistHandler?(id, update, PersistContext(pinned: device.pinned, name: device.name, adapter: device.link.adapter ?? device.lastAdapter))
         case .lifecycle(let id, let event):
             log(id, event)
+            if case .failed(let failureClass, _, _) = event { devices[id]?.lastFailure = failureClass }
             let now = clock.now()
             notifyObservers { $0.lifecycle(id, event, at: now) }
             if case .stateChanged(let from, let to, _, _) = event {
@@ -462,7 +467,8 @@ public actor FleetOrchestrator {
             statusDevices.append(FleetStatus.Device(
                 id: id, name: device.name, pinned: device.pinned, className: device.className, state: device.state,
                 adapter: device.link.adapter, rssi: device.lastRSSI.values.max(), lastValue: counters.lastSummary,
-                sessions: await device.actor.session, notifications: counters.notifications, decodeErrors: counters.decodeErrors))
+                sessions: await device.actor.session, reconnects: device.linksMade > 0 ? device.linksMade - 1 : 0,
+                notifications: counters.notifications, decodeErrors: counters.decodeErrors, lastFailure: device.lastFailure))
         }
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in adapters.sorted(by: { $0.key < $1.key }) {
@@ -473,6 +479,7 @@ public actor FleetOrchestrator {
                 slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
                 linksAndAttempts: used, attemptsInFlight: attempting, discovering: await record.central.isDiscovering))
         }
-        return FleetStatus(bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters)
+        return FleetStatus(
+            bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())
     }
 }
