@@ -118,7 +118,14 @@ struct WearfleetdDaemonTests {
             }
         }
 
-        func stop() -> Int32 { process.terminate(signal: SIGTERM, grace: 15) }
+        /// SIGTERM and the exit status; waited for on a dispatch thread, as the daemon's clean
+        /// stop needs the simulator (on the test's concurrency threads) to answer its disconnects.
+        func stop() async -> Int32 {
+            let process = self.process
+            return await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: process.terminate(signal: SIGTERM, grace: 15)) }
+            }
+        }
     }
 
     static func event(_ name: String) -> @Sendable ([String: Any]) -> Bool {
@@ -148,7 +155,7 @@ struct WearfleetdDaemonTests {
         // The pool strap is found by discovery the first time.
         let first = try Daemon(setup, bus: bus.address)
         try await first.waitForReady([Self.pinned, Self.pool])
-        #expect(first.stop() == 0, "a clean stop")
+        #expect(await first.stop() == 0, "a clean stop")
         let saved = try String(contentsOf: setup.stateFile, encoding: .utf8)
         #expect(saved.contains(Self.pinned) && saved.contains(Self.pool))
         #expect(saved.contains("\"membership\" : \"pool\""))
@@ -169,7 +176,7 @@ struct WearfleetdDaemonTests {
         #expect((loaded["metadata"] as? [String: Any])?["known_devices"] as? String == "2")
         try await second.waitForReady([Self.pinned, Self.pool])
         #expect(await simulator.counterSnapshot().connectAttempts[Self.pool, default: 0] >= 1)
-        #expect(second.stop() == 0)
+        #expect(await second.stop() == 0)
         await client.connection.close()
         await simulator.stop()
     }
@@ -184,7 +191,7 @@ struct WearfleetdDaemonTests {
         try await daemon.waitForReady([Self.pinned])
         let kept = try FileManager.default.contentsOfDirectory(atPath: setup.state.path).filter { $0 != "known-devices.json" }
         #expect(kept.contains { $0.hasPrefix("known-devices.json") }, "the damaged file was kept aside: \(kept)")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         // The set-aside file still holds the damaged bytes; the new state file is valid JSON.
         let asideName = try #require(kept.first { $0.hasPrefix("known-devices.json") })
         let aside = try String(contentsOf: setup.state.appendingPathComponent(asideName), encoding: .utf8)
@@ -226,7 +233,7 @@ struct WearfleetdDaemonTests {
         let counters = await simulator.counterSnapshot()
         #expect(counters.connectAttempts[Self.pinned, default: 0] == 0, "the pinned strap kept its link")
         #expect(counters.linkDrops[Self.pinned, default: 0] == 0)
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         let saved = try String(contentsOf: setup.stateFile, encoding: .utf8)
         #expect(saved.contains(Self.third))
         await simulator.stop()
