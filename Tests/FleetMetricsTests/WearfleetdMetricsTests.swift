@@ -65,7 +65,7 @@ struct WearfleetdMetricsTests {
         /// daemon stops it calls the simulator, which answers from this process's task pool.
         func stop() async throws -> Int32 {
             let process = self.process
-            let status = try await HTTPTestClient.onThread { process.terminate(grace: 10) }
+            let status = try await HTTPTestClient.onThread { process.terminate(grace: 60) }
             await simulator.stop()
             bus.stop()
             try? FileManager.default.removeItem(at: directory)
