@@ -13,13 +13,16 @@ import Glibc
 ///   silent or stuck child ends a run instead of hanging it.
 ///
 /// `@unchecked Sendable`: `pid`, `name` and `output` are immutable; the read buffer and the exit
-/// status are only touched with `lock` held.
+/// status are only touched with their locks held (`outputLock` for the buffer, `lock` for the status).
 public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     /// The executable's file name and first argument, for messages.
     public let name: String
     private let output: Int32?
+    /// Guards the exit status (terminate, wait). Reading has its own lock, so a reader blocked
+    /// waiting for output never keeps another thread from ending the child.
     private let lock = NSLock()
+    private let outputLock = NSLock()
     private var buffered: [UInt8] = []
     private var exitStatus: Int32?
 
@@ -97,8 +100,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     private func readLine(deadline: Double?) throws -> String? {
         guard let output else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
+        outputLock.lock()
+        defer { outputLock.unlock() }
         while true {
             if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffered[..<newline], as: UTF8.self)
