@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: - C libraries (pkg-config)
@@ -47,6 +49,16 @@ let package = Package(
         // The control interface's names, records, client and text/JSON rendering: shared by the
         // daemon (which exports it) and wearfleetctl (which reads it).
         .target(name: "FleetControl", dependencies: ["DBus"]),
+        // accept4 and pipe2 (GNU extensions Glibc's module leaves out), for the metrics endpoint.
+        .target(name: "CSocketSupport"),
+        // Prometheus metrics: the metric set, the recorder fed by the orchestrator, the HTTP endpoint.
+        .target(
+            name: "FleetMetrics",
+            dependencies: [
+                "Fleet", "FleetCore", "CSocketSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         // Child processes and private buses, for tests, benchmarks and the demo.
         .target(name: "ProcessSupport"),
         .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
@@ -60,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "wearfleetd",
             dependencies: [
-                "Fleet", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetMetrics", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -92,6 +104,13 @@ let package = Package(
             name: "FleetControlTests",
             dependencies: [
                 "FleetControl", "Fleet", "FleetCore", "DBus", "BlueZSimulator", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "FleetMetricsTests",
+            dependencies: [
+                "FleetMetrics", "Fleet", "FleetCore", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Fleet
+import FleetMetrics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -60,6 +61,10 @@ struct FleetDaemon: Service {
                 }
             }
         }
+        // Metrics: a bind failure is logged and the daemon runs on without them (FleetMetrics.serve).
+        let metrics = FleetMetrics()
+        await orchestrator.addObserver(metrics.recorder)
+        let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
         try await orchestrator.start()
         // Before READY, so `systemctl start` then `wearfleetctl` finds it; optional: the fleet runs without it.
         let control = await ControlEndpoint.startOrLog(bus: address, logger: logger) { await orchestrator.status() }
@@ -95,6 +100,7 @@ struct FleetDaemon: Service {
         logger.notice("wearfleetd stopping", metadata: ["event": "stopping"])
         await control?.stop()
         await orchestrator.stop()
+        metricsEndpoint?.stop()
         await connection.close()
         do {
             try await store.flush()

@@ -92,6 +92,7 @@ extension FleetOrchestrator {
         await writes.remove(id)
         writeConfigured.remove(id)
         devices[id] = nil
+        notifyObservers { $0.deviceRemoved(id) }
     }
 
     /// After `[fleet] adapters` changed: adapters no longer selected are treated as powered off

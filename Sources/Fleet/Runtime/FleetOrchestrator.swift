@@ -69,6 +69,8 @@ public actor FleetOrchestrator {
     var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate, PersistContext) -> Void)?
     /// What the state file knew at start, by device (`restore(_:)`).
     var restored: [DeviceID: KnownDevice] = [:]
+    /// Told about device events as they happen (metrics); see `FleetOrchestrator+Observers`.
+    var observers: [any FleetObserver] = []
 
     public init(
         configuration: FleetRuntimeConfiguration, client: BlueZClient, clock: any MonotonicClock = SystemMonotonicClock(),
@@ -172,6 +174,7 @@ public actor FleetOrchestrator {
             actor: actor, pinned: pinned, name: name ?? restored[id]?.name, className: className, priority: priority, wanted: pinned)
         managed.lastAdapter = restored[id]?.adapter
         devices[id] = managed
+        notifyObservers { $0.deviceAdded(FleetObservedDevice(id: id, name: managed.name, className: className, pinned: pinned)) }
         return managed
     }
 
@@ -320,6 +323,8 @@ public actor FleetOrchestrator {
         case .lifecycle(let id, let event):
             log(id, event)
             if case .failed(let failureClass, _, _) = event { devices[id]?.lastFailure = failureClass }
+            let now = clock.now()
+            notifyObservers { $0.lifecycle(id, event, at: now) }
             if case .stateChanged(let from, let to, _, _) = event {
                 devices[id]?.state = to
                 await followWritability(id, from: from, to: to)
@@ -439,6 +444,8 @@ public actor FleetOrchestrator {
             }
             devices[grant.device]?.wantsAttempt = false
             devices[grant.device]?.link = .attempting(grant.adapter)
+            let now = clock.now()
+            notifyObservers { $0.attemptGranted(grant.device, adapter: grant.adapter, at: now) }
             await devices[grant.device]?.actor.handle(.attemptGranted(adapter: grant.adapter))
         }
         grantTimer?.cancel()
@@ -466,10 +473,11 @@ public actor FleetOrchestrator {
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in adapters.sorted(by: { $0.key < $1.key }) {
             let used = devices.values.filter { $0.link.adapter == id }.count
+            let attempting = devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered,
                 slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
-                linksAndAttempts: used, discovering: await record.central.isDiscovering))
+                linksAndAttempts: used, attemptsInFlight: attempting, discovering: await record.central.isDiscovering))
         }
         return FleetStatus(
             bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())

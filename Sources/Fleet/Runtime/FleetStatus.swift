@@ -47,13 +47,16 @@ public struct FleetStatus: Sendable {
         public var powered: Bool
         public var slots: Int
         public var linksAndAttempts: Int
+        /// Connection attempts in flight on the adapter (at most one when the gate works).
+        public var attemptsInFlight: Int
         public var discovering: Bool
 
-        public init(id: AdapterID, powered: Bool, slots: Int, linksAndAttempts: Int, discovering: Bool) {
+        public init(id: AdapterID, powered: Bool, slots: Int, linksAndAttempts: Int, attemptsInFlight: Int = 0, discovering: Bool) {
             self.id = id
             self.powered = powered
             self.slots = slots
             self.linksAndAttempts = linksAndAttempts
+            self.attemptsInFlight = attemptsInFlight
             self.discovering = discovering
         }
     }
