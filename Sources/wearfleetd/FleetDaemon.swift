@@ -99,6 +99,9 @@ struct FleetDaemon: Service {
         notifier.stopping()
         logger.notice("wearfleetd stopping", metadata: ["event": "stopping"])
         await control?.stop()
+        // What the daemon learned is saved before the (bounded) disconnects, in case the stop is
+        // cut short; the final save below adds what the disconnects changed.
+        try? await store.flush()
         await orchestrator.stop()
         metricsEndpoint?.stop()
         await connection.close()

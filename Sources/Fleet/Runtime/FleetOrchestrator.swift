@@ -144,9 +144,7 @@ public actor FleetOrchestrator {
             poller.remove(device: id)
         }
         if configuration.disconnectOnStop {
-            for (id, device) in devices where device.link != .disconnected {
-                await transport.disconnect(id)
-            }
+            await disconnectAll(within: .seconds(10))
         }
         await client.stop()
         for task in tasks { task.cancel() }
@@ -154,6 +152,34 @@ public actor FleetOrchestrator {
         poller.stop()
         pipeline.finish()
         stateChangeSink.finish()
+    }
+
+    /// Disconnects every link at once, giving up after `limit`: a hung bluetoothd must not hold
+    /// the stop past systemd's `TimeoutStopSec` (each call alone may wait 25 s for a reply).
+    private func disconnectAll(within limit: Duration) async {
+        let linked = devices.filter { $0.value.link != .disconnected }.map(\.key)
+        guard !linked.isEmpty else { return }
+        let transport = self.transport
+        let finished = await withTaskGroup(of: Bool.self) { race in
+            race.addTask {
+                await withTaskGroup(of: Void.self) { calls in
+                    for id in linked { calls.addTask { await transport.disconnect(id) } }
+                }
+                return true
+            }
+            race.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await race.next() ?? false
+            race.cancelAll()
+            return first
+        }
+        if !finished {
+            logger.warning(
+                "bluetoothd did not answer every disconnect in time; stopping anyway",
+                metadata: ["event": "stop_disconnect_timeout", "devices": "\(linked.count)", "limit": "\(limit)"])
+        }
     }
 
     /// Proves the orchestrator's actor is responsive (the watchdog asks this).
