@@ -7,7 +7,8 @@ CONFIG     ?= debug
 BUILD_FLAGS = -c $(CONFIG)
 SWIFT_BUILD_DIR = .build/$(CONFIG)
 
-.PHONY: all deps build test unit-tests fidelity-tests python-venv sim demo bench fuzz clean
+.PHONY: all deps build test unit-tests fidelity-tests system-test python-venv sim demo bench fuzz clean \
+        install install-build install-files uninstall
 
 all: build
 
@@ -20,11 +21,24 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 
 ## test: deps + build + every test (the bleak fidelity suite must run, not skip) + fuzz smoke
+## + the system test under a real systemd (counted as one test; skipped only without namespaces)
 test: build python-venv
 	@set -o pipefail; WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build 2>&1 | tee .build/test-output.log
 	$(MAKE) fuzz-smoke
+	$(MAKE) system-test
 	@passed=$$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} in .* passed after.*/\1/p' .build/test-output.log | tail -1); \
-		if [ -n "$$passed" ]; then echo "tests: $$passed passed, 0 failed"; fi
+		if [ -n "$$passed" ]; then \
+			skipped=0; \
+			if [ "$$(cat .build/system-test/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=1; fi; \
+			echo "tests: $$passed passed, 0 failed, $$skipped skipped"; \
+		fi
+
+## system-test: wearfleetd installed and run as a service under a real systemd booted in fresh
+## namespaces (Tests/System/service-test.sh; root; log in .build/system-test/test.log)
+## (SYSTEM_TEST_CONFIG=release: the release binaries of make install-build instead of debug)
+SYSTEM_TEST_CONFIG ?= $(CONFIG)
+system-test: build
+	@Tests/System/service-test.sh $(SYSTEM_TEST_CONFIG)
 
 ## unit-tests: every Swift test (the bleak fidelity suite included when .build-venv exists)
 unit-tests:
@@ -43,12 +57,13 @@ sim: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product bluez-sim
 	./scripts/run-sim.sh $(SWIFT_BUILD_DIR)
 
-## demo: the daemon against a simulated fleet
+## demo: wearfleetd keeping a simulated fleet (12 wearables, 2 adapters, scripted faults) connected,
+## with a live fleet view until Ctrl-C (DEMO_SECONDS=N stops it after N seconds)
 demo: deps
-	@echo "make demo: the daemon (wearfleetd) is not built yet, so there is no demo to run."
-	@echo "Today: 'make sim' serves a simulated fleet of 12 wearables on a private bus,"
-	@echo "'make test' runs every test and 'make bench-dbus' measures the D-Bus library."
-	@exit 1
+	$(SWIFT) build $(BUILD_FLAGS) --product wearfleetd
+	$(SWIFT) build $(BUILD_FLAGS) --product wearfleetctl
+	$(SWIFT) build $(BUILD_FLAGS) --product bluez-sim
+	./scripts/demo.sh $(SWIFT_BUILD_DIR)
 
 ## bench: the daemon's figures (ingest, scale, recovery, writes) next to a C bus floor and bleak,
 ## against bluez-sim on private buses (release build); the table on stdout, the figures in
@@ -100,6 +115,64 @@ fuzz-smoke:
 	@$(FUZZ_RUN) -max_total_time=$(FUZZ_SMOKE_SECONDS) $(FUZZ_SCRATCH)/corpus/all > $(FUZZ_SCRATCH)/fuzz-smoke.log 2>&1 \
 		|| { tail -40 $(FUZZ_SCRATCH)/fuzz-smoke.log; exit 1; }
 	@echo "fuzz-smoke: $$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' $(FUZZ_SCRATCH)/fuzz-smoke.log) runs over all GATT decoders, no crash"
+
+## install: release build (Swift runtime linked in) of wearfleetd and wearfleetctl, installed with
+## the systemd unit, the D-Bus policy, the sysusers.d file and the example config.
+##   make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=/etc] [INSTALL_CONFIG=release]
+## The unit's ExecStart= names $(BINDIR). Afterwards, as root:
+##   systemd-sysusers && systemctl daemon-reload && systemctl enable --now wearfleetd
+PREFIX         ?= /usr/local
+DESTDIR        ?=
+BINDIR         ?= $(PREFIX)/bin
+DATADIR        ?= $(PREFIX)/share
+SYSCONFDIR     ?= /etc
+UNITDIR        ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
+# dbus-daemon reads policies from /usr/share/dbus-1/system.d and /etc/dbus-1/system.d only, so a
+# prefix other than /usr puts the policy under /etc.
+DBUS_POLICYDIR ?= $(if $(filter /usr,$(PREFIX)),$(DATADIR)/dbus-1/system.d,$(SYSCONFDIR)/dbus-1/system.d)
+# release: optimized, Swift runtime linked statically (the installed daemon does not need the
+# toolchain). debug: the binaries `make build` made, which load the runtime from the toolchain.
+INSTALL_CONFIG ?= release
+INSTALL_BUILD_FLAGS = -c $(INSTALL_CONFIG) $(if $(filter release,$(INSTALL_CONFIG)),--static-swift-stdlib)
+# wearfleetctl is installed once the package declares it; from then on a failed build fails the
+# install (it is never skipped silently).
+INSTALL_PROGRAMS = wearfleetd $(if $(shell grep -l 'name: "wearfleetctl"' Package.swift),wearfleetctl)
+
+install: install-build install-files
+
+install-build:
+	@for program in $(INSTALL_PROGRAMS); do \
+		$(SWIFT) build $(INSTALL_BUILD_FLAGS) --product $$program || { echo "install: building $$program failed" >&2; exit 1; }; \
+	done
+	@case " $(INSTALL_PROGRAMS) " in *" wearfleetctl "*) ;; \
+		*) echo "install: wearfleetctl is not in Package.swift yet; installing wearfleetd only" ;; esac
+
+install-files:
+	@for program in $(INSTALL_PROGRAMS); do \
+		test -x .build/$(INSTALL_CONFIG)/$$program || { echo "install: .build/$(INSTALL_CONFIG)/$$program is missing (run make install-build)" >&2; exit 1; }; \
+		install -D -m 0755 .build/$(INSTALL_CONFIG)/$$program $(DESTDIR)$(BINDIR)/$$program; \
+	done
+	@install -d -m 0755 $(DESTDIR)$(UNITDIR)
+	sed 's|=/usr/bin/wearfleetd|=$(BINDIR)/wearfleetd|' systemd/wearfleetd.service > $(DESTDIR)$(UNITDIR)/wearfleetd.service
+	@chmod 0644 $(DESTDIR)$(UNITDIR)/wearfleetd.service
+	install -D -m 0644 systemd/org.wearfleet.Daemon.conf $(DESTDIR)$(DBUS_POLICYDIR)/org.wearfleet.Daemon.conf
+	install -D -m 0644 systemd/wearfleet.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/wearfleet.conf
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/wearfleet/wearfleetd.d
+	@# The example config only where there is none: never overwrite an operator's configuration.
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/wearfleet/wearfleetd.toml ]; then \
+		echo "install: keeping the existing $(DESTDIR)$(SYSCONFDIR)/wearfleet/wearfleetd.toml"; \
+	else \
+		install -m 0644 config/wearfleetd.toml $(DESTDIR)$(SYSCONFDIR)/wearfleet/wearfleetd.toml && \
+		echo "install: example configuration in $(DESTDIR)$(SYSCONFDIR)/wearfleet/wearfleetd.toml"; \
+	fi
+
+## uninstall: remove what install put in place, except the configuration and the state directory
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/wearfleetd $(DESTDIR)$(BINDIR)/wearfleetctl
+	rm -f $(DESTDIR)$(UNITDIR)/wearfleetd.service
+	rm -f $(DESTDIR)$(DBUS_POLICYDIR)/org.wearfleet.Daemon.conf
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/wearfleet.conf
 
 clean:
 	rm -rf .build

@@ -14,11 +14,15 @@ let package = Package(
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "wearfleetd", targets: ["wearfleetd"]),
+        .executable(name: "wearfleetctl", targets: ["wearfleetctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: - C libraries (pkg-config)
@@ -40,7 +44,20 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus"]),
         .target(
             name: "Fleet",
-            dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The control interface's names, records, client and text/JSON rendering: shared by the
+        // daemon (which exports it) and wearfleetctl (which reads it).
+        .target(name: "FleetControl", dependencies: ["DBus"]),
+        // accept4 and pipe2 (GNU extensions Glibc's module leaves out), for the metrics endpoint.
+        .target(name: "CSocketSupport"),
+        // Prometheus metrics: the metric set, the recorder fed by the orchestrator, the HTTP endpoint.
+        .target(
+            name: "FleetMetrics",
+            dependencies: [
+                "Fleet", "FleetCore", "CSocketSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
         // Child processes and private buses, for tests, benchmarks and the demo.
         .target(name: "ProcessSupport"),
@@ -55,9 +72,15 @@ let package = Package(
         .executableTarget(
             name: "wearfleetd",
             dependencies: [
-                "Fleet", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetMetrics", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
+        ),
+        .executableTarget(
+            name: "wearfleetctl",
+            dependencies: ["FleetControl", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),
         // `make bench`: the daemon's ingest, scale, recovery and write figures next to a C bus
@@ -65,8 +88,8 @@ let package = Package(
         .executableTarget(
             name: "fleet-bench",
             dependencies: [
-                "Fleet", "FleetCore", "BlueZ", "DBus", "GATT", "BlueZSimulator", "ProcessSupport", "SystemdSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetCore", "FleetMetrics", "BlueZ", "DBus", "GATT", "BlueZSimulator", "ProcessSupport",
+                "SystemdSupport", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/fleet-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
@@ -84,6 +107,20 @@ let package = Package(
                 "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "FleetControlTests",
+            dependencies: [
+                "FleetControl", "Fleet", "FleetCore", "DBus", "BlueZSimulator", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "FleetMetricsTests",
+            dependencies: [
+                "FleetMetrics", "Fleet", "FleetCore", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

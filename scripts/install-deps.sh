@@ -13,6 +13,8 @@ packages=(
     libglib2.0-bin  # gdbus: an interoperability peer in tests
     gcc             # the C baseline of the benchmarks
     python3-venv    # the fidelity tests' pinned bleak environment (.build-venv)
+    jq              # the system test reads journalctl -o json and busctl --json
+    util-linux      # the system test's sandbox: unshare, nsenter, setpriv
 )
 
 missing=()

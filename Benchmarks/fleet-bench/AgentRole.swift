@@ -3,6 +3,7 @@ import DBus
 import Dispatch
 import Fleet
 import FleetCore
+import FleetMetrics
 import Foundation
 import GATT
 import Logging
@@ -10,9 +11,10 @@ import ProcessSupport
 import Synchronization
 import SystemdSupport
 
-/// `fleet-bench agent`: wearfleetd's runtime, wired exactly as `wearfleetd` wires it (the
-/// configuration loader, the state store, one bus connection, `BlueZClient`,
-/// `FleetOrchestrator`), plus one observer of the decoded values that records the latency from
+/// `fleet-bench agent`: wearfleetd's runtime, wired as `wearfleetd`'s `FleetDaemon` wires it
+/// (the configuration loader, the state store and restore, one bus connection, `BlueZClient`,
+/// `FleetOrchestrator`, the metrics observer and endpoint; not the control endpoint, the
+/// reloader or sd_notify, which do nothing per notification), plus one observer of the decoded values that records the latency from
 /// the simulator's send timestamp to the decoded event. wearfleetd has no way to report that
 /// latency, which is why the ingest figures come from this process; its CPU time therefore
 /// includes the observer's (`ValuePipeline.observe`, inline: a clock read and an append per value).
@@ -40,17 +42,27 @@ enum AgentRole {
         let started = MonotonicTime.seconds
         let logger = Logger(label: "wearfleetd")
         let store = StateStore(directory: URL(fileURLWithPath: stateDirectory), debounce: settings.daemon.stateDebounce, logger: logger)
-        _ = try await store.load()
+        let known = try await store.load().devices
         let connection = try await DBusConnection.connect(to: .address(bus), threadName: "dbus-bluez")
         let client = BlueZClient(connection: connection)
         let orchestrator = try FleetOrchestrator(
             configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
+        await orchestrator.restore(known)
         let pinnedIDs = settings.pinned.map(\.id)
         let pinnedSet = Set(pinnedIDs)
-        await orchestrator.onPersist { id, update in
-            let record = KnownDevice(id: id, membership: pinnedSet.contains(id) ? .pinned : .pool)
-            Task { await store.modify(id, creating: record) { $0.apply(update, adapter: nil, now: Date()) } }
+        await orchestrator.onPersist { id, update, context in
+            let record = KnownDevice(id: id, membership: context.pinned ? .pinned : .pool)
+            Task {
+                await store.modify(id, creating: record) { device in
+                    device.apply(update, adapter: context.adapter, now: Date())
+                    device.membership = context.pinned ? .pinned : .pool
+                    if let name = context.name { device.name = name }
+                }
+            }
         }
+        let metrics = FleetMetrics()
+        await orchestrator.addObserver(metrics.recorder)
+        let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
 
         let latencies = LatencyRecorder()
         orchestrator.pipeline.observe { value in
@@ -90,6 +102,7 @@ enum AgentRole {
         }
         readiness.cancel()
         await orchestrator.stop()
+        metricsEndpoint?.stop()
         await connection.close()
         try? await store.flush()
     }

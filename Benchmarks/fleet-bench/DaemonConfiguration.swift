@@ -19,6 +19,8 @@ struct DaemonConfiguration {
     var attemptInterval = "250ms"
     var poolEnabled = false
     var logLevel = "info"
+    /// The Prometheus endpoint's port: each daemon of a run has its own (scale runs three at once).
+    var metricsPort = 9468
 
     var text: String {
         func list(_ values: [String]) -> String { "[" + values.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
@@ -37,6 +39,10 @@ struct DaemonConfiguration {
             "",
             "[pool]",
             "enabled = \(poolEnabled)",
+            "",
+            "[metrics]",
+            "enabled = true",
+            "listen = \"127.0.0.1:\(metricsPort)\"",
             "",
             "[classes.\(deviceClass.name)]",
             "read = \(list(deviceClass.read))",

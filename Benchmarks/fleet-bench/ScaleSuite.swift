@@ -27,7 +27,8 @@ struct ScaleSuite {
             log("scale: \(count) known devices")
             let fleet = try SimulatedFleet(scenario: scenario(count), simulatorPath: options.simulator, directory: directory, name: "scale-\(count)")
             let pinned = Array(fleet.addresses.prefix(Self.pinnedCount))
-            let (config, state) = try configuration(pinned: pinned).write(to: directory, name: "scale-\(count)")
+            let (config, state) = try configuration(pinned: pinned, metricsPort: 19_470 + running.count)
+                .write(to: directory, name: "scale-\(count)")
             try writeStateFile(fleet.addresses, pinned: Set(pinned), to: state)
             let daemon = try DaemonProcess(
                 executable: options.wearfleetd, bus: fleet.bus.address, config: config, stateDirectory: state,
@@ -81,12 +82,14 @@ struct ScaleSuite {
             devices: [DeviceSpec(kind: .heartRateStrap, count: count, bonded: true)])
     }
 
-    private func configuration(pinned: [String]) -> DaemonConfiguration {
-        DaemonConfiguration(
+    private func configuration(pinned: [String], metricsPort: Int) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration(
             pinned: pinned.map { ($0, "public") },
             deviceClass: .init(name: "strap", read: [BenchUUIDs.battery], requiredServices: [BenchUUIDs.heartRateService]),
             maxConnections: 20, slotsPerAdapter: 5, attemptBurst: 4, attemptInterval: options.attemptInterval,
             poolEnabled: true)
+        configuration.metricsPort = metricsPort
+        return configuration
     }
 
     private func writeStateFile(_ addresses: [String], pinned: Set<String>, to directory: String) throws {

@@ -64,3 +64,13 @@ extension DeviceStateMachine {
         }
     }
 }
+
+extension DeviceStateMachine {
+    /// Applies a reloaded class configuration and reconnect policy without touching the link:
+    /// what to read, subscribe and require takes effect at the next connection, timeouts at the
+    /// next timer armed, and the reconnect controller keeps its failure counts and breaker.
+    public mutating func reconfigure(_ configuration: Configuration, reconnectPolicy: ReconnectPolicy) {
+        self.configuration = configuration
+        reconnect.policy = reconnectPolicy
+    }
+}

@@ -6,11 +6,13 @@ struct OutgoingDeviceQueues: Sendable {
     var credits = 0
     var inFlight = 0
     var deficit = 0
+    /// False between `linkLost` and `linkEstablished`: nothing is sent, writes stay queued.
+    var linked = true
     /// Per class: how many times in a row a higher class was served while this one could send.
     var passedOver: [Int]
 
     init(configuration: OutgoingConfiguration, options: OutgoingDeviceOptions) {
-        queues = OutgoingQoS.allCases.map { WriteQueue(capacity: configuration.capacity(for: $0)) }
+        queues = OutgoingQoS.allCases.map { WriteQueue(capacity: options.capacity(for: $0, configuration: configuration)) }
         passedOver = OutgoingQoS.allCases.map { _ in 0 }
         self.options = options
     }
@@ -19,9 +21,10 @@ struct OutgoingDeviceQueues: Sendable {
     var queuedCount: Int { queues.reduce(0) { $0 + $1.count } }
 
     func canSend(_ write: OutgoingQueuedWrite, configuration: OutgoingConfiguration) -> Bool {
+        guard linked else { return false }
         switch write.writeType {
-        case .withoutResponse: credits > 0
-        case .withResponse: inFlight < configuration.maxInFlightWithResponse
+        case .withoutResponse: return credits > 0
+        case .withResponse: return inFlight < (options.maxInFlightWithResponse ?? configuration.maxInFlightWithResponse)
         }
     }
 

@@ -32,17 +32,38 @@ public struct OutgoingScheduler: Sendable {
 
     // MARK: - Devices
 
-    /// Sets a device's options (coalescing window). Devices not configured use the defaults.
+    /// Sets a device's options (coalescing window, bounds). Devices not configured use the
+    /// defaults. A lowered bound drops nothing already queued; it refuses writes until the
+    /// queue is under it.
     public mutating func configure(device: DeviceID, options: OutgoingDeviceOptions) {
-        devices[device, default: OutgoingDeviceQueues(configuration: configuration, options: options)].options = options
+        var state = devices[device] ?? OutgoingDeviceQueues(configuration: configuration, options: options)
+        state.options = options
+        for qos in OutgoingQoS.allCases {
+            state.queues[qos.rawValue].setCapacity(options.capacity(for: qos, configuration: configuration))
+        }
+        devices[device] = state
     }
 
     /// The link dropped: credits and writes in flight are gone with it; queued writes stay for
     /// the next connection.
     public mutating func linkLost(device: DeviceID) {
-        devices[device]?.credits = 0
-        devices[device]?.inFlight = 0
+        var state = devices[device] ?? OutgoingDeviceQueues(configuration: configuration, options: OutgoingDeviceOptions())
+        state.credits = 0
+        state.inFlight = 0
+        state.linked = false
+        devices[device] = state
     }
+
+    /// The device is connected and ready for writes again (after `linkLost`); credits for writes
+    /// without response still come from `creditsAvailable`.
+    public mutating func linkEstablished(device: DeviceID) {
+        var state = devices[device] ?? OutgoingDeviceQueues(configuration: configuration, options: OutgoingDeviceOptions())
+        state.linked = true
+        devices[device] = state
+    }
+
+    /// Whether the device's writes may go out (no `linkLost` since the last `linkEstablished`).
+    public func isLinked(device: DeviceID) -> Bool { devices[device]?.linked ?? true }
 
     /// Forgets a device and everything queued for it; returns how many writes were dropped.
     @discardableResult

@@ -3,7 +3,7 @@
 
 /// A FIFO queue with a fixed capacity. `append` refuses rather than grows.
 struct WriteQueue<Element> {
-    let capacity: Int
+    private(set) var capacity: Int
     private var storage: [Element?]
     private var head = 0
     private(set) var count = 0
@@ -49,6 +49,12 @@ struct WriteQueue<Element> {
             offset -= 1
         }
         return false
+    }
+
+    /// Changes the bound. Lowering it below `count` drops nothing: appends are refused until the
+    /// queue has drained below the new bound.
+    mutating func setCapacity(_ capacity: Int) {
+        self.capacity = max(0, capacity)
     }
 
     /// Removes everything, returning how many elements were dropped.

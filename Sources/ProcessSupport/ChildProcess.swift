@@ -13,23 +13,27 @@ import Glibc
 ///   silent or stuck child ends a run instead of hanging it.
 ///
 /// `@unchecked Sendable`: `pid`, `name` and `output` are immutable; the read buffer and the exit
-/// status are only touched with `lock` held.
+/// status are only touched with their locks held (`outputLock` for the buffer, `lock` for the status).
 public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     /// The executable's file name and first argument, for messages.
     public let name: String
     private let output: Int32?
+    /// Guards the exit status (terminate, wait). Reading has its own lock, so a reader blocked
+    /// waiting for output never keeps another thread from ending the child.
     private let lock = NSLock()
+    private let outputLock = NSLock()
     private var buffered: [UInt8] = []
     private var exitStatus: Int32?
 
     /// Starts `executable`. Stdout is captured when `captureOutput` is true; stderr is inherited
-    /// (so a failing child explains itself) unless `stderrPath` names a file to append to.
+    /// (so a failing child explains itself) unless `stderrPath` names a file to append to, or
+    /// `mergeStderr` sends it into the captured output (for daemons that log to stderr).
     /// `notifySocket` is the one way to give a child a `NOTIFY_SOCKET`: for a caller that plays
     /// systemd's part (the benchmark times a daemon's `READY=1`).
     public init(
         _ executable: String, _ arguments: [String], captureOutput: Bool = true, environment: [String: String]? = nil,
-        stderrPath: String? = nil, notifySocket: String? = nil
+        stderrPath: String? = nil, mergeStderr: Bool = false, notifySocket: String? = nil
     ) throws {
         name = (executable.split(separator: "/").last.map(String.init) ?? executable)
             + (arguments.first.map { " " + $0 } ?? "")
@@ -53,6 +57,7 @@ public final class ChildProcess: @unchecked Sendable {
             guard pipe(&pipeFDs) == 0 else { throw ChildProcessError.spawnFailed(executable, errno) }
             for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             posix_spawn_file_actions_adddup2(&fileActions, pipeFDs[1], 1)
+            if mergeStderr { posix_spawn_file_actions_adddup2(&fileActions, pipeFDs[1], 2) }
         }
         if let stderrPath {
             posix_spawn_file_actions_addopen(&fileActions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
@@ -98,8 +103,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     private func readLine(deadline: Double?) throws -> String? {
         guard let output else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
+        outputLock.lock()
+        defer { outputLock.unlock() }
         while true {
             if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffered[..<newline], as: UTF8.self)

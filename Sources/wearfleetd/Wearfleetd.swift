@@ -1,10 +1,8 @@
 import ArgumentParser
-import BlueZ
-import DBus
-import Dispatch
 import Fleet
 import Foundation
 import Logging
+import ServiceLifecycle
 import SystemdSupport
 
 /// `wearfleetd`: keeps a fleet of BLE wearables connected through BlueZ. Wiring only: the work
@@ -36,9 +34,8 @@ struct Wearfleetd: AsyncParsableCommand {
             print(result.output)
             throw ExitCode(result.exitCode)
         }
-        let loaded = ConfigurationLoader.load(mainFile: config, dropInDirectory: dropIns)
         let settings: WearfleetConfiguration
-        switch loaded {
+        switch ConfigurationLoader.load(mainFile: config, dropInDirectory: dropIns) {
         case .success(let value): settings = value
         case .failure(let errors):
             for error in errors.errors { FileHandle.standardError.write(Data((error.description + "\n").utf8)) }
@@ -51,111 +48,23 @@ struct Wearfleetd: AsyncParsableCommand {
             }
             format = parsed
         }
-        _ = LoggingSetup.bootstrap(
-            format: format, identifier: "wearfleetd", level: settings.daemon.logLevel,
-            environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        _ = LoggingSetup.bootstrap(format: format, identifier: "wearfleetd", level: settings.daemon.logLevel, environment: environment)
         let logger = Logger(label: "wearfleetd")
-        let notifier = SystemdNotifier()
 
-        // The state store: what the daemon learned survives restarts. A corrupt file is set aside
-        // and reported, and the daemon starts anyway; an unusable directory stops it (EX_CANTCREAT).
-        let stateDirectory = StateDirectory.resolve(argument: stateDir, environment: ProcessInfo.processInfo.environment)
-        let store = StateStore(
-            directory: URL(fileURLWithPath: stateDirectory), debounce: settings.daemon.stateDebounce, logger: logger)
+        let daemon = FleetDaemon(
+            settings: settings, configPath: config, dropInDirectory: dropIns,
+            stateDirectory: StateDirectory.resolve(argument: stateDir, environment: environment),
+            bus: bus, logger: logger)
+        // SIGTERM (systemctl stop) and SIGINT shut down gracefully: devices are disconnected and
+        // the state file is written before exit. SIGHUP is the daemon's own (reload).
+        let group = ServiceGroup(
+            services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         do {
-            let loaded = try await store.load()
-            logger.info("state loaded", metadata: [
-                "event": "state_loaded", "known_devices": "\(loaded.devices.count)", "state_directory": "\(stateDirectory)",
-            ])
-        } catch {
-            logger.critical("cannot use the state directory", metadata: ["state_directory": "\(stateDirectory)", "error": "\(error)"])
-            FileHandle.standardError.write(Data("wearfleetd: \(error)\n".utf8))
-            throw ExitCode(73)
+            try await group.run()
+        } catch let failure as DaemonFailure {
+            FileHandle.standardError.write(Data("wearfleetd: \(failure.message)\n".utf8))
+            throw ExitCode(failure.exitCode)
         }
-
-        let address: BusAddress = bus.map { .address($0) } ?? .system
-        let connection = try await DBusConnection.connect(to: address, threadName: "dbus-bluez")
-        let client = BlueZClient(connection: connection)
-        let orchestrator = try FleetOrchestrator(
-            configuration: settings.runtimeConfiguration, client: client, logger: logger,
-            seed: UInt64.random(in: .min ... .max))
-        let pinnedIDs = Set(settings.pinned.map(\.id))
-        await orchestrator.onPersist { id, update in
-            let record = KnownDevice(id: id, membership: pinnedIDs.contains(id) ? .pinned : .pool)
-            Task { await store.modify(id, creating: record) { $0.apply(update, adapter: nil, now: Date()) } }
-        }
-        try await orchestrator.start()
-        notifier.ready(status: await orchestrator.status().summary)
-        logger.notice("wearfleetd started", metadata: [
-            "event": "started", "pinned": "\(settings.pinned.count)", "config": "\(settings.sources.joined(separator: ","))",
-        ])
-
-        let watchdog = notifier.watchdogInterval.map { interval in
-            Task {
-                await WatchdogService(interval: interval, logger: logger) { await orchestrator.heartbeat() }.run()
-            }
-        }
-        let status = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(5))
-                notifier.status(await orchestrator.status().summary)
-            }
-        }
-        await Self.waitForTermination()
-        notifier.stopping()
-        logger.notice("wearfleetd stopping", metadata: ["event": "stopping"])
-        status.cancel()
-        watchdog?.cancel()
-        await orchestrator.stop()
-        await connection.close()
-        do {
-            try await store.flush()
-        } catch {
-            logger.error("could not save the state file", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Returns on SIGTERM or SIGINT.
-    static func waitForTermination() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = ResumeOnce(continuation)
-            for signalNumber in [SIGTERM, SIGINT] {
-                signal(signalNumber, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-                source.setEventHandler { once.resume() }
-                source.resume()
-                SignalSources.keep(source)
-            }
-        }
-    }
-}
-
-/// Resumes a continuation at most once, whichever signal comes first.
-final class ResumeOnce: @unchecked Sendable {
-    // @unchecked Sendable: `continuation` is only read and cleared under `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
-
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
-
-    func resume() {
-        lock.lock()
-        let pending = continuation
-        continuation = nil
-        lock.unlock()
-        pending?.resume()
-    }
-}
-
-/// Signal sources must stay referenced for as long as they should fire.
-enum SignalSources {
-    // nonisolated(unsafe): only touched in `keep`, under `lock`.
-    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-    private static let lock = NSLock()
-
-    static func keep(_ source: any DispatchSourceSignal) {
-        lock.lock()
-        defer { lock.unlock() }
-        sources.append(source)
     }
 }

@@ -111,6 +111,42 @@ import FleetCore
         #expect(scheduler.inFlight(device: a) == 0)
     }
 
+    @Test func holdsQueuedWritesFromLinkLossUntilTheLinkIsBack() throws {
+        var scheduler = OutgoingScheduler()
+        scheduler.linkLost(device: a)
+        try scheduler.enqueue(write([1], to: ackedOnly), for: a, now: .zero)
+        try scheduler.enqueue(write([2]), for: a, now: .zero)
+        scheduler.creditsAvailable(device: a, count: 4)
+        #expect(scheduler.nextWrite() == nil, "nothing goes out while the device is not linked")
+        #expect(!scheduler.isLinked(device: a))
+        scheduler.linkEstablished(device: a)
+        #expect(drain(&scheduler).map(\.bytes) == [[1], [2]])
+    }
+
+    @Test func perDeviceBoundsOverrideTheSchedulerDefaults() throws {
+        var scheduler = OutgoingScheduler(configuration: OutgoingConfiguration(normalQueueCapacity: 64, maxInFlightWithResponse: 1))
+        scheduler.configure(device: a, options: OutgoingDeviceOptions(queueCapacities: [.normal: 2], maxInFlightWithResponse: 2))
+        try scheduler.enqueue(write([1], to: ackedOnly), for: a, now: .zero)
+        try scheduler.enqueue(write([2], to: ackedOnly), for: a, now: .zero)
+        #expect(throws: OutgoingSchedulerError.self) { try scheduler.enqueue(write([3], to: ackedOnly), for: a, now: .zero) }
+        #expect(drain(&scheduler).map(\.bytes) == [[1], [2]], "two writes with response in flight at once")
+        // Another device keeps the scheduler's bounds.
+        for byte in 0..<64 { try scheduler.enqueue(write([UInt8(byte)]), for: b, now: .zero) }
+        #expect(scheduler.queueDepth(device: b, qos: .normal) == 64)
+    }
+
+    @Test func aLoweredBoundDropsNothingButRefusesUntilDrained() throws {
+        var scheduler = OutgoingScheduler()
+        for byte in UInt8(0)..<4 { try scheduler.enqueue(write([byte]), for: a, now: .zero) }
+        scheduler.configure(device: a, options: OutgoingDeviceOptions(queueCapacities: [.normal: 2]))
+        #expect(scheduler.queueDepth(device: a, qos: .normal) == 4)
+        #expect(throws: OutgoingSchedulerError.self) { try scheduler.enqueue(write([9]), for: a, now: .zero) }
+        scheduler.creditsAvailable(device: a, count: 3)
+        #expect(drain(&scheduler).count == 3)
+        try scheduler.enqueue(write([9]), for: a, now: .zero)
+        #expect(scheduler.queueDepth(device: a, qos: .normal) == 2)
+    }
+
     @Test func dropsEverythingQueuedForARemovedDevice() throws {
         var scheduler = OutgoingScheduler()
         try scheduler.enqueue(write([1]), for: a, now: .zero)

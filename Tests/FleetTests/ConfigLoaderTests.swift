@@ -170,7 +170,9 @@ import Testing
         #expect(configuration.reconnectPolicy == ReconnectPolicy())
         #expect(configuration.stateMachineConfigurations == ["default": DeviceStateMachine.Configuration()])
         #expect(configuration.deviceClass(named: "default").outgoingConfiguration == OutgoingConfiguration())
-        #expect(configuration.deviceClass(named: "default").outgoingDeviceOptions == OutgoingDeviceOptions())
+        #expect(
+            configuration.deviceClass(named: "default").outgoingDeviceOptions
+                == OutgoingDeviceOptions(queueCapacities: [.control: 16, .normal: 64, .bulk: 256], maxInFlightWithResponse: 1))
     }
 
     @Test func mapsSectionsOntoFleetCoreInputs() throws {
@@ -273,7 +275,7 @@ import Testing
         let band = configuration.deviceClass(named: "band")
         #expect(band.fileDescriptorPath)
         #expect(band.subscribe.first?.uuid16 == nil)
-        #expect(configuration.pinned.map(\.className) == ["heart-rate", "heart-rate", "band", "default"])
+        #expect(configuration.pinned.map(\.className) == ["heart-rate", "heart-rate", "band", "thermometer"])
         // The example says "the value shown is the default" unless a comment says otherwise.
         #expect(configuration.daemon == DaemonSettings())
         #expect(configuration.reconnectPolicy == ReconnectPolicy())
@@ -323,7 +325,7 @@ import Testing
     @Test func checkConfigOnTheExample() {
         let (status, output) = ConfigurationCheck.run(configPath: exampleFile)
         #expect(status == 0)
-        #expect(output == "\(exampleFile): OK: 4 pinned devices, 3 classes, pool on, max 8 connections")
+        #expect(output == "\(exampleFile): OK: 4 pinned devices, 4 classes, pool on, max 8 connections")
     }
 
     @Test func checkConfigPrintsEveryErrorAndExits78() throws {

@@ -90,6 +90,14 @@ import Testing
          "main.toml:2: 'listen' in [metrics]: '127.0.0.1:+80' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
         ("[metrics]\nlisten = \"127.0.0.1:70000\"",
          "main.toml:2: 'listen' in [metrics]: '127.0.0.1:70000' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
+        ("[metrics]\nlisten = \"127.0.0.1:http\"",
+         "main.toml:2: 'listen' in [metrics]: '127.0.0.1:http' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
+        ("[metrics]\nlisten = \"127.0.0.1:0\"",
+         "main.toml:2: 'listen' in [metrics]: '127.0.0.1:0' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
+        ("[metrics]\nlisten = \"[::1]\"",
+         "main.toml:2: 'listen' in [metrics]: '[::1]' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
+        ("[metrics]\nlisten = \" \"",
+         "main.toml:2: 'listen' in [metrics]: ' ' is not an address (write host:port, e.g. \"127.0.0.1:9468\" or \"[::1]:9468\")"),
     ])
     func reports(_ text: String, _ expected: String) {
         #expect(configurationErrors(text) == [expected])
@@ -112,6 +120,13 @@ import Testing
 
     @Test func syntaxErrorsCarryTheColumn() {
         #expect(configurationErrors("[fleet]\nmax_connections = 8 9") == ["main.toml:2:21: expected a new line after a value, found '9'"])
+    }
+
+    @Test func anEmptyMetricsListenTurnsMetricsOff() throws {
+        #expect(validConfiguration("")?.metrics.enabled == true)
+        #expect(validConfiguration("[metrics]\nlisten = \"\"")?.metrics.enabled == false)
+        #expect(validConfiguration("[metrics]\nenabled = true\nlisten = \"\"")?.metrics.enabled == false, "an empty listen wins")
+        #expect(validConfiguration("[metrics]\nenabled = false")?.metrics.enabled == false)
     }
 
     @Test func ipv6MetricsAddress() throws {

@@ -20,7 +20,7 @@ struct NotificationSocketPollerTests {
         }
         defer { poller.stop() }
         var pair: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0)
+        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
         poller.add(fd: pair[0], device: device, characteristic: "2a37", mtu: 247)
         for payload: [UInt8] in [[0x06, 70], [0x06, 71, 0, 0], [0x06, 72]] {
             _ = payload.withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) }

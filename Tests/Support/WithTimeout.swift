@@ -3,6 +3,11 @@ public struct TimedOut: Error, CustomStringConvertible {
     public let what: String
     public let after: Duration
     public var description: String { "timed out after \(after) waiting for \(what)" }
+
+    public init(what: String, after: Duration) {
+        self.what = what
+        self.after = after
+    }
 }
 
 /// Waits for `operation` (an event, not a fixed delay) but gives up after `timeout`, so a broken

@@ -90,7 +90,9 @@ extension ConfigurationDecoder {
         rejectUnknownKeys(in: section, allowed: ConfigurationSchema.metrics)
         if let value = boolean(section, "enabled") { metrics.enabled = value }
         if let (text, position) = string(section, "listen") {
-            if let (host, port) = Self.hostAndPort(text) {
+            if text.isEmpty {
+                metrics.enabled = false  // `listen = ""` is the documented way to turn metrics off
+            } else if let (host, port) = Self.hostAndPort(text) {
                 metrics.host = host
                 metrics.port = port
             } else {

@@ -58,6 +58,7 @@ extension DeviceClassSettings {
     }
 
     public var outgoingDeviceOptions: OutgoingDeviceOptions {
-        OutgoingDeviceOptions(coalescingWindow: coalescingWindow)
+        OutgoingDeviceOptions(
+            coalescingWindow: coalescingWindow, queueCapacities: queueDepth, maxInFlightWithResponse: maxInFlightWrites)
     }
 }

@@ -3,7 +3,7 @@ import FleetCore
 extension WearfleetConfiguration {
     /// What the orchestrator runs with: the file's settings mapped onto the runtime's types.
     public var runtimeConfiguration: FleetRuntimeConfiguration {
-        FleetRuntimeConfiguration(
+        var runtime = FleetRuntimeConfiguration(
             pinned: pinned.map {
                 FleetRuntimeConfiguration.PinnedDevice(id: $0.id, name: $0.name, className: $0.className, priority: $0.priority)
             },
@@ -17,5 +17,10 @@ extension WearfleetConfiguration {
             scanUUIDs: fleet.scanServices.map(\.description),
             minimumRSSI: Int16(clamping: fleet.minimumRSSI),
             disconnectOnStop: daemon.disconnectOnStop)
+        runtime.poolAdmission = PoolAdmission(settings: pool, fleetMinimumRSSI: fleet.minimumRSSI)
+        runtime.writes = classes.mapValues {
+            FleetRuntimeConfiguration.WriteSettings(options: $0.outgoingDeviceOptions, defaultQoS: $0.defaultQoS)
+        }
+        return runtime
     }
 }

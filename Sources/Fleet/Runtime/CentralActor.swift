@@ -6,14 +6,17 @@ import FleetCore
 /// attempts on that adapter.
 ///
 /// Discovery runs only while some device that is wanted is still missing (`startResolve` /
-/// `stopResolve` keep that set), with the configured service-UUID filter and RSSI threshold.
+/// `stopResolve` keep that set) or the pool has free slots on this adapter and looks for
+/// candidates, with the configured service-UUID filter and RSSI threshold.
 public actor CentralActor {
     public nonisolated let adapter: AdapterID
     public nonisolated let path: DBusObjectPath
     private let client: BlueZClient
-    private let scanUUIDs: [String]
-    private let minimumRSSI: Int16?
+    private var scanUUIDs: [String]
+    private var minimumRSSI: Int16?
     private var missing: Set<DeviceID> = []
+    /// The pool has room and wants candidates: discover even when no known device is missing.
+    private var poolSearching = false
     private var discovering = false
     private var updatingDiscovery = false
     /// The last discovery error, for status and logs.
@@ -39,6 +42,26 @@ public actor CentralActor {
         await updateDiscovery()
     }
 
+    /// Applies a reloaded discovery filter; a running discovery is restarted with it.
+    public func updateFilter(scanUUIDs: [String], minimumRSSI: Int16?) async {
+        guard scanUUIDs != self.scanUUIDs || minimumRSSI != self.minimumRSSI else { return }
+        self.scanUUIDs = scanUUIDs
+        self.minimumRSSI = minimumRSSI
+        guard discovering else { return }
+        do {
+            try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
+        } catch {
+            lastDiscoveryError = error
+        }
+    }
+
+    /// Whether the pool wants new candidates from this adapter (it has free slots).
+    public func setPoolSearching(_ searching: Bool) async {
+        guard searching != poolSearching else { return }
+        poolSearching = searching
+        await updateDiscovery()
+    }
+
     /// bluetoothd restarted or the adapter lost power: discovery stopped with it.
     public func discoveryStopped() {
         discovering = false
@@ -50,15 +73,16 @@ public actor CentralActor {
         await updateDiscovery()
     }
 
-    /// Brings discovery in line with `missing`. One update runs at a time, and it checks again
-    /// after every call it awaited: the actor is reentrant, so a device can be found (and
-    /// `missing` empty again) while discovery is still being started, and discovery must not
-    /// then stay on for nobody, flooding the fleet with advertisements.
+    /// Brings discovery in line with what is wanted (a missing device, or a pool with room).
+    /// One update runs at a time, and it checks again after every call it awaited: the actor is
+    /// reentrant, so a device can be found (and nothing be wanted any more) while discovery is
+    /// still being started, and discovery must not then stay on for nobody, flooding the fleet
+    /// with advertisements.
     private func updateDiscovery() async {
         guard !updatingDiscovery else { return }  // the running update sees the change
         updatingDiscovery = true
         defer { updatingDiscovery = false }
-        while missing.isEmpty == discovering {
+        while (!missing.isEmpty || poolSearching) != discovering {
             if discovering {
                 discovering = false
                 try? await client.stopDiscovery(adapter: path)

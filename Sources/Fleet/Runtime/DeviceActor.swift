@@ -44,6 +44,16 @@ public actor DeviceActor {
         for effect in effects { execute(effect) }
     }
 
+    /// The class configuration and reconnect policy the device runs with.
+    public var configuration: (device: DeviceStateMachine.Configuration, reconnect: ReconnectPolicy) {
+        (machine.configuration, machine.reconnect.policy)
+    }
+
+    /// Applies a reloaded configuration; the current link and its session are kept.
+    public func reconfigure(_ configuration: DeviceStateMachine.Configuration, reconnectPolicy: ReconnectPolicy) {
+        machine.reconfigure(configuration, reconnectPolicy: reconnectPolicy)
+    }
+
     /// Cancels timers and in-flight operations (the daemon is stopping or forgets the device).
     public func shutDown() {
         for (_, task) in timers { task.cancel() }

@@ -11,4 +11,6 @@ public enum DeviceOutput: Sendable, Hashable {
     /// A value read on connect (notifications arrive through the data path, not here).
     case value(DeviceID, characteristic: String, bytes: [UInt8])
     case resumeWrites(DeviceID)
+    /// A write's outcome, for the device's machine (write timer, consecutive failures).
+    case writeOutcome(DeviceID, DeviceEvent)
 }

@@ -26,6 +26,13 @@ public actor FleetOrchestrator {
         var state: DeviceState = .idle
         var lastRSSI: [AdapterID: Int] = [:]
         var recentFailures = 0
+        /// The adapter to try when BlueZ holds no object for the device (bluetoothd forgot it):
+        /// the last link's adapter, or the state file's. `Adapter1.ConnectDevice` reaches the
+        /// device without a discovery; if that fails, the machine falls back to rediscovery.
+        var lastAdapter: AdapterID?
+        /// Links made through granted attempts (the control interface reports reconnects).
+        var linksMade: UInt64 = 0
+        var lastFailure: FailureClass?
     }
 
     struct AdapterRecord {
@@ -33,30 +40,37 @@ public actor FleetOrchestrator {
         var powered: Bool
     }
 
-    private var configuration: FleetRuntimeConfiguration
-    private let client: BlueZClient
-    private let clock: any MonotonicClock
-    private let logger: Logger
-    private let transport: BlueZDeviceTransport
-    private let poller: NotificationSocketPoller
+    var configuration: FleetRuntimeConfiguration
+    let client: BlueZClient
+    let clock: any MonotonicClock
+    let logger: Logger
+    let transport: BlueZDeviceTransport
+    let poller: NotificationSocketPoller
     public nonisolated let pipeline: ValuePipeline
+    let writes: WriteCoordinator
+    /// Devices whose write options the coordinator has (reset by a reload).
+    var writeConfigured: Set<DeviceID> = []
     /// Every device state change, as it happens (newest kept when nobody reads).
     public nonisolated let stateChanges: AsyncStream<(DeviceID, DeviceState)>
     private let stateChangeSink: AsyncStream<(DeviceID, DeviceState)>.Continuation
     private var translator = BlueZEventTranslator()
-    private var policy: PoolPolicy
-    private var devices: [DeviceID: ManagedDevice] = [:]
-    private var adapters: [AdapterID: AdapterRecord] = [:]
-    private var bluetoothdPresent = false
-    private var running = false
-    private var seeds: SeededRandom
+    var policy: PoolPolicy
+    var devices: [DeviceID: ManagedDevice] = [:]
+    var adapters: [AdapterID: AdapterRecord] = [:]
+    var bluetoothdPresent = false
+    var running = false
+    var seeds: SeededRandom
     private let outputs: AsyncStream<DeviceOutput>
     private let outputSink: AsyncStream<DeviceOutput>.Continuation
     private var tasks: [Task<Void, Never>] = []
     private var evaluationQueued = false
     private var grantTimer: Task<Void, Never>?
     /// Called for every `persist` effect (the state store subscribes here).
-    private var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate) -> Void)?
+    var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate, PersistContext) -> Void)?
+    /// What the state file knew at start, by device (`restore(_:)`).
+    var restored: [DeviceID: KnownDevice] = [:]
+    /// Told about device events as they happen (metrics); see `FleetOrchestrator+Observers`.
+    var observers: [any FleetObserver] = []
 
     public init(
         configuration: FleetRuntimeConfiguration, client: BlueZClient, clock: any MonotonicClock = SystemMonotonicClock(),
@@ -73,13 +87,25 @@ public actor FleetOrchestrator {
         }
         self.poller = poller
         self.transport = BlueZDeviceTransport(client: client, poller: poller)
+        let (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
+        self.outputs = outputs
+        self.outputSink = outputSink
+        self.writes = WriteCoordinator(client: client, clock: clock) { device, event in
+            outputSink.yield(.writeOutcome(device, event))
+        }
         self.policy = PoolPolicy(configuration: configuration.pool, now: clock.now())
         self.seeds = SeededRandom(seed: seed)
-        (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
         (stateChanges, stateChangeSink) = AsyncStream<(DeviceID, DeviceState)>.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
-    public func onPersist(_ handler: @escaping @Sendable (DeviceID, DeviceEffect.StoreUpdate) -> Void) {
+    /// What the orchestrator knows of a device when it asks the store to save it.
+    public struct PersistContext: Sendable {
+        public var pinned: Bool
+        public var name: String?
+        public var adapter: AdapterID?
+    }
+
+    public func onPersist(_ handler: @escaping @Sendable (DeviceID, DeviceEffect.StoreUpdate, PersistContext) -> Void) {
         persistHandler = handler
     }
 
@@ -90,6 +116,7 @@ public actor FleetOrchestrator {
     public func start() async throws {
         running = true
         for pinned in configuration.pinned { addDevice(pinned.id, pinned: true, name: pinned.name, className: pinned.className, priority: pinned.priority) }
+        addRestoredPoolDevices()
         let outputs = self.outputs
         tasks.append(Task { [weak self] in
             for await output in outputs { await self?.process(output) }
@@ -120,9 +147,7 @@ public actor FleetOrchestrator {
             poller.remove(device: id)
         }
         if configuration.disconnectOnStop {
-            for (id, device) in devices where device.link != .disconnected {
-                await transport.disconnect(id)
-            }
+            await disconnectAll(within: .seconds(10))
         }
         await client.stop()
         for task in tasks { task.cancel() }
@@ -132,21 +157,53 @@ public actor FleetOrchestrator {
         stateChangeSink.finish()
     }
 
+    /// Disconnects every link at once, giving up after `limit`: a hung bluetoothd must not hold
+    /// the stop past systemd's `TimeoutStopSec` (each call alone may wait 25 s for a reply).
+    private func disconnectAll(within limit: Duration) async {
+        let linked = devices.filter { $0.value.link != .disconnected }.map(\.key)
+        guard !linked.isEmpty else { return }
+        let transport = self.transport
+        let finished = await withTaskGroup(of: Bool.self) { race in
+            race.addTask {
+                await withTaskGroup(of: Void.self) { calls in
+                    for id in linked { calls.addTask { await transport.disconnect(id) } }
+                }
+                return true
+            }
+            race.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await race.next() ?? false
+            race.cancelAll()
+            return first
+        }
+        if !finished {
+            logger.warning(
+                "bluetoothd did not answer every disconnect in time; stopping anyway",
+                metadata: ["event": "stop_disconnect_timeout", "devices": "\(linked.count)", "limit": "\(limit)"])
+        }
+    }
+
     /// Proves the orchestrator's actor is responsive (the watchdog asks this).
     public func heartbeat() -> Bool { running }
 
     // MARK: - Devices
 
     @discardableResult
-    private func addDevice(_ id: DeviceID, pinned: Bool, name: String?, className: String?, priority: Int) -> ManagedDevice {
+    func addDevice(_ id: DeviceID, pinned: Bool, name: String?, className: String?, priority: Int) -> ManagedDevice {
         if let existing = devices[id] { return existing }
         let sink = outputSink
         let machine = DeviceStateMachine(
             device: id, configuration: configuration.deviceConfiguration(className: className),
-            reconnectPolicy: configuration.reconnect)
+            reconnectPolicy: configuration.reconnect, servicesSeen: Set(restored[id]?.servicesSeen ?? []),
+            hasBeenReady: restored[id]?.lastConnected != nil)
         let actor = DeviceActor(machine: machine, transport: transport, clock: clock, seed: seeds.next(), output: { sink.yield($0) })
-        let managed = ManagedDevice(actor: actor, pinned: pinned, name: name, className: className, priority: priority, wanted: pinned)
+        var managed = ManagedDevice(
+            actor: actor, pinned: pinned, name: name ?? restored[id]?.name, className: className, priority: priority, wanted: pinned)
+        managed.lastAdapter = restored[id]?.adapter
         devices[id] = managed
+        notifyObservers { $0.deviceAdded(FleetObservedDevice(id: id, name: managed.name, className: className, pinned: pinned)) }
         return managed
     }
 
@@ -157,12 +214,18 @@ public actor FleetOrchestrator {
         let tree = await client.tree
         let objects = tree.devices(address: id.address.description).filter { BlueZEventTranslator.identity(of: $0) == id }
         guard let object = objects.first else { return false }
-        if !configuration.poolServiceFilter.isEmpty,
+        let name = object.alias ?? object.name
+        var placement = (priority: 0, className: configuration.poolClassName)
+        if let admission = configuration.poolAdmission {
+            let rssi = objects.compactMap(\.rssi).max().map(Int.init)
+            guard let admitted = admission.admit(name: name, services: objects.flatMap(\.uuids), rssi: rssi) else { return false }
+            placement = (admitted.priority, admitted.className)
+        } else if !configuration.poolServiceFilter.isEmpty,
             configuration.poolServiceFilter.isDisjoint(with: objects.flatMap(\.uuids))
         {
             return false
         }
-        let managed = addDevice(id, pinned: false, name: object.alias ?? object.name, className: configuration.poolClassName, priority: 0)
+        let managed = addDevice(id, pinned: false, name: name, className: placement.className, priority: placement.priority)
         await managed.actor.handle(.bluetoothdAppeared)
         for (adapter, record) in adapters where record.powered {
             await managed.actor.handle(.adapterPowered(adapter))
@@ -177,8 +240,11 @@ public actor FleetOrchestrator {
         for routed in translator.translate(event, tree: tree) {
             switch routed {
             case .everyone(let deviceEvent):
+                if case .adapterPowered(let adapter) = deviceEvent, !isSelected(adapter) { continue }
+                if case .adapterUnpowered(let adapter) = deviceEvent, !isSelected(adapter) { continue }
                 noteCentral(deviceEvent)
                 for (_, device) in devices { await device.actor.handle(deviceEvent) }
+                if case .bluetoothdAppeared = deviceEvent { await offerLastAdapters(tree: tree) }
                 scheduleEvaluation()
             case .device(let id, let deviceEvent):
                 if devices[id] == nil, !(await considerPoolCandidate(id)) { continue }
@@ -199,9 +265,12 @@ public actor FleetOrchestrator {
 
     private func noteCentral(_ event: DeviceEvent) {
         switch event {
-        case .bluetoothdAppeared: bluetoothdPresent = true
+        case .bluetoothdAppeared:
+            bluetoothdPresent = true
+            logger.notice("bluetoothd appeared", metadata: ["event": "bluetoothd_appeared"])
         case .bluetoothdVanished:
             bluetoothdPresent = false
+            logger.warning("bluetoothd vanished; every device is suspended until it returns", metadata: ["event": "bluetoothd_vanished"])
             for id in devices.keys { devices[id]?.link = .disconnected }
         default: break
         }
@@ -213,7 +282,10 @@ public actor FleetOrchestrator {
             if case .connected = devices[id]?.link { return }
             let adapter = devices[id]?.link.adapter
                 ?? tree.devices(address: id.address.description).first(where: \.connected).map(BlueZEventTranslator.adapter(of:))
-            if let adapter { devices[id]?.link = .connected(adapter, since: clock.now()) }
+            if let adapter {
+                devices[id]?.link = .connected(adapter, since: clock.now())
+                devices[id]?.lastAdapter = adapter
+            }
         case .disconnected, .deviceLost:
             devices[id]?.link = .disconnected
             poller.remove(device: id)
@@ -222,8 +294,8 @@ public actor FleetOrchestrator {
         }
     }
 
-    private func adapterChanged(_ adapter: AdapterID, powered: Bool) async {
-        guard configuration.adapters.isEmpty || configuration.adapters.contains(adapter) else { return }
+    func adapterChanged(_ adapter: AdapterID, powered: Bool) async {
+        guard isSelected(adapter) else { return }
         if adapters[adapter] == nil {
             do {
                 let central = try CentralActor(
@@ -234,6 +306,11 @@ public actor FleetOrchestrator {
                 logger.error("invalid adapter name", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
                 return
             }
+        }
+        if adapters[adapter]?.powered != powered {
+            logger.log(
+                level: powered ? .info : .warning, powered ? "adapter powered" : "adapter powered off",
+                metadata: ["adapter": "\(adapter)", "event": powered ? "adapter_powered" : "adapter_unpowered"])
         }
         adapters[adapter]?.powered = powered
         if powered {
@@ -259,7 +336,9 @@ public actor FleetOrchestrator {
             switch outcome {
             case .connected:
                 devices[id]?.link = .connected(adapter, since: clock.now())
+                devices[id]?.lastAdapter = adapter
                 devices[id]?.recentFailures = 0
+                devices[id]?.linksMade += 1
             case .failed:
                 devices[id]?.link = .disconnected
                 devices[id]?.recentFailures += 1
@@ -268,17 +347,26 @@ public actor FleetOrchestrator {
             }
             scheduleEvaluation()
         case .persist(let id, let update):
-            persistHandler?(id, update)
+            guard let device = devices[id] else { break }
+            persistHandler?(id, update, PersistContext(pinned: device.pinned, name: device.name, adapter: device.link.adapter ?? device.lastAdapter))
         case .lifecycle(let id, let event):
             log(id, event)
-            if case .stateChanged(_, let to, _, _) = event {
+            if case .failed(let failureClass, _, _) = event { devices[id]?.lastFailure = failureClass }
+            let now = clock.now()
+            notifyObservers { $0.lifecycle(id, event, at: now) }
+            if case .stateChanged(let from, let to, _, _) = event {
                 devices[id]?.state = to
+                await followWritability(id, from: from, to: to)
                 stateChangeSink.yield((id, to))
             }
         case .value(let id, let characteristic, let bytes):
             pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
-        case .resumeWrites:
-            break  // the write path arrives with the outgoing scheduler's wiring
+        case .resumeWrites(let id):
+            if let device = devices[id], device.state.acceptsWrites {
+                await writes.linkReady(id, useSocket: configuration.deviceConfiguration(className: device.className).useFileDescriptorPath)
+            }
+        case .writeOutcome(let id, let event):
+            await devices[id]?.actor.handle(event)
         }
     }
 
@@ -311,7 +399,7 @@ public actor FleetOrchestrator {
 
     // MARK: - Pool policy
 
-    private func scheduleEvaluation() {
+    func scheduleEvaluation() {
         guard !evaluationQueued else { return }
         evaluationQueued = true
         Task { await self.evaluate() }
@@ -333,7 +421,11 @@ public actor FleetOrchestrator {
                 let adapter = BlueZEventTranslator.adapter(of: object)
                 connectable.insert(adapter)
                 if let value = object.rssi { rssi[adapter] = Int(value) }
+                // A device pinned without a name is shown and logged under the name it advertises.
+                if devices[id]?.name == nil, let advertised = object.alias ?? object.name { devices[id]?.name = advertised }
             }
+            // bluetoothd forgot the device: its last adapter can still reach it with ConnectDevice.
+            if connectable.isEmpty, let last = device.lastAdapter, adapters[last]?.powered == true { connectable.insert(last) }
             devices[id]?.lastRSSI = rssi
             snapshots.append(PoolDeviceSnapshot(
                 id: id, membership: device.pinned ? .pinned : .pool, isEligible: true, configuredPriority: device.priority,
@@ -345,11 +437,24 @@ public actor FleetOrchestrator {
             devices: snapshots, adapters: adapterSnapshots,
             conditions: PoolCentralConditions(bluetoothdPresent: bluetoothdPresent, engineRunning: running), now: now)
         await apply(plan)
+        await updatePoolSearch()
+    }
+
+    /// The pool looks for candidates (discovery) on powered adapters with a free slot, while the
+    /// fleet is under `max_connections`.
+    private func updatePoolSearch() async {
+        let links = devices.values.filter { $0.link != .disconnected }.count
+        let fleetHasRoom = configuration.poolEnabled && links < configuration.pool.maxConnections
+        for (id, record) in adapters {
+            let used = devices.values.filter { $0.link.adapter == id }.count
+            let slots = configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter
+            await record.central.setPoolSearching(fleetHasRoom && record.powered && used < slots)
+        }
     }
 
     private func apply(_ plan: PoolPlan) async {
         for eviction in plan.evictions {
-            guard let device = devices[eviction.device], !device.pinned else { continue }
+            guard let device = devices[eviction.device], !device.pinned, device.wanted else { continue }
             devices[eviction.device]?.wanted = false
             logger.info("evicting pool device", metadata: [
                 "device_address": "\(eviction.device.address)", "adapter": "\(eviction.adapter)", "event": "evicted",
@@ -371,6 +476,8 @@ public actor FleetOrchestrator {
             }
             devices[grant.device]?.wantsAttempt = false
             devices[grant.device]?.link = .attempting(grant.adapter)
+            let now = clock.now()
+            notifyObservers { $0.attemptGranted(grant.device, adapter: grant.adapter, at: now) }
             await devices[grant.device]?.actor.handle(.attemptGranted(adapter: grant.adapter))
         }
         grantTimer?.cancel()
@@ -393,16 +500,19 @@ public actor FleetOrchestrator {
             statusDevices.append(FleetStatus.Device(
                 id: id, name: device.name, pinned: device.pinned, className: device.className, state: device.state,
                 adapter: device.link.adapter, rssi: device.lastRSSI.values.max(), lastValue: counters.lastSummary,
-                sessions: await device.actor.session, notifications: counters.notifications, decodeErrors: counters.decodeErrors))
+                sessions: await device.actor.session, reconnects: device.linksMade > 0 ? device.linksMade - 1 : 0,
+                notifications: counters.notifications, decodeErrors: counters.decodeErrors, lastFailure: device.lastFailure))
         }
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in adapters.sorted(by: { $0.key < $1.key }) {
             let used = devices.values.filter { $0.link.adapter == id }.count
+            let attempting = devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered,
                 slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
-                linksAndAttempts: used, discovering: await record.central.isDiscovering))
+                linksAndAttempts: used, attemptsInFlight: attempting, discovering: await record.central.isDiscovering))
         }
-        return FleetStatus(bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters)
+        return FleetStatus(
+            bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())
     }
 }

@@ -18,7 +18,24 @@ public struct FleetRuntimeConfiguration: Sendable {
         }
     }
 
+    /// How a class's writes are queued and sent.
+    public struct WriteSettings: Sendable, Hashable {
+        public var options: OutgoingDeviceOptions
+        /// QoS of a write that names none.
+        public var defaultQoS: OutgoingQoS
+
+        public init(options: OutgoingDeviceOptions = OutgoingDeviceOptions(), defaultQoS: OutgoingQoS = .normal) {
+            self.options = options
+            self.defaultQoS = defaultQoS
+        }
+    }
+
     public var pinned: [PinnedDevice]
+    /// `[pool]`'s eligibility filters and rules; when nil, `poolServiceFilter` alone decides and
+    /// pool devices get `poolClassName` and priority 0.
+    public var poolAdmission: PoolAdmission?
+    /// Write settings by class name; a class not listed uses the defaults.
+    public var writes: [String: WriteSettings] = [:]
     /// Device classes by name: what to read, subscribe to and require, and timeouts.
     public var classes: [String: DeviceStateMachine.Configuration]
     /// The class of pool devices (pool devices are found by scanning, so they share one class).
@@ -53,6 +70,10 @@ public struct FleetRuntimeConfiguration: Sendable {
         self.scanUUIDs = scanUUIDs
         self.minimumRSSI = minimumRSSI
         self.disconnectOnStop = disconnectOnStop
+    }
+
+    func writeSettings(className: String?) -> WriteSettings {
+        className.flatMap { writes[$0] } ?? WriteSettings()
     }
 
     func deviceConfiguration(className: String?) -> DeviceStateMachine.Configuration {

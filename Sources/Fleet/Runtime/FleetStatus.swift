@@ -12,9 +12,34 @@ public struct FleetStatus: Sendable {
         public var rssi: Int?
         /// The last decoded value's one-line summary (`72 bpm, RR 812/799 ms`).
         public var lastValue: String?
+        /// Connection attempts granted so far (the session number of the latest one).
         public var sessions: UInt64
+        /// Links the daemon made after its first one to this device.
+        public var reconnects: UInt64
         public var notifications: Int
         public var decodeErrors: Int
+        /// The class of the most recent failure, kept after the device recovered.
+        public var lastFailure: FailureClass?
+
+        public init(
+            id: DeviceID, name: String? = nil, pinned: Bool, className: String? = nil, state: DeviceState,
+            adapter: AdapterID? = nil, rssi: Int? = nil, lastValue: String? = nil, sessions: UInt64 = 0,
+            reconnects: UInt64 = 0, notifications: Int = 0, decodeErrors: Int = 0, lastFailure: FailureClass? = nil
+        ) {
+            self.id = id
+            self.name = name
+            self.pinned = pinned
+            self.className = className
+            self.state = state
+            self.adapter = adapter
+            self.rssi = rssi
+            self.lastValue = lastValue
+            self.sessions = sessions
+            self.reconnects = reconnects
+            self.notifications = notifications
+            self.decodeErrors = decodeErrors
+            self.lastFailure = lastFailure
+        }
     }
 
     public struct Adapter: Sendable {
@@ -22,12 +47,33 @@ public struct FleetStatus: Sendable {
         public var powered: Bool
         public var slots: Int
         public var linksAndAttempts: Int
+        /// Connection attempts in flight on the adapter (at most one when the gate works).
+        public var attemptsInFlight: Int
         public var discovering: Bool
+
+        public init(id: AdapterID, powered: Bool, slots: Int, linksAndAttempts: Int, attemptsInFlight: Int = 0, discovering: Bool) {
+            self.id = id
+            self.powered = powered
+            self.slots = slots
+            self.linksAndAttempts = linksAndAttempts
+            self.attemptsInFlight = attemptsInFlight
+            self.discovering = discovering
+        }
     }
 
     public var bluetoothdPresent: Bool
     public var devices: [Device]
     public var adapters: [Adapter]
+    /// When the snapshot was taken, on the clock device deadlines (`backingOff`, `suspended`)
+    /// are on; nil when unknown. Lets readers say "retry in 4 s" instead of showing an instant.
+    public var capturedAt: MonotonicInstant?
+
+    public init(bluetoothdPresent: Bool, devices: [Device], adapters: [Adapter], capturedAt: MonotonicInstant? = nil) {
+        self.bluetoothdPresent = bluetoothdPresent
+        self.devices = devices
+        self.adapters = adapters
+        self.capturedAt = capturedAt
+    }
 
     public var pinnedReady: Int { devices.filter { $0.pinned && $0.state == .ready }.count }
     public var pinnedTotal: Int { devices.filter(\.pinned).count }

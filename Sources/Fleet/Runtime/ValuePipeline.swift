@@ -36,6 +36,8 @@ public final class ValuePipeline: Sendable {
         var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
         var nextStream: UInt64 = 0
         var finished = false
+        /// Event classes each device has produced, so the first of each is logged once.
+        var classesSeen: [DeviceID: Set<String>] = [:]
     }
 
     private let state = Mutex(State())
@@ -90,11 +92,29 @@ public final class ValuePipeline: Sendable {
         } else {
             result = .success(.raw(RawCharacteristicValue(uuid: .init(0), bytes: bytes)))
         }
-        let (errors, observers, streams) = state.withLock { state in
+        let (errors, firstOfClass, observers, streams) = state.withLock { state in
             if let uuid, state.uuids[characteristic] == nil, state.uuids.count < 1024 { state.uuids[characteristic] = uuid }
             // Counted in place (inout through the subscript): no copy of the entry per value.
-            let errors = Self.count(result, in: &state.counters[device, default: DeviceCounters()])
-            return (errors, state.observers, state.streams)
+            let (errors, newClass) = Self.count(result, in: &state.counters[device, default: DeviceCounters()])
+            var first = false
+            if let newClass { first = state.classesSeen[device, default: []].insert(newClass).inserted }
+            return (errors, first, state.observers, state.streams)
+        }
+        if case .success(let event) = result {
+            // The first value of each class a device sends is worth a line in the journal; every
+            // value is there at debug level.
+            // The metadata is built only when the level is on (the arguments are autoclosures).
+            func metadata() -> Logger.Metadata {
+                [
+                    "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
+                    "value": "\(event.summary)",
+                ]
+            }
+            if firstOfClass {
+                logger.info("first \(event.name) from device", metadata: metadata())
+            } else {
+                logger.debug("\(event.name)", metadata: metadata())
+            }
         }
         if case .failure(let error) = result, errors & (errors - 1) == 0 {
             // Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
@@ -111,14 +131,20 @@ public final class ValuePipeline: Sendable {
         for (_, stream) in streams { stream.yield(value) }
     }
 
-    /// Counts one value; returns the device's decode errors so far.
-    private static func count(_ result: Result<CharacteristicEvent, GATTDecodeError>, in counters: inout DeviceCounters) -> Int {
+    /// Counts one value; returns the device's decode errors so far, and the value's event class
+    /// when it differs from the previous value's (only then can it be the first of its class).
+    private static func count(
+        _ result: Result<CharacteristicEvent, GATTDecodeError>, in counters: inout DeviceCounters
+    ) -> (errors: Int, newClass: String?) {
         counters.notifications += 1
+        var newClass: String?
         switch result {
-        case .success(let event): counters.lastEvent = event
+        case .success(let event):
+            if counters.lastEvent?.name != event.name { newClass = event.name }
+            counters.lastEvent = event
         case .failure: counters.decodeErrors += 1
         }
-        return counters.decodeErrors
+        return (counters.decodeErrors, newClass)
     }
 
     public func counters(for device: DeviceID) -> DeviceCounters {

@@ -87,6 +87,13 @@ public actor StateStore {
         update(device)
     }
 
+    /// Changes the record for `id` if the store knows the device; does nothing otherwise.
+    public func modifyIfKnown(_ id: DeviceID, _ change: @Sendable (inout KnownDevice) -> Void) {
+        guard var device = devices[id] else { return }
+        change(&device)
+        update(device)
+    }
+
     /// Forgets a device; saved after the debounce.
     public func remove(_ id: DeviceID) {
         guard devices.removeValue(forKey: id) != nil else { return }

@@ -1,0 +1,146 @@
+import DBus
+import FleetControl
+import Logging
+
+/// The daemon's control interface on the bus: its own `DBusConnection` (thread
+/// "dbus-control"), so control calls never queue behind BlueZ traffic; the
+/// `org.wearfleet.Daemon1` object; the well-known name `org.wearfleet.Daemon`; and a refresh
+/// that keeps the `Summary` property current (changes are announced within `refreshInterval`).
+///
+/// The control interface is optional for the daemon: when the name cannot be had (policy,
+/// another owner), `startOrLog` logs why and the fleet runs on without it.
+public actor ControlEndpoint {
+    public nonisolated let connection: DBusConnection
+    private let version: String
+    private var refresher: Task<Void, Never>?
+    private var stopping = false
+
+    private init(connection: DBusConnection, version: String) {
+        self.connection = connection
+        self.version = version
+    }
+
+    /// Connects to `bus`, exports the interface, then asks for the name (exporting first, so the
+    /// first caller to see the name finds the object). Throws `ControlEndpointError`; nothing
+    /// is left on the bus when it throws.
+    public static func start(
+        bus: BusAddress, environment: [String: String]? = nil, version: String = WearfleetVersion.current,
+        refreshInterval: Duration = .seconds(2), logger: Logger, status: @escaping ControlInterface.StatusProvider
+    ) async throws -> ControlEndpoint {
+        let connection: DBusConnection
+        do {
+            connection = try await DBusConnection.connect(to: bus, threadName: "dbus-control", environment: environment)
+        } catch let error as DBusError {
+            throw ControlEndpointError.cannotConnect(bus: bus.description, error)
+        } catch {
+            throw ControlEndpointError.failed(error)
+        }
+        let endpoint = ControlEndpoint(connection: connection, version: version)
+        do {
+            try await endpoint.export(status: status)
+            try await endpoint.claimName()
+        } catch {
+            await connection.close()
+            throw error
+        }
+        await endpoint.startRefreshing(every: refreshInterval, status: status)
+        await endpoint.watchConnection(logger: logger, bus: bus)
+        return endpoint
+    }
+
+    /// `start`, for the daemon: on failure it logs the reason at error level and returns nil,
+    /// and the daemon keeps running the fleet without a control interface.
+    public static func startOrLog(
+        bus: BusAddress, version: String = WearfleetVersion.current, logger: Logger,
+        status: @escaping ControlInterface.StatusProvider
+    ) async -> ControlEndpoint? {
+        do {
+            let endpoint = try await start(bus: bus, version: version, logger: logger, status: status)
+            logger.info("control interface ready", metadata: [
+                "event": "control_ready", "bus_name": "\(WearfleetControl.busName)", "bus": "\(bus)",
+            ])
+            return endpoint
+        } catch {
+            logger.error("control interface unavailable, running without it: \(error)", metadata: [
+                "event": "control_unavailable", "bus_name": "\(WearfleetControl.busName)", "bus": "\(bus)",
+            ])
+            return nil
+        }
+    }
+
+    /// Gives up the name (callers then see "not running") and closes the connection.
+    public func stop() async {
+        stopping = true
+        refresher?.cancel()
+        refresher = nil
+        _ = try? await connection.releaseName(WearfleetControl.busName)
+        await connection.close()
+    }
+
+    // MARK: - Starting
+
+    private func export(status: @escaping ControlInterface.StatusProvider) async throws {
+        let initial = await status()
+        let interface = ControlInterface.definition(version: version, status: status) { [weak self] snapshot in
+            await self?.publish(summary: snapshot.summary)
+        }
+        do {
+            try await connection.export(
+                interface, properties: ControlInterface.properties(version: version, summary: initial.summary),
+                at: WearfleetControl.objectPath)
+        } catch {
+            throw ControlEndpointError.failed(error)
+        }
+    }
+
+    private func claimName() async throws {
+        let reply: NameRequestReply
+        do {
+            reply = try await connection.requestName(WearfleetControl.busName, flags: .doNotQueue)
+        } catch let error as DBusError where error.name == DBusError.accessDenied {
+            throw ControlEndpointError.notPermitted(error)
+        } catch {
+            throw ControlEndpointError.failed(error)
+        }
+        switch reply {
+        case .primaryOwner, .alreadyOwner:
+            return
+        case .exists, .inQueue:
+            let owner = try? await connection.nameOwner(of: WearfleetControl.busName)
+            throw ControlEndpointError.nameTaken(owner: owner)
+        }
+    }
+
+    // MARK: - Summary
+
+    private func startRefreshing(every interval: Duration, status: @escaping ControlInterface.StatusProvider) {
+        refresher = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                let snapshot = await status()
+                guard let self else { return }
+                await self.publish(summary: snapshot.summary)
+            }
+        }
+    }
+
+    /// A lost bus connection ends the interface (the daemon's BlueZ connection on the same bus
+    /// is then lost too, and the daemon reports that); say so once.
+    private func watchConnection(logger: Logger, bus: BusAddress) {
+        let connection = self.connection
+        Task { [weak self] in
+            await connection.waitUntilDisconnected()
+            guard let self, await !self.stopping else { return }
+            logger.error("control interface lost its bus connection", metadata: [
+                "event": "control_lost", "bus": "\(bus)",
+            ])
+        }
+    }
+
+    /// Sets `Summary`; the connection announces it only when it changed.
+    private func publish(summary: String) async {
+        try? await connection.setProperty(
+            ControlInterface.summaryProperty, to: .string(summary), of: WearfleetControl.interfaceName,
+            at: WearfleetControl.objectPath)
+    }
+}

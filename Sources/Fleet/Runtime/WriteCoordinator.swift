@@ -1,0 +1,202 @@
+import BlueZ
+import DBus
+import FleetCore
+import GATT
+
+/// Carries out the fleet's GATT writes: FleetCore's `OutgoingScheduler` decides the order
+/// (bounded queues per device and QoS, deficit round robin across devices), this actor performs
+/// each write on BlueZ and reports its outcome back to the scheduler and the device.
+///
+/// Guarantees:
+/// - Writes to one device go out in the order the scheduler released them: each device has one
+///   lane that performs its writes one after another.
+/// - Nothing is sent to a device that is not `ready`/`degraded`: its writes stay queued (within
+///   their bounds) until the link is back.
+/// - Writes without response are paced: a device holds at most `window` of them between the
+///   scheduler and BlueZ (BlueZ itself applies no backpressure to WriteValue commands), so the
+///   queues, not an unbounded pile of D-Bus calls, absorb a burst, and fairness holds.
+/// - On the fd path (`AcquireWrite`, when the class asks for it and BlueZ offers it) a socket is
+///   acquired once per link and characteristic, and dropped with the link.
+actor WriteCoordinator {
+    private struct Lane {
+        let writes: AsyncStream<OutgoingScheduledWrite>.Continuation
+        let task: Task<Void, Never>
+        let useSocket: Bool
+        var sockets: [String: WriteSocket] = [:]
+    }
+
+    private var scheduler = OutgoingScheduler()
+    private let client: BlueZClient
+    private let clock: any MonotonicClock
+    private let window: Int
+    private var lanes: [DeviceID: Lane] = [:]
+    private var counters: [DeviceID: WriteCounters] = [:]
+    private let report: @Sendable (DeviceID, DeviceEvent) async -> Void
+
+    /// - Parameter report: feeds write outcomes to the device's actor (its write timer and
+    ///   consecutive-failure count).
+    init(client: BlueZClient, clock: any MonotonicClock, window: Int = 2, report: @escaping @Sendable (DeviceID, DeviceEvent) async -> Void) {
+        self.client = client
+        self.clock = clock
+        self.window = max(1, window)
+        self.report = report
+    }
+
+    // MARK: - Devices
+
+    /// Sets a device's queue bounds and coalescing from its class; until `linkReady`, its writes
+    /// are only queued.
+    func configure(_ device: DeviceID, options: OutgoingDeviceOptions) {
+        scheduler.configure(device: device, options: options)
+        if lanes[device] == nil { scheduler.linkLost(device: device) }
+    }
+
+    func linkReady(_ device: DeviceID, useSocket: Bool) {
+        if lanes[device] == nil {
+            let (writes, continuation) = AsyncStream<OutgoingScheduledWrite>.makeStream()
+            let task = Task { [weak self] in
+                for await write in writes { await self?.perform(write) }
+            }
+            lanes[device] = Lane(writes: continuation, task: task, useSocket: useSocket)
+            scheduler.linkEstablished(device: device)
+            scheduler.creditsAvailable(device: device, count: window)
+        }
+        pump()
+    }
+
+    func linkLost(_ device: DeviceID) {
+        scheduler.linkLost(device: device)
+        guard let lane = lanes.removeValue(forKey: device) else { return }
+        lane.writes.finish()
+        lane.task.cancel()
+    }
+
+    func remove(_ device: DeviceID) {
+        linkLost(device)
+        scheduler.removeDevice(device)
+        counters[device] = nil
+    }
+
+    func counters(for device: DeviceID) -> WriteCounters { counters[device] ?? WriteCounters() }
+
+    func queueDepths(for device: DeviceID) -> [OutgoingQoS: Int] {
+        Dictionary(uniqueKeysWithValues: OutgoingQoS.allCases.map { ($0, scheduler.queueDepth(device: device, qos: $0)) })
+    }
+
+    // MARK: - Writes
+
+    /// Queues a write; it goes out when the device is ready and its turn comes.
+    func enqueue(
+        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, replaceable: Bool
+    ) async throws(FleetWriteError) -> OutgoingEnqueueResult {
+        let uuid = BluetoothUUID(characteristic)?.description ?? characteristic.lowercased()
+        guard let found = await characteristicObject(device, uuid: uuid) else {
+            throw .unknownCharacteristic(device, uuid)
+        }
+        var properties: OutgoingWriteProperties = []
+        if found.flags.contains("write") || found.flags.contains("authenticated-signed-writes") { properties.insert(.write) }
+        if found.flags.contains("write-without-response") { properties.insert(.writeWithoutResponse) }
+        let write = OutgoingWrite(
+            characteristic: OutgoingCharacteristic(id: uuid, properties: properties), bytes: bytes, qos: qos, mode: mode,
+            isReplaceable: replaceable)
+        let result: OutgoingEnqueueResult
+        do {
+            result = try scheduler.enqueue(write, for: device, now: clock.now())
+        } catch {
+            switch error {
+            case .queueFull(_, let qos, let depth):
+                counters[device, default: WriteCounters()].refused += 1
+                throw .queueFull(device, qos, depth: depth)
+            case .tooLarge(let size, let limit): throw .tooLarge(size: size, limit: limit)
+            case .notWritable: throw .notWritable(device, uuid)
+            }
+        }
+        var deviceCounters = counters[device] ?? WriteCounters()
+        if result == .coalesced { deviceCounters.coalesced += 1 }
+        let depth = scheduler.queueDepth(device: device, qos: qos)
+        deviceCounters.highWater[qos.description] = max(deviceCounters.highWater[qos.description] ?? 0, depth)
+        counters[device] = deviceCounters
+        pump()
+        return result
+    }
+
+    /// Hands every write the scheduler releases to its device's lane.
+    private func pump() {
+        while let write = scheduler.nextWrite() {
+            guard let lane = lanes[write.device] else {
+                // Released for a device whose lane just closed: give its pacing back.
+                finishPacing(write)
+                continue
+            }
+            lane.writes.yield(write)
+        }
+    }
+
+    private func perform(_ write: OutgoingScheduledWrite) async {
+        let device = write.device
+        guard let lane = lanes[device] else { return }
+        var failure: DeviceEvent.Failure?
+        var onSocket = false
+        if lane.useSocket, write.writeType == .withoutResponse, let socket = await socket(device, uuid: write.characteristic.id) {
+            onSocket = true
+            if case .failure(let error) = await socket.send(write.bytes) {
+                failure = DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "AcquireWrite socket: \(error)")
+                lanes[device]?.sockets[write.characteristic.id] = nil
+            }
+        } else if let object = await characteristicObject(device, uuid: write.characteristic.id) {
+            await report(device, .writeStarted)
+            do {
+                try await client.writeValue(
+                    characteristic: object.path, write.bytes, type: write.writeType == .withResponse ? .request : .command)
+            } catch {
+                failure = DeviceEvent.Failure(name: error.name, message: error.message)
+            }
+            await report(device, failure.map { .writeFailed($0) } ?? .writeCompleted)
+        } else {
+            failure = DeviceEvent.Failure(name: "org.bluez.Error.DoesNotExist", message: "characteristic \(write.characteristic.id) is gone")
+        }
+        var deviceCounters = counters[device] ?? WriteCounters()
+        if failure != nil {
+            deviceCounters.failed += 1
+        } else if write.writeType == .withResponse {
+            deviceCounters.sentWithResponse += 1
+        } else {
+            deviceCounters.sentWithoutResponse += 1
+            if onSocket { deviceCounters.sentOnSocket += 1 }
+        }
+        counters[device] = deviceCounters
+        finishPacing(write)
+        pump()
+    }
+
+    /// Returns the write's credit or in-flight place to the scheduler.
+    private func finishPacing(_ write: OutgoingScheduledWrite) {
+        switch write.writeType {
+        case .withResponse: scheduler.writeCompleted(device: write.device)
+        case .withoutResponse: if lanes[write.device] != nil { scheduler.creditsAvailable(device: write.device, count: 1) }
+        }
+    }
+
+    /// The link's `AcquireWrite` socket for a characteristic, acquired on first use; nil when
+    /// BlueZ does not offer one (the write then goes through WriteValue).
+    private func socket(_ device: DeviceID, uuid: String) async -> WriteSocket? {
+        if let socket = lanes[device]?.sockets[uuid] { return socket }
+        guard let object = await characteristicObject(device, uuid: uuid), object.writeAcquired != nil else { return nil }
+        guard let acquired = try? await client.acquireWrite(characteristic: object.path),
+            let descriptor = acquired.descriptor.take()
+        else { return nil }
+        let socket = WriteSocket(descriptor: descriptor, mtu: acquired.mtu, label: "write-\(device.address)")
+        // The link may have dropped while acquiring: then the socket closes with this scope.
+        guard lanes[device] != nil else { return nil }
+        lanes[device]?.sockets[uuid] = socket
+        return socket
+    }
+
+    private func characteristicObject(_ device: DeviceID, uuid: String) async -> BlueZCharacteristic? {
+        let tree = await client.tree
+        for object in tree.devices(address: device.address.description) where BlueZEventTranslator.identity(of: object) == device {
+            if let found = tree.characteristics(of: object.path).first(where: { $0.uuid == uuid }) { return found }
+        }
+        return nil
+    }
+}

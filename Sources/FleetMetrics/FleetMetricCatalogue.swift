@@ -1,0 +1,93 @@
+// Every metric wearfleetd exports is named here and nowhere else: the recorder creates series
+// from these families, the exporter writes their HELP lines, README's table documents them.
+//
+// Labels. A device's identity labels (`address`, `name`, `class`) never change while the daemon
+// runs, so its counters and its histogram are labelled by identity alone: they never restart when
+// the device moves to another adapter. Gauges that describe the device now also carry `adapter`
+// (the adapter of its link or attempt, else the last one it used, "" before its first attempt);
+// when a device moves, its gauges under the old adapter are removed, so each device has exactly
+// one current set of gauge series. Label values are escaped by the exporter.
+
+/// The metric families of the fleet.
+public enum FleetMetricCatalogue {
+    static let identity = ["address", "name", "class"]
+    static let present = identity + ["adapter"]
+
+    // MARK: - Per device
+
+    public static let deviceState = MetricFamily(
+        "wearfleet_device_state", .gauge, labels: present + ["state"],
+        help: "1 for the device's current state, 0 for the others (idle, resolving, connecting, discovering, ready, degraded, backingOff, suspended).")
+    public static let deviceConnectedSeconds = MetricFamily(
+        "wearfleet_device_connected_seconds", .gauge, labels: present,
+        help: "Seconds since the device's current link came up (discovering, ready or degraded); 0 without a link.")
+    public static let deviceBackoffDeadline = MetricFamily(
+        "wearfleet_device_backoff_deadline_timestamp_seconds", .gauge, labels: present,
+        help: "Unix time of the device's next connection attempt while it is backing off; 0 otherwise.")
+    public static let deviceQueueDepth = MetricFamily(
+        "wearfleet_device_queue_depth", .gauge, labels: present + ["qos"],
+        help: "Writes waiting in the device's outgoing queue, per QoS class (control, normal, bulk).")
+    public static let deviceLastError = MetricFamily(
+        "wearfleet_device_last_error_timestamp_seconds", .gauge, labels: present + ["error_class"],
+        help: "Unix time of the device's last failure; error_class says what it was. Absent until the first failure.")
+    public static let deviceReadyLatency = MetricFamily(
+        "wearfleet_device_ready_latency_seconds", .histogram, labels: identity,
+        help: "Seconds from the start of a connection attempt (Device1.Connect) to ready, for attempts that reached ready.")
+    public static let deviceReconnectAttempts = MetricFamily(
+        "wearfleet_device_reconnect_attempts_total", .counter, labels: identity,
+        help: "Connection attempts granted to the device after its first one.")
+    public static let deviceWrites = MetricFamily(
+        "wearfleet_device_writes_total", .counter, labels: identity + ["type"],
+        help: "Writes sent to the device, by type (with_response, without_response).")
+    public static let deviceNotifications = MetricFamily(
+        "wearfleet_device_notifications_total", .counter, labels: identity,
+        help: "Characteristic values received from the device: notifications, indications and reads on connect.")
+    public static let deviceDecodeErrors = MetricFamily(
+        "wearfleet_device_decode_errors_total", .counter, labels: identity,
+        help: "Values from the device that could not be decoded.")
+    public static let deviceErrors = MetricFamily(
+        "wearfleet_device_errors_total", .counter, labels: identity + ["error_class"],
+        help: "Failed attempts and lost links of the device, by failure class.")
+
+    // MARK: - Per adapter
+
+    public static let adapterSlots = MetricFamily(
+        "wearfleet_adapter_slots", .gauge, labels: ["adapter"],
+        help: "LE connection slots the fleet may use on the adapter.")
+    public static let adapterSlotsUsed = MetricFamily(
+        "wearfleet_adapter_slots_used", .gauge, labels: ["adapter"],
+        help: "Slots of the adapter held by links and attempts in flight.")
+    public static let adapterAttemptsInFlight = MetricFamily(
+        "wearfleet_adapter_attempts_in_flight", .gauge, labels: ["adapter"],
+        help: "Connection attempts in flight on the adapter.")
+    public static let adapterPowered = MetricFamily(
+        "wearfleet_adapter_powered", .gauge, labels: ["adapter"],
+        help: "1 when the adapter is powered, 0 otherwise.")
+
+    // MARK: - Fleet
+
+    public static let pinnedReady = MetricFamily(
+        "wearfleet_pinned_ready_devices", .gauge,
+        help: "Pinned devices that are ready.")
+    public static let pinnedDevices = MetricFamily(
+        "wearfleet_pinned_devices", .gauge,
+        help: "Pinned devices in the configuration.")
+    public static let bluetoothdUp = MetricFamily(
+        "wearfleet_bluetoothd_up", .gauge,
+        help: "1 while bluetoothd (org.bluez) is on the bus, 0 otherwise.")
+
+    /// Every family, in the order README documents them.
+    public static let all: [MetricFamily] = [
+        deviceState, deviceConnectedSeconds, deviceBackoffDeadline, deviceQueueDepth, deviceLastError,
+        deviceReadyLatency, deviceReconnectAttempts, deviceWrites, deviceNotifications, deviceDecodeErrors, deviceErrors,
+        adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered,
+        pinnedReady, pinnedDevices, bluetoothdUp,
+    ]
+
+    /// Upper bounds of the ready-latency histogram's buckets: a fast link is ready in well under
+    /// a second, a Pi 4 takes 0.25–1.25 s to resolve services, first-time resolution up to 10 s+.
+    public static let readyLatencyBuckets: [Duration] = [
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+        .seconds(5), .seconds(10), .seconds(20), .seconds(30), .seconds(60), .seconds(120),
+    ]
+}

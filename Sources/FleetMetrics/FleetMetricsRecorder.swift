@@ -1,0 +1,177 @@
+import CoreMetrics
+import Fleet
+import FleetCore
+import Glibc
+import Synchronization
+
+/// Turns what the fleet does into metric updates. Events (state changes, failures, grants)
+/// arrive as a `FleetObserver` on the orchestrator's actor; figures the fleet keeps itself
+/// (adapters' slots, pinned ready, value and write counts, queue depths) are refreshed from a
+/// `FleetMetricsSnapshot` just before each scrape (`refresh(from:)`).
+///
+/// Thread-safe: one lock around the per-device records; each observer call is a few dictionary
+/// look-ups and atomic updates, so the orchestrator never waits on a scrape for long.
+public final class FleetMetricsRecorder: FleetObserver {
+    struct DeviceRecord {
+        let labels: DeviceLabels
+        var counters: DeviceCounters
+        var gauges: DeviceGauges
+        var state: DeviceState = .idle
+        /// True once a state change arrived as an event: events are newer than any snapshot.
+        var stateFromEvents = false
+        /// The adapter of the current link or attempt, else of the last one.
+        var adapter: AdapterID?
+        var connectingSince: MonotonicInstant?
+        var linkedSince: MonotonicInstant?
+        var attemptsGranted = 0
+        var lastError: (errorClass: FailureClass, timestamp: Double)?
+        var queueDepths: [OutgoingQoS: Int] = [:]
+        var valuesSeen = 0
+        var decodeErrorsSeen = 0
+        var writesSeen: [OutgoingWriteType: Int] = [:]
+    }
+
+    struct AdapterGauges {
+        let slots: Gauge
+        let used: Gauge
+        let inFlight: Gauge
+        let powered: Gauge
+
+        func destroy() {
+            for gauge in [slots, used, inFlight, powered] { gauge.destroy() }
+        }
+    }
+
+    struct State {
+        var devices: [DeviceID: DeviceRecord] = [:]
+        var adapters: [AdapterID: AdapterGauges] = [:]
+    }
+
+    let factory: any MetricsFactory
+    let clock: any MonotonicClock
+    let wallClock: @Sendable () -> Double
+    let state = Mutex(State())
+    let pinnedReady: Gauge
+    let pinnedDevices: Gauge
+    let bluetoothdUp: Gauge
+
+    /// - Parameters:
+    ///   - factory: where series are created (`PrometheusExporter.factory`).
+    ///   - clock: the orchestrator's clock: event instants and "now" must come from one clock.
+    ///   - wallClock: Unix time in seconds, for the timestamp gauges.
+    public init(
+        factory: any MetricsFactory, clock: any MonotonicClock = SystemMonotonicClock(),
+        wallClock: @escaping @Sendable () -> Double = FleetMetricsRecorder.unixTime
+    ) {
+        self.factory = factory
+        self.clock = clock
+        self.wallClock = wallClock
+        pinnedReady = Gauge(label: FleetMetricCatalogue.pinnedReady.name, factory: factory)
+        pinnedDevices = Gauge(label: FleetMetricCatalogue.pinnedDevices.name, factory: factory)
+        bluetoothdUp = Gauge(label: FleetMetricCatalogue.bluetoothdUp.name, factory: factory)
+    }
+
+    /// CLOCK_REALTIME in seconds.
+    @Sendable public static func unixTime() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    // MARK: - FleetObserver
+
+    public func deviceAdded(_ device: FleetObservedDevice) {
+        let factory = self.factory
+        state.withLock { state in
+            guard state.devices[device.id] == nil else { return }
+            state.devices[device.id] = Self.makeRecord(device, factory: factory)
+        }
+    }
+
+    public func deviceRemoved(_ device: DeviceID) {
+        state.withLock { state in
+            guard let record = state.devices.removeValue(forKey: device) else { return }
+            record.counters.destroy()
+            record.gauges.destroy()
+        }
+    }
+
+    public func lifecycle(_ device: DeviceID, _ event: DeviceEffect.LifecycleEvent, at instant: MonotonicInstant) {
+        let timestamp = wallClock()
+        let factory = self.factory
+        state.withLock { state in
+            guard var record = state.devices[device] else { return }  // not announced: registered too late
+            switch event {
+            case .stateChanged(let from, let to, _, _):
+                record.state = to
+                record.stateFromEvents = true
+                Self.noteTimings(&record, from: from, to: to, at: instant)
+                if case .connecting(let adapter?) = to { Self.setAdapter(adapter, of: &record, factory: factory) }
+                record.gauges.setState(to)
+            case .failed(let failureClass, _, _):
+                record.counters.errors(failureClass).increment()
+                record.lastError = (failureClass, timestamp)
+                record.gauges.setLastError(failureClass, at: timestamp)
+            case .setupProblem:
+                break  // logged by the orchestrator; the device stays linked
+            }
+            state.devices[device] = record
+        }
+    }
+
+    public func attemptGranted(_ device: DeviceID, adapter: AdapterID, at instant: MonotonicInstant) {
+        let factory = self.factory
+        state.withLock { state in
+            guard var record = state.devices[device] else { return }
+            record.attemptsGranted += 1
+            if record.attemptsGranted > 1 { record.counters.reconnectAttempts.increment() }
+            Self.setAdapter(adapter, of: &record, factory: factory)
+            state.devices[device] = record
+        }
+    }
+
+    // MARK: - Records
+
+    static func makeRecord(_ device: FleetObservedDevice, factory: any MetricsFactory) -> DeviceRecord {
+        let labels = DeviceLabels(device)
+        let gauges = DeviceGauges(labels: labels, adapter: "", factory: factory)
+        gauges.setState(.idle)
+        return DeviceRecord(labels: labels, counters: DeviceCounters(labels: labels, factory: factory), gauges: gauges)
+    }
+
+    /// Ready latency runs from the start of an attempt (`connecting` on an adapter) to `ready`;
+    /// an attempt that ends anywhere else (backing off, degraded, idle) records nothing. The link
+    /// is up from the first linked state until the first unlinked one.
+    static func noteTimings(_ record: inout DeviceRecord, from: DeviceState, to: DeviceState, at instant: MonotonicInstant) {
+        switch to {
+        case .connecting(let adapter):
+            record.connectingSince = adapter == nil ? nil : instant
+        case .discovering:
+            break
+        case .ready:
+            if let start = record.connectingSince {
+                record.counters.readyLatency.recordNanoseconds(max(0, instant.nanoseconds - start.nanoseconds))
+            }
+            record.connectingSince = nil
+        default:
+            record.connectingSince = nil
+        }
+        if to.isLinked, !from.isLinked || record.linkedSince == nil {
+            record.linkedSince = instant
+        } else if !to.isLinked {
+            record.linkedSince = nil
+        }
+    }
+
+    /// Moves the device's gauges to `adapter` when it changed: the old series are destroyed and
+    /// the new ones start from the record's current values.
+    static func setAdapter(_ adapter: AdapterID, of record: inout DeviceRecord, factory: any MetricsFactory) {
+        record.adapter = adapter
+        guard record.gauges.adapter != adapter.name else { return }
+        record.gauges.destroy()
+        record.gauges = DeviceGauges(labels: record.labels, adapter: adapter.name, factory: factory)
+        record.gauges.setState(record.state)
+        for (qos, depth) in record.queueDepths { record.gauges.queueDepth[qos]?.record(Double(depth)) }
+        if let lastError = record.lastError { record.gauges.setLastError(lastError.errorClass, at: lastError.timestamp) }
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import DBus
+import FleetControl
+import Foundation
+
+/// `wearfleetctl`: reads wearfleetd's control interface (`org.wearfleet.Daemon1`) and prints
+/// it. Argument parsing and output only: the client, rendering and JSON are in FleetControl.
+@main
+struct WearfleetCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wearfleetctl",
+        abstract: "Shows what wearfleetd is doing: the fleet's status and each device's details.",
+        discussion: """
+            Exit codes: 0 success; 1 wearfleetd not running or not answering; 2 bad usage or \
+            address; 4 no such device; 77 permission denied (root and the wearfleet group may \
+            query the daemon).
+            """,
+        version: WearfleetVersion.current,
+        subcommands: [Status.self, Device.self],
+        defaultSubcommand: Status.self)
+
+    /// ArgumentParser exits 64 (EX_USAGE) on bad usage; wearfleetctl exits 2, as systemctl and
+    /// most command-line tools do, so scripts can tell usage from "not running" (1).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ControlClientError.ExitCode.usage)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Which bus to read; shared by every subcommand.
+struct BusOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The D-Bus address wearfleetd is on (default: the system bus).", valueName: "address"))
+    var bus: String?
+
+    var address: BusAddress { bus.map { .address($0) } ?? .system }
+
+    /// Connects, runs `body`, closes. A `ControlClientError` is printed to stderr as
+    /// `wearfleetctl: message` and becomes the process's exit code.
+    func withClient(_ body: (ControlClient) async throws -> Void) async throws {
+        do {
+            let client = try await ControlClient.connect(to: address)
+            do {
+                try await body(client)
+            } catch {
+                await client.close()
+                throw error
+            }
+            await client.close()
+        } catch let error as ControlClientError {
+            FileHandle.standardError.write(Data("wearfleetctl: \(error)\n".utf8))
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the fleet: the summary, the adapters and one row per device.")
+
+    @OptionGroup var options: BusOptions
+
+    @Flag(help: "Print JSON (schema in README, \"wearfleetctl\") instead of a table.")
+    var json = false
+
+    func run() async throws {
+        try await options.withClient { client in
+            let status = try await client.status()
+            print(json ? try ControlJSON.status(status) : StatusTable.render(status).joined(separator: "\n"))
+        }
+    }
+}
+
+struct Device: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show one device's details.")
+
+    @OptionGroup var options: BusOptions
+
+    @Argument(help: ArgumentHelp("The device's Bluetooth address.", valueName: "AA:BB:CC:DD:EE:FF"))
+    var address: String
+
+    @Flag(help: "Print JSON (schema in README, \"wearfleetctl\") instead of text.")
+    var json = false
+
+    func run() async throws {
+        try await options.withClient { client in
+            let device = try await client.device(address)
+            print(json ? try ControlJSON.device(device) : DeviceDetails.render(device).joined(separator: "\n"))
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Synchronization
+import TestSupport
+
+/// A `wearfleetd` child process whose log lines (stderr, console format) arrive as a stream.
+///
+/// The lines are read on a thread of its own: blocking reads on the Swift concurrency pool
+/// would starve the in-process simulator the daemon talks to.
+final class DaemonProcess: Sendable {
+    let child: ChildProcess
+    let lines: AsyncStream<String>
+    /// Set once the child was reaped: its pid must not be signalled after that.
+    private let reaped = Mutex(false)
+    /// Every line read so far: log lines do not come in a fixed order (a device may be ready
+    /// before the control interface is), so waits look at the whole log.
+    private let seen = Mutex<[String]>([])
+
+    /// Starts `wearfleetd` with `arguments`, optionally through `launcher` (e.g. `setpriv …`),
+    /// with stderr merged into the captured stdout.
+    init(_ arguments: [String], launcher: [String] = []) throws {
+        let command = launcher + [Commands.wearfleetd] + arguments
+        child = try ChildProcess(command[0], Array(command.dropFirst()), mergeStderr: true)
+        let (stream, sink) = AsyncStream<String>.makeStream()
+        lines = stream
+        let child = self.child
+        Thread.detachNewThread {
+            while let line = child.readLine() { sink.yield(line) }
+            sink.finish()
+        }
+    }
+
+    /// Waits until the log so far has `count` lines containing `text` (within `timeout`) and
+    /// returns them.
+    @discardableResult
+    func lines(containing text: String, count: Int = 1, within timeout: Duration = .seconds(20)) async throws -> [String] {
+        if matches(text).count >= count { return matches(text) }
+        _ = try await lines.first(within: timeout, "wearfleetd to log '\(text)' \(count) times") { line in
+            self.seen.withLock { $0.append(line) }
+            return self.matches(text).count >= count
+        }
+        return matches(text)
+    }
+
+    private func matches(_ text: String) -> [String] {
+        seen.withLock { $0.filter { $0.contains(text) } }
+    }
+
+    /// SIGTERM, then the exit code once the daemon has exited (SIGKILL after `timeout`).
+    ///
+    /// The reading thread holds the child's lock while it waits for output, so this signals the
+    /// pid directly and waits for end of file before reaping.
+    func stop(within timeout: Duration = .seconds(15)) async -> Int32 {
+        kill(child.pid, SIGTERM)
+        do {
+            try await withTimeout(timeout, "wearfleetd to exit") { for await _ in self.lines {} }
+        } catch {
+            kill(child.pid, SIGKILL)
+            for await _ in lines {}
+        }
+        let code = child.waitForExit()
+        reaped.withLock { $0 = true }
+        return code
+    }
+
+    /// A test that failed before `stop()` must not leave a daemon behind.
+    deinit {
+        reaped.withLock { done in
+            if !done { kill(child.pid, SIGKILL) }
+        }
+    }
+}
+
+/// A scratch directory with a configuration file and a state directory for one daemon.
+struct DaemonFiles {
+    let directory: URL
+    var config: String { directory.appendingPathComponent("wearfleetd.toml").path }
+    var state: String { directory.appendingPathComponent("state").path }
+
+    /// Pinned heart-rate straps at `addresses`, on hci0.
+    init(pinned addresses: [String]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-ctl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("state").path, withIntermediateDirectories: true)
+        var toml = "[fleet]\nadapters = [\"hci0\"]\n\n[classes.strap]\nsubscribe = [\"2A37\"]\nrequired_services = [\"180D\"]\n"
+        for (index, address) in addresses.enumerated() {
+            toml += "\n[[pinned]]\naddress = \"\(address)\"\nname = \"strap-\(index + 1)\"\nclass = \"strap\"\n"
+        }
+        // Daemons of parallel tests must not compete for the metrics port.
+        toml += "\n[metrics]\nenabled = false\n"
+        try toml.write(toFile: config, atomically: true, encoding: .utf8)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}

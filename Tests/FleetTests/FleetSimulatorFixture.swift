@@ -1,0 +1,87 @@
+import BlueZ
+import BlueZSimulator
+import DBus
+import Fleet
+import FleetCore
+import Logging
+import Testing
+import TestSupport
+
+/// A fleet under test: a private dbus-daemon, the simulated bluetoothd on it, and an
+/// orchestrator with its own BlueZ connection.
+struct FleetSimulatorFixture {
+    let bus: PrivateBus
+    let simulator: BlueZSimulator
+    let client: BlueZClient
+    let orchestrator: FleetOrchestrator
+    let changes: AsyncStream<(DeviceID, DeviceState)>
+
+    static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
+    static let heartRate = "00002a37-0000-1000-8000-00805f9b34fb"
+    static let bandService = "7a1e0001-3c6f-4b8d-9e2a-5d0c8f6b1a40"
+    static let bandData = "7a1e0002-3c6f-4b8d-9e2a-5d0c8f6b1a40"
+    static let bandControl = "7a1e0003-3c6f-4b8d-9e2a-5d0c8f6b1a40"
+
+    static func start(
+        _ scenario: Scenario, _ configuration: FleetRuntimeConfiguration, seed: UInt64 = 1, restored: [KnownDevice] = []
+    ) async throws -> FleetSimulatorFixture {
+        let bus = try PrivateBus()
+        let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: .fast)
+        try await simulator.start()
+        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
+        let orchestrator = try FleetOrchestrator(
+            configuration: configuration, client: client, logger: Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() },
+            seed: seed)
+        await orchestrator.restore(restored)
+        let changes = orchestrator.stateChanges
+        try await orchestrator.start()
+        return FleetSimulatorFixture(bus: bus, simulator: simulator, client: client, orchestrator: orchestrator, changes: changes)
+    }
+
+    func stop() async {
+        await orchestrator.stop()
+        await simulator.stop()
+        await client.connection.close()
+    }
+
+    /// Waits, state change by state change, until the fleet's status satisfies `condition`.
+    @discardableResult
+    func waitForStatus(
+        _ what: String, timeout: Duration = .seconds(30), _ condition: @escaping @Sendable (FleetStatus) -> Bool
+    ) async throws -> FleetStatus {
+        let orchestrator = self.orchestrator
+        let changes = self.changes
+        return try await withTimeout(timeout, what) {
+            let now = await orchestrator.status()
+            if condition(now) { return now }
+            for await _ in changes {
+                let status = await orchestrator.status()
+                if condition(status) { return status }
+            }
+            throw TimedOut(what: "\(what) (the fleet stopped)", after: timeout)
+        }
+    }
+
+    func state(_ address: String) async -> DeviceState? {
+        await orchestrator.status().devices.first { $0.id.address.description == address }?.state
+    }
+
+    static func id(_ address: String, random: Bool = false) throws -> DeviceID {
+        DeviceID(address: try #require(BluetoothAddress(address)), addressType: random ? .random : .public)
+    }
+
+    static func strapClass() -> DeviceStateMachine.Configuration {
+        var strap = DeviceStateMachine.Configuration()
+        strap.requiredServices = [heartRateService]
+        strap.subscriptions = [heartRate]
+        return strap
+    }
+
+    static func bandClass(fdPath: Bool) -> DeviceStateMachine.Configuration {
+        var band = DeviceStateMachine.Configuration()
+        band.requiredServices = [bandService]
+        band.subscriptions = [bandData]
+        band.useFileDescriptorPath = fdPath
+        return band
+    }
+}
