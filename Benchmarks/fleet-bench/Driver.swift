@@ -19,18 +19,20 @@ struct Driver {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let started = MonotonicTime.seconds
         var results = BenchResults(timeScale: options.timeScale, attemptInterval: options.attemptInterval)
-        if options.sections.contains("ingest") {
-            (results.ingest, results.ingestSetup) = try IngestSuite(options: options, directory: work).run()
+        // A section that fails is reported and the others still run.
+        func section(_ name: String, _ body: () throws -> Void) {
+            guard options.sections.contains(name) else { return }
+            do {
+                try body()
+            } catch {
+                log("\(name) failed: \(error)")
+                results.failures.append("\(name): \(error)")
+            }
         }
-        if options.sections.contains("scale") {
-            results.scale = try ScaleSuite(options: options, directory: work).run()
-        }
-        if options.sections.contains("recovery") {
-            results.recovery = try RecoverySuite(options: options, directory: work).run()
-        }
-        if options.sections.contains("writes") {
-            results.writes = try WriteSuite(options: options, directory: work).run()
-        }
+        section("ingest") { (results.ingest, results.ingestSetup) = try IngestSuite(options: options, directory: work).run() }
+        section("scale") { results.scale = try ScaleSuite(options: options, directory: work).run() }
+        section("recovery") { results.recovery = try RecoverySuite(options: options, directory: work).run() }
+        section("writes") { results.writes = try WriteSuite(options: options, directory: work).run() }
         results.targets = Targets.check(results)
         results.secondsTotal = MonotonicTime.seconds - started
         print(Report.text(results))
@@ -41,5 +43,6 @@ struct Driver {
         try FileManager.default.createDirectory(at: json.deletingLastPathComponent(), withIntermediateDirectories: true)
         try encoder.encode(results).write(to: json)
         log(String(format: "done in %.0f s; figures in %@", results.secondsTotal, options.jsonPath))
+        guard results.failures.isEmpty else { throw BenchError("failed sections: \(results.failures.joined(separator: "; "))") }
     }
 }

@@ -9,6 +9,7 @@ enum Report {
         if let recovery = results.recovery { sections.append(self.recovery(recovery)) }
         if let writes = results.writes { sections.append(self.writes(writes)) }
         if !results.targets.isEmpty { sections.append(targets(results.targets)) }
+        if !results.failures.isEmpty { sections.append("FAILED: " + results.failures.joined(separator: "\nFAILED: ")) }
         return sections.joined(separator: "\n\n")
     }
 
@@ -48,16 +49,16 @@ enum Report {
 
     private static func scale(_ results: [ScaleResult]) -> String {
         var table = TextTable([
-            "scale: known devices", "pinned", "RSS MB", "RSS/device kB", "READY s", "all pinned ready s", "pool settled s",
-            "idle CPU %", "idle s", "sim RSS MB",
+            "scale: known devices", "pinned", "RSS MB", "RSS/device kB", "READY s", "all pinned ready s", "at rest s",
+            "idle CPU %", "idle s", "discovering at rest", "sim RSS MB",
         ])
         for result in results {
             table.add([
                 "\(result.devices)", "\(result.pinned)", Format.number(Double(result.rssKilobytes) / 1024),
                 Format.number(result.rssPerDeviceKilobytes), Format.number(result.readySeconds),
                 Format.number(result.allPinnedReadySeconds), Format.number(result.settledSeconds),
-                String(format: "%.3f", result.idleCPUPercent),
-                Format.number(result.idleSeconds), Format.number(Double(result.simulatorRSSKilobytes) / 1024),
+                String(format: "%.3f", result.idleCPUPercent), Format.number(result.idleSeconds),
+                result.discoveringAtRest ? "yes" : "no", Format.number(Double(result.simulatorRSSKilobytes) / 1024),
             ])
         }
         return table.text

@@ -63,8 +63,11 @@ struct ScaleResult: Codable {
     var rssPerDeviceKilobytes: Double?
     var readySeconds = 0.0
     var allPinnedReadySeconds = 0.0
-    /// From start until the pool was filled and no adapter discovered any more.
+    /// From start until the daemon came to rest (the pool filled, what discovery brought
+    /// worked off).
     var settledSeconds = 0.0
+    /// Whether an adapter was still discovering at rest (a pool with room keeps searching).
+    var discoveringAtRest = false
     var idleSeconds = 0.0
     var idleCPUPercent = 0.0
     var simulatorRSSKilobytes = 0
@@ -136,5 +139,7 @@ struct BenchResults: Codable {
     var recovery: RecoveryResult?
     var writes: WriteResult?
     var targets: [TargetCheck] = []
+    /// Sections that failed, with why (the others still ran).
+    var failures: [String] = []
     var secondsTotal = 0.0
 }
