@@ -40,47 +40,19 @@ enum AgentRole {
 
     private static func serve(settings: WearfleetConfiguration, bus: String, stateDirectory: String, signals: SignalInbox) async throws {
         let started = MonotonicTime.seconds
-        let logger = Logger(label: "wearfleetd")
-        let store = StateStore(directory: URL(fileURLWithPath: stateDirectory), debounce: settings.daemon.stateDebounce, logger: logger)
-        let known = try await store.load().devices
-        let connection = try await DBusConnection.connect(to: .address(bus), threadName: "dbus-bluez")
-        let client = BlueZClient(connection: connection)
-        let orchestrator = try FleetOrchestrator(
-            configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
-        await orchestrator.restore(known)
+        let daemon = try await EmbeddedDaemon.start(settings: settings, bus: bus, stateDirectory: stateDirectory)
+        let orchestrator = daemon.orchestrator
         let pinnedIDs = settings.pinned.map(\.id)
         let pinnedSet = Set(pinnedIDs)
-        await orchestrator.onPersist { id, update, context in
-            let record = KnownDevice(id: id, membership: context.pinned ? .pinned : .pool)
-            Task {
-                await store.modify(id, creating: record) { device in
-                    device.apply(update, adapter: context.adapter, now: Date())
-                    device.membership = context.pinned ? .pinned : .pool
-                    if let name = context.name { device.name = name }
-                }
-            }
-        }
-        let metrics = FleetMetrics()
-        await orchestrator.addObserver(metrics.recorder)
-        let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
-
         let latencies = LatencyRecorder()
         orchestrator.pipeline.observe { value in
             guard case .success(.raw(let raw)) = value.result, raw.bytes.count >= 10 else { return }
             latencies.record(sentAt: raw.bytes)
         }
-        let changes = orchestrator.stateChanges
         let readiness = Task {
-            var ready: Set<DeviceID> = []
-            for await (device, state) in changes {
-                if state == .ready { ready.insert(device) } else { ready.remove(device) }
-                if ready.count == pinnedSet.count {
-                    writeLine(String(format: "ready %.3f", MonotonicTime.seconds - started))
-                    return
-                }
-            }
+            await waitUntilReady(orchestrator, pinned: pinnedSet)
+            writeLine(String(format: "ready %.3f", MonotonicTime.seconds - started))
         }
-        try await orchestrator.start()
         writeLine(String(format: "started %.3f", MonotonicTime.seconds - started))
 
         var window = (cpu: processCPUMicroseconds(), time: MonotonicTime.seconds, count: 0)
@@ -101,10 +73,18 @@ enum AgentRole {
             }
         }
         readiness.cancel()
-        await orchestrator.stop()
-        metricsEndpoint?.stop()
-        await connection.close()
-        try? await store.flush()
+        await daemon.stop()
+    }
+
+    /// Returns once every one of `pinned` is ready, from the orchestrator's state changes
+    /// (subscribed to before the orchestrator started, so no change is missed).
+    static func waitUntilReady(_ orchestrator: FleetOrchestrator, pinned: Set<DeviceID>) async {
+        var ready = Set(await orchestrator.status().devices.filter { $0.state == .ready }.map(\.id)).intersection(pinned)
+        guard ready.count < pinned.count else { return }
+        for await (device, state) in orchestrator.stateChanges {
+            if state == .ready { ready.insert(device) } else { ready.remove(device) }
+            if pinned.isSubset(of: ready) { return }
+        }
     }
 }
 

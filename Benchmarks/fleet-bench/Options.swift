@@ -34,8 +34,6 @@ struct Options {
     var bus = ""
     var config = ""
     var stateDirectory = ""
-    /// Writer role: the devices to write to.
-    var addresses: [String] = []
 
     var selfExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
@@ -57,7 +55,7 @@ struct Options {
                            [--window S] [--idle S] [--time-scale X] [--bleak-limit N] [--no-bleak]
                            [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--python PATH] [--bleak-script PATH]
                fleet-bench agent --bus ADDRESS --config FILE --state-dir DIR
-               fleet-bench writer --bus ADDRESS --seconds S ADDRESS...
+               fleet-bench writer --bus ADDRESS --config FILE --state-dir DIR --seconds S
         """
 
     init(_ arguments: [String]) throws {
@@ -105,15 +103,13 @@ struct Options {
             case "--state-dir": stateDirectory = try value(flag)
             case "--seconds": writeSeconds = try number(flag)
             case "--help", "-h": throw BenchError(Self.usage)
-            default:
-                guard role == "writer", !flag.hasPrefix("-") else { throw BenchError("unknown option \(flag)\n\(Self.usage)") }
-                addresses.append(flag)
+            default: throw BenchError("unknown option \(flag)\n\(Self.usage)")
             }
         }
         let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes"])
         guard unknown.isEmpty else { throw BenchError("unknown sections: \(unknown.sorted().joined(separator: ","))") }
-        if role == "agent", bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {
-            throw BenchError("agent needs --bus, --config and --state-dir\n\(Self.usage)")
+        if role != nil, bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {
+            throw BenchError("\(role ?? "") needs --bus, --config and --state-dir\n\(Self.usage)")
         }
     }
 }

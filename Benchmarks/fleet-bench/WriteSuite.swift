@@ -19,8 +19,16 @@ struct WriteSuite {
             devices: [DeviceSpec(kind: .motionBand, count: Self.devices, bonded: true, mtu: 247)])
         let fleet = try SimulatedFleet(scenario: scenario, simulatorPath: options.simulator, directory: directory, name: "writes")
         defer { fleet.stop() }
+        var configuration = DaemonConfiguration(
+            pinned: fleet.addresses.map { ($0, "random") },
+            deviceClass: .init(name: "band", requiredServices: [BenchUUIDs.motionService], fileDescriptorPath: true),
+            maxConnections: Self.devices, slotsPerAdapter: Self.devices, attemptBurst: 4, attemptInterval: options.attemptInterval)
+        configuration.metricsPort = 19_480
+        let (config, state) = try configuration.write(to: directory, name: "writes")
+        try fleet.resetCounters()
         let writer = try ChildProcess(
-            options.selfExecutable, ["writer", "--bus", fleet.bus.address, "--seconds", "\(options.writeSeconds)"] + fleet.addresses,
+            options.selfExecutable,
+            ["writer", "--bus", fleet.bus.address, "--config", config, "--state-dir", state, "--seconds", "\(options.writeSeconds)"],
             stderrPath: directory.appendingPathComponent("writes-writer.log").path)
         defer { writer.terminate() }
         let line = try writer.readLine(within: options.writeSeconds + 60)
@@ -39,7 +47,7 @@ struct WriteSuite {
         let maximum = writes.max() ?? 0
         return WriteResult(
             devices: Self.devices, seconds: report.seconds,
-            driver: "FleetCore OutgoingScheduler + AcquireWrite sockets (wearfleetd's runtime write path is not wired yet)",
+            driver: "wearfleetd's write path (FleetOrchestrator.write), \(report.onSocket) of them on AcquireWrite sockets",
             writesPerSecond: Double(total) / report.seconds,
             bytesPerSecond: Double(report.bytesPerDevice.values.reduce(0, +)) / report.seconds,
             perDeviceMin: minimum, perDeviceMax: maximum, fairness: maximum > 0 ? Double(minimum) / Double(maximum) : 0,

@@ -1,143 +1,98 @@
-import BlueZ
-import DBus
+import Fleet
 import FleetCore
 import Foundation
-import Glibc
+import Logging
 import ProcessSupport
+import Synchronization
+import SystemdSupport
 
-/// `fleet-bench writer`: writes without response from 10 devices' queues, through FleetCore's
-/// `OutgoingScheduler` and the simulator's AcquireWrite sockets.
+/// `fleet-bench writer`: writes without response from 10 devices' queues through wearfleetd's
+/// own write path (`FleetOrchestrator.write`: per-device bounded queues, FleetCore's scheduler,
+/// AcquireWrite sockets on the fd path), in a process of its own.
 ///
-/// wearfleetd does not drive writes at run time yet (its write path is being wired), so this role
-/// runs what that path is built from, in a process of its own: the scheduler (bounded bulk queues,
-/// credits, deficit round robin over bytes) feeding one AcquireWrite socket per device. Credits
-/// come from the socket's readiness (POLLOUT), the only backpressure BlueZ offers for writes
-/// without response. Producers keep every queue full and count the writes the scheduler refuses
-/// (`queueFull`), so the queue bound is exercised all the time. Device i writes (20 + 20·i)-byte
-/// values, so fairness is over bytes, as the scheduler promises.
-/// Prints one JSON line (`WriterReport`) and exits.
+/// Once every device is ready, one producer per device keeps its bulk queue full for `seconds`:
+/// it writes until the queue refuses (`queueFull`), then waits a millisecond. Device i writes
+/// (20 + 20·i)-byte values (a status command the band answers, so nothing changes its stream).
+/// Prints one `Report` JSON line from the daemon's own write counters and exits.
 enum WriterRole {
     struct Report: Codable {
         var seconds: Double
         var cpuMicroseconds: Int64
         var writesPerDevice: [String: Int]
         var bytesPerDevice: [String: Int]
+        var onSocket: Int
         var queueCapacity: Int
         var deepestQueue: Int
         var refusedQueueFull: Int
     }
 
-    static func run(bus: String, addresses: [String], seconds: Double) throws {
-        let sockets = try runBlocking { try await acquire(bus: bus, addresses: addresses) }
-        let report = drive(sockets, seconds: seconds)
-        let line = try JSONEncoder().encode(report)
-        writeLine(String(decoding: line, as: UTF8.self))
-        for socket in sockets { close(socket.fd) }
-    }
-
-    struct WriteSocket: Sendable {
-        var device: DeviceID
-        var address: String
-        var fd: Int32
-        var characteristic: String
-    }
-
-    /// Connects each device through BlueZ and acquires its control characteristic's write socket.
-    private static func acquire(bus: String, addresses: [String]) async throws -> [WriteSocket] {
-        let connection = try await DBusConnection.connect(to: .address(bus), threadName: "bench-writer")
-        let client = BlueZClient(connection: connection)
-        try await client.start()
-        var sockets: [WriteSocket] = []
-        for address in addresses {
-            guard let parsed = BluetoothAddress(address),
-                let device = await client.tree.devices(address: address).first
-            else { throw BenchError("writer: no device \(address) in bluetoothd's tree") }
-            do {
-                try await client.connect(device: device.path)
-            } catch {
-                throw BenchError("writer: connecting \(address): \(error)")
-            }
-            let path = device.path
-            _ = await client.waitForTree(timeout: .seconds(10)) { tree in
-                tree.characteristics(of: path).contains { $0.uuid == BenchUUIDs.motionControl }
-            }
-            guard let control = await client.tree.characteristics(of: path).first(where: { $0.uuid == BenchUUIDs.motionControl })
-            else { throw BenchError("writer: \(address) has no control characteristic") }
-            let acquired: BlueZAcquiredSocket
-            do {
-                acquired = try await client.acquireWrite(characteristic: control.path)
-            } catch {
-                throw BenchError("writer: AcquireWrite on \(address): \(error)")
-            }
-            guard let fd = acquired.descriptor.take() else { throw BenchError("writer: AcquireWrite gave no descriptor") }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            sockets.append(WriteSocket(device: DeviceID(address: parsed, addressType: .random), address: address, fd: fd, characteristic: control.path.description))
+    static func run(bus: String, configPath: String, stateDirectory: String, seconds: Double) throws {
+        let loaded = ConfigurationLoader.load(
+            mainFile: configPath, dropInDirectory: ConfigurationLoader.dropInDirectory(forMainFile: configPath))
+        let settings: WearfleetConfiguration
+        switch loaded {
+        case .success(let value): settings = value
+        case .failure(let errors): throw BenchError("configuration: \(errors.errors.map(\.description).joined(separator: "; "))")
         }
-        return sockets
+        LoggingSetup.bootstrap(format: .console, identifier: "wearfleetd", level: settings.daemon.logLevel, environment: [:])
+        let report = try runBlocking {
+            try await Self.drive(settings: settings, bus: bus, stateDirectory: stateDirectory, seconds: seconds)
+        }
+        writeLine(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
     }
 
-    private static func drive(_ sockets: [WriteSocket], seconds: Double) -> Report {
-        let configuration = OutgoingConfiguration()
-        var scheduler = OutgoingScheduler(configuration: configuration)
-        let byDevice = Dictionary(uniqueKeysWithValues: sockets.enumerated().map { ($1.device, ($0, $1)) })
-        var writes = [Int](repeating: 0, count: sockets.count)
-        var bytes = [Int](repeating: 0, count: sockets.count)
-        var deepest = 0
-        var refused = 0
-        /// A write the socket refused (EAGAIN) goes first next time.
-        var held: [Int: [UInt8]] = [:]
-        let properties: OutgoingWriteProperties = [.writeWithoutResponse, .write]
-        let payloads = sockets.indices.map { index in [UInt8(0x03)] + [UInt8](repeating: UInt8(index), count: 19 + 20 * index) }
-        let start = MonotonicTime.seconds
+    private static func drive(settings: WearfleetConfiguration, bus: String, stateDirectory: String, seconds: Double) async throws -> Report {
+        let daemon = try await EmbeddedDaemon.start(settings: settings, bus: bus, stateDirectory: stateDirectory)
+        let orchestrator = daemon.orchestrator
+        let devices = settings.pinned.map(\.id)
+        await AgentRole.waitUntilReady(orchestrator, pinned: Set(devices))
+        let capacity = settings.deviceClass(named: settings.pinned.first?.className ?? "").queueDepth[.bulk] ?? 256
+        let before = await counters(orchestrator, devices)
         let cpuBefore = processCPUMicroseconds()
-        let started = MonotonicInstant(nanoseconds: 0)
-        while MonotonicTime.seconds - start < seconds {
-            // Producers: fill every bulk queue until the scheduler refuses.
-            for (index, socket) in sockets.enumerated() {
-                let write = OutgoingWrite(
-                    characteristic: OutgoingCharacteristic(id: socket.characteristic, properties: properties),
-                    bytes: payloads[index], qos: .bulk, mode: .withoutResponse)
-                while true {
-                    do {
-                        try scheduler.enqueue(write, for: socket.device, now: started)
-                    } catch {
-                        refused += 1
-                        break
+        let start = MonotonicTime.seconds
+        let end = start + seconds
+        let refused = await withTaskGroup(of: Int.self) { group in
+            for (index, device) in devices.enumerated() {
+                let payload = [UInt8(0x03)] + [UInt8](repeating: UInt8(index), count: 19 + 20 * index)
+                group.addTask {
+                    var refused = 0
+                    while MonotonicTime.seconds < end {
+                        do {
+                            try await orchestrator.write(
+                                device, characteristic: BenchUUIDs.motionControl, bytes: payload, qos: .bulk, mode: .withoutResponse)
+                        } catch {
+                            refused += 1
+                            try? await Task.sleep(for: .milliseconds(1))
+                        }
                     }
-                }
-                deepest = max(deepest, scheduler.queueDepth(device: socket.device, qos: .bulk))
-            }
-            // Credits: eight for each device whose socket can take datagrams now.
-            var fds = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
-            guard poll(&fds, nfds_t(fds.count), 10) > 0 else { continue }
-            for (index, entry) in fds.enumerated() where entry.revents & Int16(POLLOUT) != 0 {
-                if let pending = held[index] {
-                    guard sendDatagram(sockets[index].fd, pending) else { continue }
-                    held[index] = nil
-                    writes[index] += 1
-                    bytes[index] += pending.count
-                }
-                scheduler.creditsAvailable(device: sockets[index].device, count: 8)
-            }
-            while let next = scheduler.nextWrite() {
-                guard let (index, socket) = byDevice[next.device] else { continue }
-                if sendDatagram(socket.fd, next.bytes) {
-                    writes[index] += 1
-                    bytes[index] += next.bytes.count
-                } else {
-                    held[index] = next.bytes
+                    return refused
                 }
             }
+            return await group.reduce(0, +)
         }
         let elapsed = MonotonicTime.seconds - start
+        let cpu = processCPUMicroseconds() - cpuBefore
+        let after = await counters(orchestrator, devices)
+        await daemon.stop()
+        var writes: [String: Int] = [:]
+        var bytes: [String: Int] = [:]
+        var onSocket = 0
+        var deepest = 0
+        for (index, device) in devices.enumerated() {
+            let sent = (after[device]?.sentWithoutResponse ?? 0) - (before[device]?.sentWithoutResponse ?? 0)
+            writes[device.address.description] = sent
+            bytes[device.address.description] = sent * (20 + 20 * index)
+            onSocket += (after[device]?.sentOnSocket ?? 0) - (before[device]?.sentOnSocket ?? 0)
+            deepest = max(deepest, after[device]?.highWater[OutgoingQoS.bulk.description] ?? 0)
+        }
         return Report(
-            seconds: elapsed, cpuMicroseconds: processCPUMicroseconds() - cpuBefore,
-            writesPerDevice: Dictionary(uniqueKeysWithValues: sockets.enumerated().map { ($1.address, writes[$0]) }),
-            bytesPerDevice: Dictionary(uniqueKeysWithValues: sockets.enumerated().map { ($1.address, bytes[$0]) }),
-            queueCapacity: configuration.bulkQueueCapacity, deepestQueue: deepest, refusedQueueFull: refused)
+            seconds: elapsed, cpuMicroseconds: cpu, writesPerDevice: writes, bytesPerDevice: bytes, onSocket: onSocket,
+            queueCapacity: capacity, deepestQueue: deepest, refusedQueueFull: refused)
     }
 
-    private static func sendDatagram(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) } == bytes.count
+    private static func counters(_ orchestrator: FleetOrchestrator, _ devices: [DeviceID]) async -> [DeviceID: WriteCounters] {
+        var result: [DeviceID: WriteCounters] = [:]
+        for device in devices { result[device] = await orchestrator.writeStatus(device).counters }
+        return result
     }
 }

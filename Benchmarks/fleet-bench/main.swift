@@ -11,7 +11,7 @@ do {
     case "agent":
         try AgentRole.run(bus: options.bus, configPath: options.config, stateDirectory: options.stateDirectory)
     case "writer":
-        try WriterRole.run(bus: options.bus, addresses: options.addresses, seconds: options.writeSeconds)
+        try WriterRole.run(bus: options.bus, configPath: options.config, stateDirectory: options.stateDirectory, seconds: options.writeSeconds)
     default:
         try Driver(options: options).run()
     }

@@ -1,0 +1,50 @@
+import BlueZ
+import DBus
+import Fleet
+import FleetMetrics
+import Foundation
+import Logging
+
+/// wearfleetd's runtime in a measured process, wired as `wearfleetd`'s `FleetDaemon` wires it:
+/// the state store and restore, one bus connection, `BlueZClient`, `FleetOrchestrator`, the
+/// metrics observer and endpoint. Left out, because they do nothing per notification or write:
+/// the control endpoint, the reloader, sd_notify and the watchdog.
+struct EmbeddedDaemon {
+    let orchestrator: FleetOrchestrator
+    private let connection: DBusConnection
+    private let store: StateStore
+    private let metricsEndpoint: MetricsEndpoint?
+
+    static func start(settings: WearfleetConfiguration, bus: String, stateDirectory: String) async throws -> EmbeddedDaemon {
+        let logger = Logger(label: "wearfleetd")
+        let store = StateStore(directory: URL(fileURLWithPath: stateDirectory), debounce: settings.daemon.stateDebounce, logger: logger)
+        let known = try await store.load().devices
+        let connection = try await DBusConnection.connect(to: .address(bus), threadName: "dbus-bluez")
+        let client = BlueZClient(connection: connection)
+        let orchestrator = try FleetOrchestrator(
+            configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
+        await orchestrator.restore(known)
+        await orchestrator.onPersist { id, update, context in
+            let record = KnownDevice(id: id, membership: context.pinned ? .pinned : .pool)
+            Task {
+                await store.modify(id, creating: record) { device in
+                    device.apply(update, adapter: context.adapter, now: Date())
+                    device.membership = context.pinned ? .pinned : .pool
+                    if let name = context.name { device.name = name }
+                }
+            }
+        }
+        let metrics = FleetMetrics()
+        await orchestrator.addObserver(metrics.recorder)
+        let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
+        try await orchestrator.start()
+        return EmbeddedDaemon(orchestrator: orchestrator, connection: connection, store: store, metricsEndpoint: metricsEndpoint)
+    }
+
+    func stop() async {
+        await orchestrator.stop()
+        metricsEndpoint?.stop()
+        await connection.close()
+        try? await store.flush()
+    }
+}
