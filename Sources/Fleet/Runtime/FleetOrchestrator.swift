@@ -380,8 +380,18 @@ public actor FleetOrchestrator {
             metadata["session_id"] = "\(session)"
             if let adapter = devices[id]?.link.adapter { metadata["adapter"] = "\(adapter)" }
             if let cause { metadata["error_class"] = "\(cause.rawValue)" }
+            // Suspended and degraded say why (`suspended(noPoweredAdapter)`), so a change of reason
+            // alone is not logged as a puzzling "suspended → suspended".
+            let detail: (DeviceState) -> String = { state in
+                switch state {
+                case .suspended, .degraded: state.description
+                default: state.name
+                }
+            }
+            if case .suspended = to { metadata["state_reason"] = "\(to.description)" }
+            if case .degraded = to { metadata["state_reason"] = "\(to.description)" }
             let level: Logger.Level = to == .ready ? .notice : (cause == nil ? .info : .warning)
-            logger.log(level: level, "device \(from.name) → \(to.name)", metadata: metadata)
+            logger.log(level: level, "device \(detail(from)) → \(detail(to))", metadata: metadata)
         case .failed(let failureClass, let error, let session):
             metadata["event"] = "failed"
             metadata["session_id"] = "\(session)"
