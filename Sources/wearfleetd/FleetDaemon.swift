@@ -67,7 +67,8 @@ struct FleetDaemon: Service {
         let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
         try await orchestrator.start()
         // Before READY, so `systemctl start` then `wearfleetctl` finds it; optional: the fleet runs without it.
-        let control = await ControlEndpoint.startOrLog(bus: address, logger: logger) { await orchestrator.status() }
+        let control = await ControlEndpoint.startOrLog(
+            bus: address, logger: logger, status: { await orchestrator.status() }, summary: { await orchestrator.summary() })
         // READY once the configuration is loaded and BlueZ is watched, not after devices connect.
         notifier.ready(status: await orchestrator.status().summary)
         logger.notice("wearfleetd started", metadata: [
@@ -86,7 +87,7 @@ struct FleetDaemon: Service {
             group.addTask {
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: .seconds(5)) } catch { return }
-                    notifier.status(await orchestrator.status().summary)
+                    notifier.status(await orchestrator.summary())
                 }
             }
             group.addTask {

@@ -59,6 +59,7 @@ struct FleetOrchestratorSimulatorTests {
         let status = await orchestrator.status()
         #expect(status.pinnedReady == 3)
         #expect(status.adapters.first?.linksAndAttempts == 3)
+        #expect(await orchestrator.summary() == status.summary, "the cheap summary says what the full status says")
 
         let counters = try await client.connection.call(
             destination: BlueZSimulator.controlName, path: BlueZSimulator.controlPath,

@@ -25,7 +25,8 @@ public actor ControlEndpoint {
     /// is left on the bus when it throws.
     public static func start(
         bus: BusAddress, environment: [String: String]? = nil, version: String = WearfleetVersion.current,
-        refreshInterval: Duration = .seconds(2), logger: Logger, status: @escaping ControlInterface.StatusProvider
+        refreshInterval: Duration = .seconds(2), logger: Logger, status: @escaping ControlInterface.StatusProvider,
+        summary: (@Sendable () async -> String)? = nil
     ) async throws -> ControlEndpoint {
         let connection: DBusConnection
         do {
@@ -43,7 +44,8 @@ public actor ControlEndpoint {
             await connection.close()
             throw error
         }
-        await endpoint.startRefreshing(every: refreshInterval, status: status)
+        // The refresh only needs the one-line summary: a cheap provider keeps an idle daemon idle.
+        await endpoint.startRefreshing(every: refreshInterval, summary: summary ?? { await status().summary })
         await endpoint.watchConnection(logger: logger, bus: bus)
         return endpoint
     }
@@ -52,10 +54,10 @@ public actor ControlEndpoint {
     /// and the daemon keeps running the fleet without a control interface.
     public static func startOrLog(
         bus: BusAddress, version: String = WearfleetVersion.current, logger: Logger,
-        status: @escaping ControlInterface.StatusProvider
+        status: @escaping ControlInterface.StatusProvider, summary: (@Sendable () async -> String)? = nil
     ) async -> ControlEndpoint? {
         do {
-            let endpoint = try await start(bus: bus, version: version, logger: logger, status: status)
+            let endpoint = try await start(bus: bus, version: version, logger: logger, status: status, summary: summary)
             logger.info("control interface ready", metadata: [
                 "event": "control_ready", "bus_name": "\(WearfleetControl.busName)", "bus": "\(bus)",
             ])
@@ -113,13 +115,13 @@ public actor ControlEndpoint {
 
     // MARK: - Summary
 
-    private func startRefreshing(every interval: Duration, status: @escaping ControlInterface.StatusProvider) {
+    private func startRefreshing(every interval: Duration, summary: @escaping @Sendable () async -> String) {
         refresher = Task { [weak self] in
             while !Task.isCancelled {
                 do { try await Task.sleep(for: interval) } catch { return }
-                let snapshot = await status()
+                let line = await summary()
                 guard let self else { return }
-                await self.publish(summary: snapshot.summary)
+                await self.publish(summary: line)
             }
         }
     }

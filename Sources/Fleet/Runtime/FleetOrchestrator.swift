@@ -502,6 +502,27 @@ public actor FleetOrchestrator {
 
     // MARK: - Status
 
+    /// The one-line summary of `status()` (`STATUS=`, the control interface's `Summary`) without
+    /// its per-device details: no call into any device's actor, so it stays cheap with 1,000
+    /// devices and an idle daemon stays idle.
+    public func summary() -> String {
+        let summaryDevices = devices.map { id, device in
+            FleetStatus.Device(
+                id: id, name: device.name, pinned: device.pinned, className: device.className, state: device.state,
+                adapter: device.link.adapter, rssi: nil, lastValue: nil, sessions: 0, reconnects: 0, notifications: 0,
+                decodeErrors: 0, lastFailure: nil)
+        }
+        var links: [AdapterID: Int] = [:]
+        for device in devices.values { if let adapter = device.link.adapter { links[adapter, default: 0] += 1 } }
+        let summaryAdapters = adapters.map { id, record in
+            FleetStatus.Adapter(
+                id: id, powered: record.powered, slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
+                linksAndAttempts: links[id] ?? 0, attemptsInFlight: 0, discovering: false)
+        }
+        return FleetStatus(bluetoothdPresent: bluetoothdPresent, devices: summaryDevices, adapters: summaryAdapters, capturedAt: clock.now())
+            .summary
+    }
+
     public func status() async -> FleetStatus {
         var statusDevices: [FleetStatus.Device] = []
         for id in devices.keys.sorted() {
