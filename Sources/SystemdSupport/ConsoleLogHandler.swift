@@ -6,33 +6,19 @@ import Logging
 ///
 /// Guarantees: exactly one line per event (newlines in the message or values are escaped as
 /// `\n`), values with spaces, quotes or `=` are quoted, so a line can be split back into fields.
-public struct ConsoleLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
-    public var logLevel: Logger.Level
-    private let sink: any LogLineSink
-    private let now: @Sendable () -> Date
+public typealias ConsoleLogHandler = LineLogHandler<ConsoleLineFormat>
 
-    public init(
-        logLevel: Logger.Level = .info,
-        metadataProvider: Logger.MetadataProvider? = nil,
-        sink: any LogLineSink = StandardErrorSink(),
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.logLevel = logLevel
-        self.metadataProvider = metadataProvider
-        self.sink = sink
-        self.now = now
+extension LineLogHandler where Format == ConsoleLineFormat {
+    /// The line for one event; pure, for tests.
+    public static func line(time: Date, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+        ConsoleLineFormat.line(time: time, level: level, message: message, metadata: metadata)
     }
+}
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    public func log(event: LogEvent) {
-        let merged = LogMetadataText.metadata(of: event, handler: metadata, provider: metadataProvider)
-        sink.write(line: Self.line(time: now(), level: event.level, message: event.message.description, metadata: merged))
+/// The console handler's line format.
+public enum ConsoleLineFormat: LogLineFormat {
+    public static func line(for event: LogEvent, metadata: Logger.Metadata, time: Date) -> String {
+        line(time: time, level: event.level, message: event.message.description, metadata: metadata)
     }
 
     /// The line for one event; pure, for tests.

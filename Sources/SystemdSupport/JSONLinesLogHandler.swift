@@ -6,36 +6,26 @@ import Logging
 /// Guarantees: one line per event, valid JSON, and a stable key order — `time`, `level`,
 /// `message`, `metadata` (keys sorted; arrays and dictionaries stay JSON arrays and objects),
 /// `source`, `file`, `line`, `function` — so lines diff and grep predictably.
-public struct JSONLinesLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
-    public var logLevel: Logger.Level
-    private let sink: any LogLineSink
-    private let now: @Sendable () -> Date
+public typealias JSONLinesLogHandler = LineLogHandler<JSONLinesFormat>
 
-    public init(
-        logLevel: Logger.Level = .info,
-        metadataProvider: Logger.MetadataProvider? = nil,
-        sink: any LogLineSink = StandardErrorSink(),
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.logLevel = logLevel
-        self.metadataProvider = metadataProvider
-        self.sink = sink
-        self.now = now
+extension LineLogHandler where Format == JSONLinesFormat {
+    /// The line for one event; pure, for tests.
+    public static func line(
+        time: Date, level: Logger.Level, message: String, metadata: Logger.Metadata,
+        source: String, file: String, function: String, line: UInt
+    ) -> String {
+        JSONLinesFormat.line(
+            time: time, level: level, message: message, metadata: metadata, source: source, file: file, function: function,
+            line: line)
     }
+}
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    public func log(event: LogEvent) {
-        let merged = LogMetadataText.metadata(of: event, handler: metadata, provider: metadataProvider)
-        sink.write(line: Self.line(
-            time: now(), level: event.level, message: event.message.description, metadata: merged,
-            source: event.source, file: event.file, function: event.function, line: event.line
-        ))
+/// The JSON-lines handler's line format.
+public enum JSONLinesFormat: LogLineFormat {
+    public static func line(for event: LogEvent, metadata: Logger.Metadata, time: Date) -> String {
+        line(
+            time: time, level: event.level, message: event.message.description, metadata: metadata,
+            source: event.source, file: event.file, function: event.function, line: event.line)
     }
 
     /// The line for one event; pure, for tests.
