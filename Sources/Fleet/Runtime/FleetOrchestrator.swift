@@ -453,12 +453,16 @@ public actor FleetOrchestrator {
     /// The pool looks for candidates (discovery) on powered adapters with a free slot, while the
     /// fleet is under `max_connections`.
     private func updatePoolSearch() async {
-        let links = devices.values.filter { $0.link != .disconnected }.count
+        // One pass over the devices, however many adapters (this runs after every evaluation).
+        var links = 0
+        var used: [AdapterID: Int] = [:]
+        for device in devices.values where device.link != .disconnected {
+            links += 1
+            if let adapter = device.link.adapter { used[adapter, default: 0] += 1 }
+        }
         let fleetHasRoom = configuration.poolEnabled && links < configuration.pool.maxConnections
         for (id, record) in adapters {
-            let used = devices.values.filter { $0.link.adapter == id }.count
-            let slots = configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter
-            await record.central.setPoolSearching(fleetHasRoom && record.powered && used < slots)
+            await record.central.setPoolSearching(fleetHasRoom && record.powered && used[id, default: 0] < slots(of: id))
         }
     }
 
@@ -506,21 +510,21 @@ public actor FleetOrchestrator {
     /// its per-device details: no call into any device's actor, so it stays cheap with 1,000
     /// devices and an idle daemon stays idle.
     public func summary() -> String {
-        let summaryDevices = devices.map { id, device in
-            FleetStatus.Device(
-                id: id, name: device.name, pinned: device.pinned, className: device.className, state: device.state,
-                adapter: device.link.adapter, rssi: nil, lastValue: nil, sessions: 0, reconnects: 0, notifications: 0,
-                decodeErrors: 0, lastFailure: nil)
+        var pinnedReady = 0, pinnedTotal = 0, poolConnected = 0
+        var used: [AdapterID: Int] = [:]
+        for device in devices.values {
+            if device.pinned { pinnedTotal += 1 }
+            if device.state == .ready { if device.pinned { pinnedReady += 1 } else { poolConnected += 1 } }
+            if let adapter = device.link.adapter { used[adapter, default: 0] += 1 }
         }
-        var links: [AdapterID: Int] = [:]
-        for device in devices.values { if let adapter = device.link.adapter { links[adapter, default: 0] += 1 } }
-        let summaryAdapters = adapters.map { id, record in
-            FleetStatus.Adapter(
-                id: id, powered: record.powered, slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
-                linksAndAttempts: links[id] ?? 0, attemptsInFlight: 0, discovering: false)
-        }
-        return FleetStatus(bluetoothdPresent: bluetoothdPresent, devices: summaryDevices, adapters: summaryAdapters, capturedAt: clock.now())
-            .summary
+        return FleetStatus.summary(
+            pinnedReady: pinnedReady, pinnedTotal: pinnedTotal, poolConnected: poolConnected, bluetoothdPresent: bluetoothdPresent,
+            adapters: adapters.map { ($0.key, $0.value.powered, used[$0.key] ?? 0, slots(of: $0.key)) })
+    }
+
+    /// LE connection slots the fleet may use on `adapter`.
+    func slots(of adapter: AdapterID) -> Int {
+        configuration.pool.slotOverrides[adapter] ?? configuration.pool.defaultSlotsPerAdapter
     }
 
     public func status() async -> FleetStatus {
@@ -540,8 +544,7 @@ public actor FleetOrchestrator {
             let attempting = devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered,
-                slots: configuration.pool.slotOverrides[id] ?? configuration.pool.defaultSlotsPerAdapter,
-                linksAndAttempts: used, attemptsInFlight: attempting, discovering: await record.central.isDiscovering))
+                slots: slots(of: id), linksAndAttempts: used, attemptsInFlight: attempting, discovering: await record.central.isDiscovering))
         }
         return FleetStatus(
             bluetoothdPresent: bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())

@@ -81,10 +81,21 @@ public struct FleetStatus: Sendable {
 
     /// One line for systemd's `STATUS=`: "7/8 pinned ready, 3 pool, hci0 4/5 slots".
     public var summary: String {
+        Self.summary(
+            pinnedReady: pinnedReady, pinnedTotal: pinnedTotal, poolConnected: poolConnected,
+            bluetoothdPresent: bluetoothdPresent, adapters: adapters.map { ($0.id, $0.powered, $0.linksAndAttempts, $0.slots) })
+    }
+
+    /// The summary line from counts alone (`FleetOrchestrator.summary()` counts without building
+    /// a full status).
+    static func summary(
+        pinnedReady: Int, pinnedTotal: Int, poolConnected: Int, bluetoothdPresent: Bool,
+        adapters: [(id: AdapterID, powered: Bool, used: Int, slots: Int)]
+    ) -> String {
         var parts = ["\(pinnedReady)/\(pinnedTotal) pinned ready", "\(poolConnected) pool"]
         if !bluetoothdPresent { parts.append("bluetoothd absent") }
         for adapter in adapters.sorted(by: { $0.id < $1.id }) {
-            parts.append(adapter.powered ? "\(adapter.id) \(adapter.linksAndAttempts)/\(adapter.slots) slots" : "\(adapter.id) off")
+            parts.append(adapter.powered ? "\(adapter.id) \(adapter.used)/\(adapter.slots) slots" : "\(adapter.id) off")
         }
         return parts.joined(separator: ", ")
     }
