@@ -24,16 +24,7 @@ struct EmbeddedDaemon {
         let orchestrator = try FleetOrchestrator(
             configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
         await orchestrator.restore(known)
-        await orchestrator.onPersist { id, update, context in
-            let record = KnownDevice(id: id, membership: context.pinned ? .pinned : .pool)
-            Task {
-                await store.modify(id, creating: record) { device in
-                    device.apply(update, adapter: context.adapter, now: Date())
-                    device.membership = context.pinned ? .pinned : .pool
-                    if let name = context.name { device.name = name }
-                }
-            }
-        }
+        await orchestrator.saveKnowledge(in: store)
         let metrics = FleetMetrics()
         await orchestrator.addObserver(metrics.recorder)
         let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)

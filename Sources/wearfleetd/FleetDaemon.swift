@@ -51,16 +51,7 @@ struct FleetDaemon: Service {
         let orchestrator = try FleetOrchestrator(
             configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
         await orchestrator.restore(known)
-        await orchestrator.onPersist { id, update, context in
-            let record = KnownDevice(id: id, membership: context.pinned ? .pinned : .pool)
-            Task {
-                await store.modify(id, creating: record) { device in
-                    device.apply(update, adapter: context.adapter, now: Date())
-                    device.membership = context.pinned ? .pinned : .pool
-                    if let name = context.name { device.name = name }
-                }
-            }
-        }
+        await orchestrator.saveKnowledge(in: store)
         // Metrics: a bind failure is logged and the daemon runs on without them (FleetMetrics.serve).
         let metrics = FleetMetrics()
         await orchestrator.addObserver(metrics.recorder)

@@ -67,6 +67,9 @@ public actor FleetOrchestrator {
     private var grantTimer: Task<Void, Never>?
     /// Called for every `persist` effect (the state store subscribes here).
     var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate, PersistContext) -> Void)?
+    /// `saveKnowledge(in:)`: persist effects queued for the store, and the task applying them.
+    var finishStoreUpdates: (@Sendable () -> Void)?
+    var storeWriter: Task<Void, Never>?
     /// What the state file knew at start, by device (`restore(_:)`).
     var restored: [DeviceID: KnownDevice] = [:]
     /// Told about device events as they happen (metrics); see `FleetOrchestrator+Observers`.
@@ -152,6 +155,8 @@ public actor FleetOrchestrator {
         await client.stop()
         for task in tasks { task.cancel() }
         tasks.removeAll()
+        finishStoreUpdates?()
+        await storeWriter?.value
         poller.stop()
         pipeline.finish()
         stateChangeSink.finish()

@@ -1,0 +1,25 @@
+import FleetCore
+import Foundation
+
+extension FleetOrchestrator {
+    /// Saves what the fleet learns in `store`: every `persist` effect becomes a change to the
+    /// device's record (services seen, last connected and its adapter, name, pinned or pool).
+    /// Changes are applied one after another in the order the devices reported them, so a later
+    /// fact never lands before an earlier one; `stop()` waits until the last one is applied.
+    /// Call before `start()`.
+    public func saveKnowledge(in store: StateStore) {
+        let (updates, sink) = AsyncStream<(DeviceID, DeviceEffect.StoreUpdate, PersistContext, Date)>.makeStream()
+        onPersist { id, update, context in sink.yield((id, update, context, Date())) }
+        storeWriter = Task {
+            for await (id, update, context, now) in updates {
+                let membership: KnownDevice.Membership = context.pinned ? .pinned : .pool
+                await store.modify(id, creating: KnownDevice(id: id, membership: membership)) { device in
+                    device.apply(update, adapter: context.adapter, now: now)
+                    device.membership = membership
+                    if let name = context.name { device.name = name }
+                }
+            }
+        }
+        finishStoreUpdates = { sink.finish() }
+    }
+}
