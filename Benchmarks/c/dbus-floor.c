@@ -158,16 +158,15 @@ static int calls(const char *address, int inflight, double seconds) {
     return 0;
 }
 
-/* Decodes `sa{sv}as` as far as a consumer needs: the interface, and the bytes of "Value".
- * Returns 1 for a decoded characteristic value, -1 for the end marker, 0 for anything else. */
-static int decode_properties_changed(DBusMessage *message, unsigned *checksum) {
+/* Decodes `sa{sv}as` as far as a consumer needs: sets *interface and returns the bytes of a
+ * GattCharacteristic1 "Value" (NULL for any other change). */
+static const uint8_t *changed_value(DBusMessage *message, const char **interface, int *length) {
     DBusMessageIter args, dict, entry, variant, bytes;
-    if (!dbus_message_iter_init(message, &args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_STRING) return 0;
-    const char *interface;
-    dbus_message_iter_get_basic(&args, &interface);
-    if (strcmp(interface, BENCH_IFACE) == 0) return -1;
-    if (strcmp(interface, CHAR_IFACE) != 0) return 0;
-    if (!dbus_message_iter_next(&args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_ARRAY) return 0;
+    *interface = NULL;
+    if (!dbus_message_iter_init(message, &args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_STRING) return NULL;
+    dbus_message_iter_get_basic(&args, interface);
+    if (strcmp(*interface, CHAR_IFACE) != 0) return NULL;
+    if (!dbus_message_iter_next(&args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_ARRAY) return NULL;
     for (dbus_message_iter_recurse(&args, &dict); dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY;
          dbus_message_iter_next(&dict)) {
         const char *key;
@@ -177,13 +176,28 @@ static int decode_properties_changed(DBusMessage *message, unsigned *checksum) {
         dbus_message_iter_recurse(&entry, &variant);
         if (strcmp(key, "Value") != 0 || dbus_message_iter_get_arg_type(&variant) != DBUS_TYPE_ARRAY) continue;
         const uint8_t *data;
-        int length;
         dbus_message_iter_recurse(&variant, &bytes);
-        dbus_message_iter_get_fixed_array(&bytes, &data, &length);
-        for (int i = 0; i < length; i++) *checksum += data[i];
-        return 1;
+        dbus_message_iter_get_fixed_array(&bytes, &data, length);
+        return data;
     }
-    return 0;
+    return NULL;
+}
+
+/* Returns 1 for a decoded characteristic value (its bytes summed into *checksum), -1 for the end
+ * marker, 0 for anything else. */
+static int decode_properties_changed(DBusMessage *message, unsigned *checksum) {
+    const char *interface;
+    int length;
+    const uint8_t *data = changed_value(message, &interface, &length);
+    if (data == NULL) return interface != NULL && strcmp(interface, BENCH_IFACE) == 0 ? -1 : 0;
+    for (int i = 0; i < length; i++) *checksum += data[i];
+    return 1;
+}
+
+/* The Value bytes of a GattCharacteristic1 PropertiesChanged, or NULL. */
+static const uint8_t *characteristic_value(DBusMessage *message, int *length) {
+    const char *interface;
+    return changed_value(message, &interface, length);
 }
 
 static int recv_signals(const char *address) {
@@ -259,30 +273,6 @@ static int send_signals(const char *address, long long total) {
     dbus_connection_flush(connection);
     report(total, now_seconds() - start, cpu_us());
     return 0;
-}
-
-/* The Value bytes of a GattCharacteristic1 PropertiesChanged, or NULL. */
-static const uint8_t *characteristic_value(DBusMessage *message, int *length) {
-    DBusMessageIter args, dict, entry, variant, bytes;
-    if (!dbus_message_iter_init(message, &args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_STRING) return NULL;
-    const char *interface;
-    dbus_message_iter_get_basic(&args, &interface);
-    if (strcmp(interface, CHAR_IFACE) != 0) return NULL;
-    if (!dbus_message_iter_next(&args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_ARRAY) return NULL;
-    for (dbus_message_iter_recurse(&args, &dict); dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY;
-         dbus_message_iter_next(&dict)) {
-        const char *key;
-        dbus_message_iter_recurse(&dict, &entry);
-        dbus_message_iter_get_basic(&entry, &key);
-        dbus_message_iter_next(&entry);
-        dbus_message_iter_recurse(&entry, &variant);
-        if (strcmp(key, "Value") != 0 || dbus_message_iter_get_arg_type(&variant) != DBUS_TYPE_ARRAY) continue;
-        const uint8_t *data;
-        dbus_message_iter_recurse(&variant, &bytes);
-        dbus_message_iter_get_fixed_array(&bytes, &data, length);
-        return data;
-    }
-    return NULL;
 }
 
 static uint64_t monotonic_ns(void) {
