@@ -40,3 +40,76 @@ struct NotificationSocketPollerTests {
         }
     }
 }
+
+/// The poller's descriptors are closed only where nothing can still use their numbers: the kernel
+/// reuses a closed number at once, so a late read or wake-up would hit another socket (in the
+/// daemon, another device's socket or the bus connection).
+@Suite("Closing AcquireNotify sockets")
+struct NotificationSocketPollerClosingTests {
+    private static let device = DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:0A")!)
+
+    private static func seqpacketPair() throws -> (Int32, Int32) {
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        return (pair[0], pair[1])
+    }
+
+    /// Waits (on this thread, briefly) for `fd` to be readable; true if it became readable.
+    private static func readable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, milliseconds) == 1 && entry.revents & Int16(POLLIN) != 0
+    }
+
+    @Test func aRemovedSocketIsClosedAndItsNumberIsNeverReadAgain() async throws {
+        let poller = try NotificationSocketPoller { _, _, _ in }
+        defer { poller.stop() }
+        for round in 0..<200 {
+            let (removed, removedPeer) = try Self.seqpacketPair()
+            defer { close(removedPeer) }
+            poller.add(fd: removed, device: Self.device, characteristic: "2a37", mtu: 23)
+            var byte: UInt8 = UInt8(round % 256)
+            _ = send(removedPeer, &byte, 1, Int32(MSG_DONTWAIT))
+            poller.remove(device: Self.device)
+            // A new socket made right away; it must keep every datagram sent to it.
+            let (fresh, freshPeer) = try Self.seqpacketPair()
+            defer { close(fresh); close(freshPeer) }
+            for _ in 0..<4 { _ = send(freshPeer, &byte, 1, Int32(MSG_DONTWAIT)) }
+            var received = 0
+            var buffer = [UInt8](repeating: 0, count: 8)
+            while received < 4, Self.readable(fresh, milliseconds: 1000) {
+                guard recv(fresh, &buffer, buffer.count, Int32(MSG_DONTWAIT)) == 1 else { break }
+                received += 1
+            }
+            #expect(received == 4, "round \(round): the new socket lost \(4 - received) datagrams to the poller")
+            // The removed socket's peer sees it closed.
+            #expect(Self.readable(removedPeer, milliseconds: 5000), "round \(round): the removed socket was not closed")
+            if received != 4 { break }
+        }
+    }
+
+    @Test func callsAfterTheThreadExitedTouchNoDescriptor() async throws {
+        let poller = try NotificationSocketPoller { _, _, _ in }
+        poller.stop()
+        try await withTimeout(.seconds(5), "the poller's thread to exit") {
+            while poller.isRunning { await Task.yield() }
+        }
+        // The numbers the poller's pipe had are free now; open enough pipes to take them again.
+        var pipes: [[Int32]] = []
+        defer { for fds in pipes { close(fds[0]); close(fds[1]) } }
+        for _ in 0..<8 {
+            var fds: [Int32] = [-1, -1]
+            try #require(pipe(&fds) == 0)
+            pipes.append(fds)
+        }
+        poller.stop()
+        poller.remove(device: Self.device)
+        let (late, latePeer) = try Self.seqpacketPair()
+        defer { close(latePeer) }
+        poller.add(fd: late, device: Self.device, characteristic: "2a37", mtu: 23)
+        for fds in pipes {
+            #expect(!Self.readable(fds[0], milliseconds: 0), "a late call wrote into fd \(fds[1])")
+        }
+        #expect(Self.readable(latePeer, milliseconds: 5000), "a socket added after stop is closed at once")
+        #expect(poller.socketCount == 0)
+    }
+}

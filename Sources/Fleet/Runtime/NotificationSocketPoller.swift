@@ -9,6 +9,11 @@ import Synchronization
 /// Each socket is SOCK_SEQPACKET: one datagram is one value. BlueZ closes the socket when the
 /// link drops; the poller then forgets it (the device learns of the disconnect from BlueZ's
 /// `Connected` property, not from here).
+///
+/// Only the poller's thread closes a registered socket. A socket removed by another thread is
+/// retired and closed by the thread before it polls again: closing it at once would let the
+/// kernel hand its number to a new descriptor (another device's socket, a bus connection) that
+/// the thread, still holding the old poll set, would then read from.
 public final class NotificationSocketPoller: Sendable {
     public typealias Sink = @Sendable (_ device: DeviceID, _ characteristic: String, _ bytes: [UInt8]) -> Void
 
@@ -21,7 +26,11 @@ public final class NotificationSocketPoller: Sendable {
 
     private struct Shared: Sendable {
         var registrations: [Int32: Registration] = [:]
+        /// Removed sockets the thread has still to close.
+        var retired: [Int32] = []
         var stopping = false
+        /// Set by the thread as it exits: from then on `remove` closes sockets itself.
+        var exited = false
         var generation: UInt64 = 0
     }
 
@@ -46,39 +55,57 @@ public final class NotificationSocketPoller: Sendable {
         thread.start()
     }
 
-    /// Takes ownership of `fd` (closed on `remove`, on hang-up, or on `stop`).
+    /// Takes ownership of `fd` (closed on `remove`, on hang-up, or on `stop`; at once if the
+    /// poller has already stopped).
     public func add(fd: Int32, device: DeviceID, characteristic: String, mtu: UInt16) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        shared.withLock {
-            $0.registrations[fd] = Registration(fd: fd, device: device, characteristic: characteristic, mtu: Int(mtu))
-            $0.generation += 1
+        let accepted = shared.withLock { shared -> Bool in
+            guard !shared.exited else { return false }
+            shared.registrations[fd] = Registration(fd: fd, device: device, characteristic: characteristic, mtu: Int(mtu))
+            shared.generation += 1
+            wake(shared)
+            return true
         }
-        wake()
+        if !accepted { close(fd) }
     }
 
-    /// Closes every socket of `device` (it disconnected or is no longer wanted).
+    /// Closes every socket of `device` (it disconnected or is no longer wanted): the poller stops
+    /// reading them now, and its thread closes them before it polls again.
     public func remove(device: DeviceID) {
-        let closed = shared.withLock { shared -> [Int32] in
+        let closeHere = shared.withLock { shared -> [Int32] in
             let fds = shared.registrations.values.filter { $0.device == device }.map(\.fd)
+            guard !fds.isEmpty else { return [] }
             for fd in fds { shared.registrations[fd] = nil }
+            guard !shared.exited else { return fds }
+            shared.retired += fds
             shared.generation += 1
-            return fds
+            wake(shared)
+            return []
         }
-        wake()
-        for fd in closed { close(fd) }
+        for fd in closeHere { close(fd) }
     }
 
     public var socketCount: Int { shared.withLock { $0.registrations.count } }
 
-    /// Ends the thread and closes every socket.
+    /// False once the thread has stopped and closed every socket.
+    public var isRunning: Bool { shared.withLock { !$0.exited } }
+
+    /// Ends the thread and closes every socket. Calling it again, or calling `remove` or `add`
+    /// afterwards, is safe.
     public func stop() {
-        shared.withLock { $0.stopping = true }
-        wake()
+        shared.withLock { shared in
+            shared.stopping = true
+            wake(shared)
+        }
     }
 
-    private func wake() {
+    /// Wakes the thread's `poll()`. Called under the lock and only while the thread runs: the
+    /// thread closes the pipe under the same lock as it exits, so a late caller can never write
+    /// into a descriptor number the kernel has since given to something else.
+    private func wake(_ shared: borrowing Shared) {
+        guard !shared.exited else { return }
         var one: UInt8 = 1
-        _ = write(wakeWriteFD, &one, 1)
+        _ = write(wakeWriteFD, &one, 1)  // EAGAIN: the pipe is full, a wake-up is already pending
     }
 
     private func run() {
@@ -88,8 +115,14 @@ public final class NotificationSocketPoller: Sendable {
         var order: [Registration] = []
         var fds: [pollfd] = []
         while true {
-            let (generation, stopping) = shared.withLock { ($0.generation, $0.stopping) }
+            let (generation, stopping, retired) = shared.withLock { shared in
+                defer { shared.retired.removeAll() }
+                return (shared.generation, shared.stopping, shared.retired)
+            }
             if stopping { break }
+            // Retired sockets are closed before the poll set is rebuilt without them, both on this
+            // thread, so no stale entry can name a number the kernel has handed out again.
+            for fd in retired { close(fd) }
             if generation != seenGeneration {
                 order = Array(shared.withLock { $0.registrations }.values)
                 fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
@@ -126,12 +159,16 @@ public final class NotificationSocketPoller: Sendable {
             }
         }
         let remaining = shared.withLock { shared -> [Int32] in
-            defer { shared.registrations.removeAll() }
-            return Array(shared.registrations.keys)
+            defer {
+                shared.registrations.removeAll()
+                shared.retired.removeAll()
+                shared.exited = true
+                close(wakeWriteFD)
+            }
+            return Array(shared.registrations.keys) + shared.retired
         }
         for fd in remaining { close(fd) }
         close(wakeFD)
-        close(wakeWriteFD)
     }
 
     private func forget(_ fd: Int32) {
