@@ -63,7 +63,10 @@ public actor FleetOrchestrator {
     private let outputs: AsyncStream<DeviceOutput>
     private let outputSink: AsyncStream<DeviceOutput>.Continuation
     private var tasks: [Task<Void, Never>] = []
-    private var evaluationQueued = false
+    /// An evaluation is running (`evaluateWhileRequested`); a request made meanwhile sets
+    /// `evaluationRequested` and is served by that loop.
+    private var evaluating = false
+    private var evaluationRequested = false
     private var grantTimer: Task<Void, Never>?
     /// Called for every `persist` effect (the state store subscribes here).
     var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate, PersistContext) -> Void)?
@@ -414,14 +417,26 @@ public actor FleetOrchestrator {
 
     // MARK: - Pool policy
 
+    /// Asks for a pool evaluation. Requests coalesce, and evaluations run one at a time: an
+    /// evaluation suspends while the device actors take its plan, and letting another start
+    /// meanwhile (as each event asked for one) piled up dozens of 1,000-device snapshots at once
+    /// while a large fleet was restored, each judged on a stale view of the links.
     func scheduleEvaluation() {
-        guard !evaluationQueued else { return }
-        evaluationQueued = true
-        Task { await self.evaluate() }
+        evaluationRequested = true
+        guard !evaluating else { return }
+        evaluating = true
+        Task { await self.evaluateWhileRequested() }
+    }
+
+    private func evaluateWhileRequested() async {
+        while evaluationRequested {
+            evaluationRequested = false
+            await evaluate()
+        }
+        evaluating = false
     }
 
     private func evaluate() async {
-        evaluationQueued = false
         guard running else { return }
         let tree = await client.tree
         let now = clock.now()
