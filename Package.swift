@@ -44,21 +44,26 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus"]),
         .target(
             name: "Fleet",
-            dependencies: ["FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", "DetachedThread", "CSocketSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The control interface's names, records, client and text/JSON rendering: shared by the
         // daemon (which exports it) and wearfleetctl (which reads it).
         .target(name: "FleetControl", dependencies: ["DBus"]),
-        // accept4 and pipe2 (GNU extensions Glibc's module leaves out), for the metrics endpoint.
+        // accept4, pipe2 and pthread_setname_np (GNU extensions Glibc's module leaves out).
         .target(name: "CSocketSupport"),
         // Prometheus metrics: the metric set, the recorder fed by the orchestrator, the HTTP endpoint.
         .target(
             name: "FleetMetrics",
             dependencies: [
-                "Fleet", "FleetCore", "CSocketSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetCore", "CSocketSupport", "DetachedThread", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // Named POSIX threads for the daemon's poll loops, without linking Foundation.
+        .target(name: "DetachedThread", dependencies: ["CSocketSupport"]),
         // Child processes and private buses, for tests, benchmarks and the demo.
         .target(name: "ProcessSupport"),
         .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),

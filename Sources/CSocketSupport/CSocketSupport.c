@@ -2,6 +2,7 @@
 // (see NOTES.md, "System-library modules").
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,4 +14,8 @@ int wearfleet_accept_cloexec_nonblock(int listener) {
 
 int wearfleet_pipe_cloexec_nonblock(int fds[2]) {
     return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
+}
+
+int wearfleet_name_current_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // `wearfleetctl status --json` and `device ADDRESS --json`. The schema is documented in README
 // ("wearfleetctl"): every key is always present (null when unknown), keys are sorted, and a

@@ -1,5 +1,7 @@
+import DetachedThread
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A small HTTP/1.1 server for Prometheus scrapes on one address: `GET /metrics` returns the
@@ -67,12 +69,17 @@ public final class MetricsEndpoint: Sendable {
         self.port = bound.port
         self.isLoopback = bound.isLoopback
         let exited = self.exited
-        let thread = Thread {
-            EndpointLoop(listener: listener, mailbox: mailbox, limits: limits, render: render).run()
-            exited.signal()
+        do {
+            try DetachedThread.start(name: "metrics-http") {
+                EndpointLoop(listener: listener, mailbox: mailbox, limits: limits, render: render).run()
+                exited.signal()
+            }
+        } catch {
+            _ = mailbox.stop()
+            close(listener)
+            close(mailbox.readEnd)
+            throw .socketFailed(address: display, call: "pthread_create", code: error.code)
         }
-        thread.name = "metrics-http"
-        thread.start()
     }
 
     /// Stops serving: closes the listening socket and every client connection, and returns

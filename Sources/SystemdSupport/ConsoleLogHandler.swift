@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// A swift-log `LogHandler` for people at a terminal: one line per event,
@@ -23,7 +24,7 @@ public enum ConsoleLineFormat: LogLineFormat {
 
     /// The line for one event; pure, for tests.
     public static func line(time: Date, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        var line = LogTimestamp.format(time) + " " + level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
+        var line = LogTimestamp.format(time) + " " + padded(level.rawValue, to: 8)
             + " " + escapeNewlines(message)
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             line += " " + escapeNewlines(key) + "=" + quoteIfNeeded(LogMetadataText.render(value))
@@ -31,15 +32,42 @@ public enum ConsoleLineFormat: LogLineFormat {
         return line
     }
 
+    private static func padded(_ text: String, to width: Int) -> String {
+        text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+    }
+
     private static func escapeNewlines(_ text: String) -> String {
         guard text.contains(where: { $0.isNewline }) else { return text }
-        return text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        return escaping(text) { scalar in
+            switch scalar {
+            case "\r": "\\r"
+            case "\n": "\\n"
+            default: nil
+            }
+        }
+    }
+
+    /// `text` with each Unicode scalar that `replacement` maps replaced (scalars, not Characters:
+    /// "\r\n" is one Character but two scalars to escape).
+    private static func escaping(_ text: String, _ replacement: (Unicode.Scalar) -> String?) -> String {
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            if let replaced = replacement(scalar) { result += replaced } else { result.unicodeScalars.append(scalar) }
+        }
+        return result
     }
 
     private static func quoteIfNeeded(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline || $0 == "\t" }
         guard needsQuotes else { return value }
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        let escaped = escaping(value) { scalar in
+            switch scalar {
+            case "\\": "\\\\"
+            case "\"": "\\\""
+            default: nil
+            }
+        }
         return "\"" + escapeNewlines(escaped) + "\""
     }
 }

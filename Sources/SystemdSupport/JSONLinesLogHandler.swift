@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// A swift-log `LogHandler` that writes one JSON object per line, for log shippers.

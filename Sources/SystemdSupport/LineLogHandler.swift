@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// How a line-oriented handler renders one event (console text, JSON lines).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// RFC 3339 UTC timestamps with milliseconds (`2026-11-22T19:58:01.123Z`), formatted with

@@ -2,7 +2,8 @@ import BlueZ
 import DBus
 import Fleet
 import FleetMetrics
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import ServiceLifecycle
 import SystemdSupport

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fleet
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import ServiceLifecycle
 import SystemdSupport
@@ -38,7 +39,7 @@ struct Wearfleetd: AsyncParsableCommand {
         switch ConfigurationLoader.load(mainFile: config, dropInDirectory: dropIns) {
         case .success(let value): settings = value
         case .failure(let errors):
-            for error in errors.errors { FileHandle.standardError.write(Data((error.description + "\n").utf8)) }
+            for error in errors.errors { StandardError.write(error.description) }
             throw ExitCode(78)
         }
         var format: LogFormat?
@@ -63,7 +64,7 @@ struct Wearfleetd: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let failure as DaemonFailure {
-            FileHandle.standardError.write(Data("wearfleetd: \(failure.message)\n".utf8))
+            StandardError.write("wearfleetd: \(failure.message)")
             throw ExitCode(failure.exitCode)
         }
     }

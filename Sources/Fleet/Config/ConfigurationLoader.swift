@@ -2,7 +2,8 @@
 // pure function of the files' contents that returns either a complete, valid configuration or every
 // error it found. A reload that gets errors keeps the running configuration.
 
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads `wearfleetd.toml` and its drop-ins and turns them into a `WearfleetConfiguration`.
 ///
@@ -53,15 +54,14 @@ public enum ConfigurationLoader {
         var sources: [ConfigurationSource] = []
         var errors: [ConfigurationError] = []
         let files = FileManager.default
-        var isDirectory: ObjCBool = false
-        if files.fileExists(atPath: mainFile, isDirectory: &isDirectory) || missingMainFile == .error {
+        if PathKind(of: mainFile) != .missing || missingMainFile == .error {
             switch readFile(mainFile) {
             case .success(let source): sources.append(source)
             case .failure(let error): errors.append(error)
             }
         }
-        if let dropInDirectory, files.fileExists(atPath: dropInDirectory, isDirectory: &isDirectory) {
-            if !isDirectory.boolValue {
+        if let dropInDirectory, case let kind = PathKind(of: dropInDirectory), kind != .missing {
+            if kind != .directory {
                 errors.append(ConfigurationError(file: dropInDirectory, message: "is not a directory"))
             } else if let names = try? files.contentsOfDirectory(atPath: dropInDirectory) {
                 let dropIns = names
@@ -82,11 +82,11 @@ public enum ConfigurationLoader {
     }
 
     static func readFile(_ path: String) -> Result<ConfigurationSource, ConfigurationError> {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        let kind = PathKind(of: path)
+        guard kind != .missing else {
             return .failure(ConfigurationError(file: path, message: "cannot read the configuration: no such file"))
         }
-        guard !isDirectory.boolValue else {
+        guard kind != .directory else {
             return .failure(ConfigurationError(file: path, message: "cannot read the configuration: it is a directory"))
         }
         guard let data = FileManager.default.contents(atPath: path) else {

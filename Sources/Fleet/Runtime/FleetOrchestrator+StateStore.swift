@@ -1,5 +1,6 @@
 import FleetCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension FleetOrchestrator {
     /// Saves what the fleet learns in `store`: every `persist` effect becomes a change to the

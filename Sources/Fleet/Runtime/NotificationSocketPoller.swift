@@ -1,5 +1,7 @@
+import CSocketSupport
+import DetachedThread
 import FleetCore
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -42,17 +44,18 @@ public final class NotificationSocketPoller: Sendable {
 
     public init(sink: @escaping Sink) throws {
         var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        for fd in pipeFDs {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
+        // Close-on-exec from the start: a process spawned meanwhile must not inherit the pipe.
+        guard wearfleet_pipe_cloexec_nonblock(&pipeFDs) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         wakeFD = pipeFDs[0]
         wakeWriteFD = pipeFDs[1]
         self.sink = sink
-        let thread = Thread { [self] in self.run() }
-        thread.name = "notify-poll"
-        thread.start()
+        do {
+            try DetachedThread.start(name: "notify-poll") { [self] in self.run() }
+        } catch {
+            close(wakeFD)
+            close(wakeWriteFD)
+            throw POSIXError(.init(rawValue: error.code) ?? .EAGAIN)
+        }
     }
 
     /// Takes ownership of `fd` (closed on `remove`, on hang-up, or on `stop`; at once if the

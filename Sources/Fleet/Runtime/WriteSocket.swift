@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One `AcquireWrite` socket (SOCK_SEQPACKET: one datagram per write without response).
 ///

@@ -1,5 +1,6 @@
 import FleetCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The on-disk form of one device. Keys are spelled out (not synthesized) so renaming a Swift
 /// property can never silently change the file format.

@@ -1,5 +1,6 @@
 import FleetCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension KnownDevice {
     /// Folds what the state machine reported (`DeviceEffect.storeUpdate`) into the record.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The known-devices file format: a JSON object with a `formatVersion` and the devices, sorted by
 /// identity. Pure: bytes in, devices out, no I/O.

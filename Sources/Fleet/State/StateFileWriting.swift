@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Replaces a file's content. The store writes through this so tests can count writes and
 /// simulate a crash mid-write.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Why `StateStore.load()` started with no devices although a state file existed. In every case
 /// the original file was renamed aside (content untouched) and named here, so nothing is lost and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -60,18 +60,28 @@ extension StateStore {
         case failed(Int32)
     }
 
+    /// `mkdir -p` with mode 0750 for the directories it creates; the error names the errno of
+    /// the step that failed.
+    private static func makeDirectories(_ path: String) throws(StateStoreError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += prefix.isEmpty || prefix.hasSuffix("/") ? String(component) : "/" + component
+            guard mkdir(prefix, 0o750) != 0 else { continue }
+            let code = errno
+            var info = stat()
+            guard code == EEXIST, stat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                throw .directoryUnusable(path: path, reason: "cannot create \(prefix): \(StateStoreError.text(code))")
+            }
+        }
+    }
+
     private func prepareDirectory() throws(StateStoreError) {
         let path = directory.path
         var info = stat()
         if stat(path, &info) != 0 {
             let code = errno
             guard code == ENOENT else { throw .directoryUnusable(path: path, reason: StateStoreError.text(code)) }
-            do {
-                try FileManager.default.createDirectory(
-                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
-            } catch {
-                throw .directoryUnusable(path: path, reason: "cannot create it: \(error.localizedDescription)")
-            }
+            try Self.makeDirectories(path)
             return
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .directoryUnusable(path: path, reason: "not a directory") }

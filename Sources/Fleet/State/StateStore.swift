@@ -1,5 +1,5 @@
 import FleetCore
-import Foundation
+import FoundationEssentials
 import Logging
 #if canImport(Glibc)
 import Glibc
