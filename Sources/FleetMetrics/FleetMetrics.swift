@@ -20,6 +20,6 @@ public final class FleetMetrics: Sendable {
     /// orchestrator did not answer; serve the figures as they are).
     public func exposition(after snapshot: FleetMetricsSnapshot?) -> [UInt8] {
         recorder.refresh(from: snapshot)
-        return exporter.exposition()
+        return exporter.exposition(adding: recorder.deviceFamilies())
     }
 }

@@ -19,16 +19,17 @@ extension FleetMetricsRecorder {
                 bluetoothdUp.record(status.bluetoothdPresent ? 1.0 : 0.0)
                 Self.refreshAdapters(status.adapters, in: &state, factory: factory)
                 for device in status.devices {
-                    Self.refreshDevice(device, writes: snapshot.writes[device.id], in: &state, factory: factory)
+                    Self.refreshDevice(device, writes: snapshot.writes[device.id], in: &state)
                 }
             }
-            for (id, record) in state.devices {
+            for id in state.devices.keys {
+                guard var record = state.devices[id] else { continue }
                 let connected = record.linkedSince.map { now.duration(since: $0).secondsDouble } ?? 0
-                record.gauges.connectedSeconds.record(max(0, connected))
+                record.figures.connectedSeconds = max(0, connected)
                 if case .backingOff(_, let deadline) = record.state {
-                    record.gauges.backoffDeadline.record(wallNow + deadline.duration(since: now).secondsDouble)
+                    record.figures.backoffDeadline = wallNow + deadline.duration(since: now).secondsDouble
                 } else {
-                    record.gauges.backoffDeadline.record(0.0)
+                    record.figures.backoffDeadline = 0
                 }
                 state.devices[id] = record
             }
@@ -58,52 +59,41 @@ extension FleetMetricsRecorder {
         }
     }
 
-    private static func refreshDevice(
-        _ device: FleetStatus.Device, writes: FleetMetricsSnapshot.DeviceWrites?, in state: inout State, factory: any MetricsFactory
-    ) {
+    private static func refreshDevice(_ device: FleetStatus.Device, writes: FleetMetricsSnapshot.DeviceWrites?, in state: inout State) {
         let observed = FleetObservedDevice(id: device.id, name: device.name, className: device.className, pinned: device.pinned)
-        var record = state.devices[device.id] ?? makeRecord(observed, factory: factory)
+        var record = state.devices[device.id] ?? DeviceRecord(labels: DeviceLabels(observed))
         if !record.labels.matches(DeviceLabels(observed)) {
             // A reload renamed the device or changed its class: its series start again under the
             // new labels (value and write counters from the fleet's totals, the rest from zero).
-            record.counters.destroy()
-            record.gauges.destroy()
             let (adapter, deviceState) = (record.adapter, record.state)
-            record = makeRecord(observed, factory: factory)
+            record = DeviceRecord(labels: DeviceLabels(observed))
             record.state = deviceState
-            record.gauges.setState(deviceState)
-            if let adapter { setAdapter(adapter, of: &record, factory: factory) }
+            record.adapter = adapter
         }
         if !record.stateFromEvents {
             // Registered after the device's last change: the snapshot is all there is.
             record.state = device.state
-            record.gauges.setState(device.state)
         }
-        if let adapter = device.adapter { setAdapter(adapter, of: &record, factory: factory) }
+        if let adapter = device.adapter { record.adapter = adapter }
         // The fleet counts values and writes per device; counters advance by what is new since the last scrape.
-        advance(record.counters.notifications, to: device.notifications, from: &record.valuesSeen)
-        advance(record.counters.decodeErrors, to: device.decodeErrors, from: &record.decodeErrorsSeen)
+        advance(&record.figures.notifications, to: device.notifications, from: &record.valuesSeen)
+        advance(&record.figures.decodeErrors, to: device.decodeErrors, from: &record.decodeErrorsSeen)
         if let writes {
             let sent: [OutgoingWriteType: Int] = [
                 .withResponse: writes.counters.sentWithResponse, .withoutResponse: writes.counters.sentWithoutResponse,
             ]
             for (type, total) in sent {
-                guard let counter = record.counters.writes[type] else { continue }
-                advance(counter, to: total, from: &record.writesSeen[type, default: 0])
+                advance(&record.figures.writes[type, default: 0], to: total, from: &record.writesSeen[type, default: 0])
             }
-            for qos in OutgoingQoS.allCases {
-                let depth = writes.queueDepths[qos] ?? 0
-                record.queueDepths[qos] = depth
-                record.gauges.queueDepth[qos]?.record(Double(depth))
-            }
+            for qos in OutgoingQoS.allCases { record.queueDepths[qos] = writes.queueDepths[qos] ?? 0 }
         }
         state.devices[device.id] = record
     }
 
     /// Adds to `counter` what `total` gained over `seen`, and remembers `total`. A total that went
     /// down (its source restarted counting) adds nothing.
-    private static func advance(_ counter: Counter, to total: Int, from seen: inout Int) {
-        if total > seen { counter.increment(by: total - seen) }
+    private static func advance(_ counter: inout Int, to total: Int, from seen: inout Int) {
+        if total > seen { counter += total - seen }
         seen = total
     }
 }

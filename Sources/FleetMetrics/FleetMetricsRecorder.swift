@@ -14,18 +14,20 @@ import Synchronization
 public final class FleetMetricsRecorder: FleetObserver {
     struct DeviceRecord {
         let labels: DeviceLabels
-        var counters: DeviceCounters
-        var gauges: DeviceGauges
+        var figures = DeviceFigures()
         var state: DeviceState = .idle
         /// True once a state change arrived as an event: events are newer than any snapshot.
         var stateFromEvents = false
-        /// The adapter of the current link or attempt, else of the last one.
+        /// The adapter of the current link or attempt, else of the last one: the `adapter` label
+        /// of the device's gauges ("" before its first attempt).
         var adapter: AdapterID?
         var connectingSince: MonotonicInstant?
         var linkedSince: MonotonicInstant?
         var attemptsGranted = 0
+        /// The last failure's class and Unix time: one `last_error` series, under that class.
         var lastError: (errorClass: FailureClass, timestamp: Double)?
         var queueDepths: [OutgoingQoS: Int] = [:]
+        /// The fleet's totals at the last refresh: counters advance by what is new since.
         var valuesSeen = 0
         var decodeErrorsSeen = 0
         var writesSeen: [OutgoingWriteType: Int] = [:]
@@ -81,24 +83,18 @@ public final class FleetMetricsRecorder: FleetObserver {
     // MARK: - FleetObserver
 
     public func deviceAdded(_ device: FleetObservedDevice) {
-        let factory = self.factory
         state.withLock { state in
             guard state.devices[device.id] == nil else { return }
-            state.devices[device.id] = Self.makeRecord(device, factory: factory)
+            state.devices[device.id] = DeviceRecord(labels: DeviceLabels(device))
         }
     }
 
     public func deviceRemoved(_ device: DeviceID) {
-        state.withLock { state in
-            guard let record = state.devices.removeValue(forKey: device) else { return }
-            record.counters.destroy()
-            record.gauges.destroy()
-        }
+        state.withLock { state in _ = state.devices.removeValue(forKey: device) }
     }
 
     public func lifecycle(_ device: DeviceID, _ event: DeviceEffect.LifecycleEvent, at instant: MonotonicInstant) {
         let timestamp = wallClock()
-        let factory = self.factory
         state.withLock { state in
             guard var record = state.devices[device] else { return }  // not announced: registered too late
             switch event {
@@ -106,12 +102,10 @@ public final class FleetMetricsRecorder: FleetObserver {
                 record.state = to
                 record.stateFromEvents = true
                 Self.noteTimings(&record, from: from, to: to, at: instant)
-                if case .connecting(let adapter?) = to { Self.setAdapter(adapter, of: &record, factory: factory) }
-                record.gauges.setState(to)
+                if case .connecting(let adapter?) = to { record.adapter = adapter }
             case .failed(let failureClass, _, _):
-                record.counters.errors(failureClass).increment()
+                record.figures.errors[failureClass, default: 0] += 1
                 record.lastError = (failureClass, timestamp)
-                record.gauges.setLastError(failureClass, at: timestamp)
             case .setupProblem:
                 break  // logged by the orchestrator; the device stays linked
             }
@@ -120,23 +114,23 @@ public final class FleetMetricsRecorder: FleetObserver {
     }
 
     public func attemptGranted(_ device: DeviceID, adapter: AdapterID, at instant: MonotonicInstant) {
-        let factory = self.factory
         state.withLock { state in
             guard var record = state.devices[device] else { return }
             record.attemptsGranted += 1
-            if record.attemptsGranted > 1 { record.counters.reconnectAttempts.increment() }
-            Self.setAdapter(adapter, of: &record, factory: factory)
+            if record.attemptsGranted > 1 { record.figures.reconnectAttempts += 1 }
+            record.adapter = adapter
             state.devices[device] = record
         }
     }
 
     // MARK: - Records
 
-    static func makeRecord(_ device: FleetObservedDevice, factory: any MetricsFactory) -> DeviceRecord {
-        let labels = DeviceLabels(device)
-        let gauges = DeviceGauges(labels: labels, adapter: "", factory: factory)
-        gauges.setState(.idle)
-        return DeviceRecord(labels: labels, counters: DeviceCounters(labels: labels, factory: factory), gauges: gauges)
+    /// The per-device families as they stand (call `refresh` first), devices in address order.
+    func deviceFamilies() -> [RenderedFamily] {
+        let records = state.withLock { state in
+            state.devices.sorted { $0.key.description < $1.key.description }.map(\.value)
+        }
+        return DeviceFamilies.render(records)
     }
 
     /// Ready latency runs from the start of an attempt (`connecting` on an adapter) to `ready`;
@@ -150,7 +144,7 @@ public final class FleetMetricsRecorder: FleetObserver {
             break
         case .ready:
             if let start = record.connectingSince {
-                record.counters.readyLatency.recordNanoseconds(max(0, instant.nanoseconds - start.nanoseconds))
+                record.figures.readyLatency.record(seconds: Double(max(0, instant.nanoseconds - start.nanoseconds)) / 1e9)
             }
             record.connectingSince = nil
         default:
@@ -161,17 +155,5 @@ public final class FleetMetricsRecorder: FleetObserver {
         } else if !to.isLinked {
             record.linkedSince = nil
         }
-    }
-
-    /// Moves the device's gauges to `adapter` when it changed: the old series are destroyed and
-    /// the new ones start from the record's current values.
-    static func setAdapter(_ adapter: AdapterID, of record: inout DeviceRecord, factory: any MetricsFactory) {
-        record.adapter = adapter
-        guard record.gauges.adapter != adapter.name else { return }
-        record.gauges.destroy()
-        record.gauges = DeviceGauges(labels: record.labels, adapter: adapter.name, factory: factory)
-        record.gauges.setState(record.state)
-        for (qos, depth) in record.queueDepths { record.gauges.queueDepth[qos]?.record(Double(depth)) }
-        if let lastError = record.lastError { record.gauges.setLastError(lastError.errorClass, at: lastError.timestamp) }
     }
 }

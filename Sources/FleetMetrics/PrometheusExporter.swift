@@ -24,7 +24,11 @@ public final class PrometheusExporter: Sendable {
     /// The exposition, text format 0.0.4: families sorted by name, each with one `# HELP` (from
     /// the catalogue; the registry writes none for metrics made through swift-metrics) and one
     /// `# TYPE` line; samples of counters and gauges sorted, histogram buckets in `le` order.
-    public func exposition() -> [UInt8] {
+    /// `families` (rendered by their owner, not held in the registry) join the registry's; a
+    /// family without samples is left out, as the registry leaves out one without series.
+    public func exposition() -> [UInt8] { exposition(adding: []) }
+
+    func exposition(adding families: [RenderedFamily]) -> [UInt8] {
         let text = registry.emitToBuffer()
         var blocks: [(name: String, lines: [ArraySlice<UInt8>])] = []
         for line in text.split(separator: UInt8(ascii: "\n")) {
@@ -34,6 +38,10 @@ public final class PrometheusExporter: Sendable {
             } else if !blocks.isEmpty {
                 blocks[blocks.count - 1].lines.append(line)
             }
+        }
+        for rendered in families where !rendered.lines.isEmpty {
+            let type = Array("# TYPE \(rendered.family.name) \(rendered.family.kind.rawValue)".utf8)
+            blocks.append((rendered.family.name, [type[...]] + rendered.lines.map { $0[...] }))
         }
         var output: [UInt8] = []
         output.reserveCapacity(text.count + blocks.count * 120)
