@@ -24,10 +24,11 @@ public final class PrometheusExporter: Sendable {
     /// The exposition, text format 0.0.4: families sorted by name, each with one `# HELP` (from
     /// the catalogue; the registry writes none for metrics made through swift-metrics) and one
     /// `# TYPE` line; samples of counters and gauges sorted, histogram buckets in `le` order.
-    /// `families` (rendered by their owner, not held in the registry) join the registry's; a
-    /// family without samples is left out, as the registry leaves out one without series.
     public func exposition() -> [UInt8] { exposition(adding: []) }
 
+    /// The exposition with `families` (rendered by their owner, not held in the registry) among
+    /// the registry's; a family without samples is left out, as the registry leaves out one
+    /// without series.
     func exposition(adding families: [RenderedFamily]) -> [UInt8] {
         let text = registry.emitToBuffer()
         var blocks: [(name: String, lines: [ArraySlice<UInt8>])] = []
