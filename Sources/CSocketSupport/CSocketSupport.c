@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <string.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,4 +20,21 @@ int wearfleet_pipe_cloexec_nonblock(int fds[2]) {
 
 int wearfleet_name_current_thread(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths) {
+    enum { most = 64 };
+    struct mmsghdr messages[most];
+    struct iovec vectors[most];
+    if (count > most) count = most;
+    memset(messages, 0, sizeof(struct mmsghdr) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        vectors[i].iov_base = buffer + (unsigned long)i * slot;
+        vectors[i].iov_len = slot;
+        messages[i].msg_hdr.msg_iov = &vectors[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    int received = recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL);
+    for (int i = 0; i < received; i++) lengths[i] = messages[i].msg_len;
+    return received;
 }

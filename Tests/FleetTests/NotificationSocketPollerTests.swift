@@ -41,6 +41,40 @@ struct NotificationSocketPollerTests {
     }
 }
 
+extension NotificationSocketPollerTests {
+    /// 100 datagrams sent before the peer hangs up: more than one `recvmmsg` batch, and a hang-up
+    /// that arrives with data still queued. Every value comes out, once, in order, then the
+    /// socket is forgotten.
+    @Test func aBurstQueuedBeforeTheHangUpIsDeliveredWholeAndInOrder() async throws {
+        let device = DeviceID(address: try #require(BluetoothAddress("AA:BB:CC:00:00:0B")))
+        let (stream, sink) = AsyncStream<[UInt8]>.makeStream()
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        var buffer: Int32 = 1 << 20
+        setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
+        for index in 0..<100 {
+            let payload: [UInt8] = [0x06, UInt8(index)] + Array(repeating: UInt8(index), count: index % 20)
+            try #require(payload.withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) } == payload.count)
+        }
+        close(pair[1])
+        let poller = try NotificationSocketPoller { _, _, bytes in sink.yield(bytes) }
+        defer { poller.stop() }
+        poller.add(fd: pair[0], device: device, characteristic: "2a37", mtu: 23)
+        let values = try await withTimeout(.seconds(5), "100 notifications") {
+            var values: [[UInt8]] = []
+            for await bytes in stream {
+                values.append(bytes)
+                if values.count == 100 { break }
+            }
+            return values
+        }
+        #expect(values == (0..<100).map { [0x06, UInt8($0)] + Array(repeating: UInt8($0), count: $0 % 20) })
+        try await withTimeout(.seconds(5), "the socket to be forgotten") {
+            while poller.socketCount > 0 { await Task.yield() }
+        }
+    }
+}
+
 /// The poller's descriptors are closed only where nothing can still use their numbers: the kernel
 /// reuses a closed number at once, so a late read or wake-up would hit another socket (in the
 /// daemon, another device's socket or the bus connection).

@@ -1,7 +1,12 @@
-// Socket and thread calls Glibc's Swift module does not import (they are GNU extensions). This header
-// declares only plain functions of ours, so it never changes how Glibc's headers are read.
+// Socket and thread calls Glibc's Swift module does not import (GNU extensions, and epoll). Apart
+// from <sys/epoll.h> this header declares only plain functions of ours, so it never changes how
+// Glibc's headers are read.
 #ifndef WEARFLEET_CSOCKETSUPPORT_H
 #define WEARFLEET_CSOCKETSUPPORT_H
+
+// epoll is Linux's, not POSIX's: Glibc's Swift module leaves it out. Read here without
+// _GNU_SOURCE, as Glibc reads its own headers.
+#include <sys/epoll.h>
 
 /// accept4(listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK): the accepted socket is
 /// close-on-exec from its first instant, so a process spawned concurrently never inherits it.
@@ -14,5 +19,12 @@ int wearfleet_pipe_cloexec_nonblock(int fds[2]);
 /// pthread_setname_np(pthread_self(), name): names the calling thread (at most 15 bytes are
 /// kept). Returns 0 or an error number.
 int wearfleet_name_current_thread(const char *name);
+
+/// recvmmsg(fd, …, MSG_DONTWAIT): reads up to `count` datagrams (at most 64) in one call, the
+/// i-th into `buffer + i * slot` with its length in `lengths[i]` (a datagram longer than `slot` is
+/// cut to `slot`). Returns how many were read (0 on an orderly shutdown by the peer), or -1 with
+/// errno set (EAGAIN: none waiting). A length of 0 is the peer's orderly shutdown (SOCK_SEQPACKET
+/// cannot tell it from an empty datagram); the entries after it repeat it.
+int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths);
 
 #endif

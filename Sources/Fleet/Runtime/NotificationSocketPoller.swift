@@ -5,17 +5,18 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// Reads notifications from `AcquireNotify` sockets: one thread, one `poll()` over every socket,
-/// so the fd path costs a `recv` per notification and never touches the bus.
+/// Reads notifications from `AcquireNotify` sockets: one thread waits in `epoll_wait` on every
+/// socket, so the fd path never touches the bus and costs, per wake-up, one `epoll_wait` (whatever
+/// the number of sockets) and one `recvmmsg` per readable socket (every datagram queued on it).
 ///
 /// Each socket is SOCK_SEQPACKET: one datagram is one value. BlueZ closes the socket when the
 /// link drops; the poller then forgets it (the device learns of the disconnect from BlueZ's
 /// `Connected` property, not from here).
 ///
 /// Only the poller's thread closes a registered socket. A socket removed by another thread is
-/// retired and closed by the thread before it polls again: closing it at once would let the
+/// retired and closed by the thread before it waits again: closing it at once would let the
 /// kernel hand its number to a new descriptor (another device's socket, a bus connection) that
-/// the thread, still holding the old poll set, would then read from.
+/// the thread, in the middle of a batch of events, would then read from.
 public final class NotificationSocketPoller: Sendable {
     public typealias Sink = @Sendable (_ device: DeviceID, _ characteristic: String, _ bytes: [UInt8]) -> Void
 
@@ -27,61 +28,83 @@ public final class NotificationSocketPoller: Sendable {
     }
 
     private struct Shared: Sendable {
-        var registrations: [Int32: Registration] = [:]
+        /// By token: the epoll event's data, never reused, so a late event of a removed socket
+        /// can never be taken for a new socket that got the same descriptor number.
+        var registrations: [UInt64: Registration] = [:]
+        var nextToken: UInt64 = 1
         /// Removed sockets the thread has still to close.
         var retired: [Int32] = []
         var stopping = false
         /// Set by the thread as it exits: from then on `remove` closes sockets itself.
         var exited = false
-        var generation: UInt64 = 0
     }
 
+    /// The token of the wake-up pipe's events.
+    private static let wakeToken: UInt64 = 0
+    /// Datagrams read from one socket per `recvmmsg`.
+    private static let batch = 16
+
     private let shared = Mutex(Shared())
-    /// A self-pipe wakes `poll()` when sockets are added or removed.
+    private let epollFD: Int32
+    /// A self-pipe wakes `epoll_wait` to close retired sockets or to stop.
     private let wakeFD: Int32
     private let wakeWriteFD: Int32
     private let sink: Sink
 
     public init(sink: @escaping Sink) throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var pipeFDs: [Int32] = [-1, -1]
         // Close-on-exec from the start: a process spawned meanwhile must not inherit the pipe.
-        guard wearfleet_pipe_cloexec_nonblock(&pipeFDs) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        guard wearfleet_pipe_cloexec_nonblock(&pipeFDs) == 0 else {
+            let code = errno
+            close(epollFD)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.wakeToken))
+        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, pipeFDs[0], &event) == 0 else {
+            let code = errno
+            for fd in [epollFD, pipeFDs[0], pipeFDs[1]] { close(fd) }
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        self.epollFD = epollFD
         wakeFD = pipeFDs[0]
         wakeWriteFD = pipeFDs[1]
         self.sink = sink
         do {
             try DetachedThread.start(name: "notify-poll") { [self] in self.run() }
         } catch {
-            close(wakeFD)
-            close(wakeWriteFD)
+            for fd in [epollFD, wakeFD, wakeWriteFD] { close(fd) }
             throw POSIXError(.init(rawValue: error.code) ?? .EAGAIN)
         }
     }
 
     /// Takes ownership of `fd` (closed on `remove`, on hang-up, or on `stop`; at once if the
-    /// poller has already stopped).
+    /// poller has already stopped or cannot watch it).
     public func add(fd: Int32, device: DeviceID, characteristic: String, mtu: UInt16) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         let accepted = shared.withLock { shared -> Bool in
             guard !shared.exited else { return false }
-            shared.registrations[fd] = Registration(fd: fd, device: device, characteristic: characteristic, mtu: Int(mtu))
-            shared.generation += 1
-            wake(shared)
+            let token = shared.nextToken
+            var event = epoll_event(events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, data: epoll_data_t(u64: token))
+            // epoll_ctl may run while the thread waits: the wait sees the new socket at once.
+            guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else { return false }
+            shared.nextToken += 1
+            shared.registrations[token] = Registration(fd: fd, device: device, characteristic: characteristic, mtu: Int(mtu))
             return true
         }
         if !accepted { close(fd) }
     }
 
     /// Closes every socket of `device` (it disconnected or is no longer wanted): the poller stops
-    /// reading them now, and its thread closes them before it polls again.
+    /// delivering its values now, and its thread closes them before it waits again.
     public func remove(device: DeviceID) {
         let closeHere = shared.withLock { shared -> [Int32] in
-            let fds = shared.registrations.values.filter { $0.device == device }.map(\.fd)
-            guard !fds.isEmpty else { return [] }
-            for fd in fds { shared.registrations[fd] = nil }
+            let tokens = shared.registrations.filter { $0.value.device == device }.map(\.key)
+            guard !tokens.isEmpty else { return [] }
+            let fds = tokens.compactMap { shared.registrations.removeValue(forKey: $0)?.fd }
             guard !shared.exited else { return fds }
             shared.retired += fds
-            shared.generation += 1
             wake(shared)
             return []
         }
@@ -102,7 +125,7 @@ public final class NotificationSocketPoller: Sendable {
         }
     }
 
-    /// Wakes the thread's `poll()`. Called under the lock and only while the thread runs: the
+    /// Wakes the thread's `epoll_wait`. Called under the lock and only while the thread runs: the
     /// thread closes the pipe under the same lock as it exits, so a late caller can never write
     /// into a descriptor number the kernel has since given to something else.
     private func wake(_ shared: borrowing Shared) {
@@ -111,54 +134,41 @@ public final class NotificationSocketPoller: Sendable {
         _ = write(wakeWriteFD, &one, 1)  // EAGAIN: the pipe is full, a wake-up is already pending
     }
 
+    // MARK: - The thread
+
     private func run() {
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        // The poll set is rebuilt only when the registrations change, not on every wake-up.
-        var seenGeneration: UInt64?
-        var order: [Registration] = []
-        var fds: [pollfd] = []
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        var buffer: [UInt8] = []
+        var lengths = [UInt](repeating: 0, count: Self.batch)
         while true {
-            let (generation, stopping, retired) = shared.withLock { shared in
+            let (stopping, retired) = shared.withLock { shared in
                 defer { shared.retired.removeAll() }
-                return (shared.generation, shared.stopping, shared.retired)
+                return (shared.stopping, shared.retired)
             }
             if stopping { break }
-            // Retired sockets are closed before the poll set is rebuilt without them, both on this
-            // thread, so no stale entry can name a number the kernel has handed out again.
-            for fd in retired { close(fd) }
-            if generation != seenGeneration {
-                order = Array(shared.withLock { $0.registrations }.values)
-                fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-                fds += order.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-                seenGeneration = generation
-            } else {
-                for index in fds.indices { fds[index].revents = 0 }
-            }
-            guard poll(&fds, nfds_t(fds.count), -1) >= 0 else {
+            for fd in retired { unwatchAndClose(fd) }
+            let ready = epoll_wait(epollFD, &events, Int32(events.count), -1)
+            guard ready >= 0 else {
                 if errno == EINTR { continue }
                 break
             }
-            if fds[0].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeFD, &drain, drain.count) > 0 {}
-            }
-            for (index, registration) in order.enumerated() {
-                let revents = fds[index + 1].revents
-                guard revents != 0 else { continue }
-                var hungUp = revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
-                if revents & Int16(POLLIN) != 0 {
-                    if buffer.count < registration.mtu { buffer = [UInt8](repeating: 0, count: registration.mtu) }
-                    while true {
-                        let count = buffer.withUnsafeMutableBytes { recv(registration.fd, $0.baseAddress, $0.count, 0) }
-                        if count > 0 {
-                            sink(registration.device, registration.characteristic, Array(buffer[0..<count]))
-                        } else {
-                            if count == 0 { hungUp = true }  // orderly shutdown by BlueZ
-                            break
-                        }
-                    }
+            for index in 0..<Int(ready) {
+                let event = events[index]
+                let token = event.data.u64
+                if token == Self.wakeToken {
+                    var drain = [UInt8](repeating: 0, count: 64)
+                    while read(wakeFD, &drain, drain.count) > 0 {}
+                    continue
                 }
-                if hungUp { forget(registration.fd) }
+                // Removed meanwhile: its descriptor is retired, not closed yet, and not read again.
+                guard let registration = shared.withLock({ $0.registrations[token] }) else { continue }
+                var hungUp = event.events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+                if event.events & EPOLLIN.rawValue != 0 {
+                    hungUp = receive(from: registration, into: &buffer, lengths: &lengths) || hungUp
+                }
+                // EPOLLRDHUP with data still queued: read it first (above), then forget the socket.
+                if event.events & EPOLLRDHUP.rawValue != 0 { hungUp = true }
+                if hungUp { forget(token) }
             }
         }
         let remaining = shared.withLock { shared -> [Int32] in
@@ -168,17 +178,45 @@ public final class NotificationSocketPoller: Sendable {
                 shared.exited = true
                 close(wakeWriteFD)
             }
-            return Array(shared.registrations.keys) + shared.retired
+            return shared.registrations.values.map(\.fd) + shared.retired
         }
         for fd in remaining { close(fd) }
         close(wakeFD)
+        close(epollFD)
     }
 
-    private func forget(_ fd: Int32) {
-        let owned = shared.withLock { shared -> Bool in
-            shared.generation += 1
-            return shared.registrations.removeValue(forKey: fd) != nil
+    /// Delivers every datagram queued on the socket, `batch` per system call. True when the peer
+    /// has shut the socket down (or it failed).
+    private func receive(from registration: Registration, into buffer: inout [UInt8], lengths: inout [UInt]) -> Bool {
+        let slot = max(registration.mtu, 23)
+        if buffer.count < slot * Self.batch { buffer = [UInt8](repeating: 0, count: slot * Self.batch) }
+        while true {
+            let received = buffer.withUnsafeMutableBufferPointer { bytes in
+                lengths.withUnsafeMutableBufferPointer { sizes in
+                    wearfleet_receive_datagrams(registration.fd, bytes.baseAddress, UInt(slot), UInt32(Self.batch), sizes.baseAddress)
+                }
+            }
+            guard received > 0 else {
+                return received == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            }
+            for index in 0..<Int(received) {
+                let length = Int(lengths[index])
+                guard length > 0 else { return true }  // orderly shutdown by BlueZ
+                let start = index * slot
+                sink(registration.device, registration.characteristic, Array(buffer[start..<start + length]))
+            }
+            // A short batch emptied the queue; a full one may have left more.
+            if received < Self.batch { return false }
         }
-        if owned { close(fd) }
+    }
+
+    private func forget(_ token: UInt64) {
+        let fd = shared.withLock { $0.registrations.removeValue(forKey: token)?.fd }
+        if let fd { unwatchAndClose(fd) }
+    }
+
+    private func unwatchAndClose(_ fd: Int32) {
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        close(fd)
     }
 }
