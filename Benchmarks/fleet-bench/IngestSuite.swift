@@ -14,7 +14,10 @@ import ProcessSupport
 ///    matching client). bleak leaves before the first cell whose offered rate is above
 ///    `bleakLimit`: it cannot keep up there, and the bus would queue for it without bound.
 /// 3. The daemon restarts on the fd path (AcquireNotify), connecting every band itself: its
-///    time to all ready; then each cell again (the floor and bleak have no fd path).
+///    time to all ready; then each cell again (bleak has no fd path).
+/// 4. The fd path's floor (`fd-floor`: plain epoll + recv on socket pairs fed at the cell's rate
+///    by a sender of its own) for each fd cell, alone, with the bands back at 1 Hz: what the
+///    kernel costs per datagram received one wake-up at a time.
 struct IngestSuite {
     let options: Options
     let directory: URL
@@ -93,7 +96,26 @@ struct IngestSuite {
                 cells.append(try measure(fleet: fleet, devices: count, cell: cell, path: "fd", wearfleet: agent, floor: nil, bleak: nil))
             }
         }
+
+        // 4. The fd floor, cell by cell.
+        try fleet.setMotionStream(rateHz: 1, payloadSize: 20)
+        for index in cells.indices where cells[index].path == "fd" {
+            cells[index].floor = try measureFDFloor(devices: count, rate: cells[index].rateHz, payload: cells[index].payloadBytes)
+        }
         return (cells, setup)
+    }
+
+    private func measureFDFloor(devices: Int, rate: Double, payload: Int) throws -> ReceiverFigures {
+        log("ingest: fd floor, \(devices) devices × \(Int(rate)) Hz × \(payload) B")
+        let floor = ReportingReceiver(
+            name: "fd floor", process: try ChildProcess(options.fdFloor, ["\(devices)", "\(rate)", "\(payload)"]))
+        defer { floor.process.terminate() }
+        _ = try floor.expect("ready", within: 10)
+        MonotonicTime.sleep(options.settleSeconds)
+        _ = try floor.report()
+        let offered = Double(devices) * rate
+        MonotonicTime.sleep(offered < 100 ? max(options.windowSeconds, 8) : options.windowSeconds)
+        return ReceiverFigures(try floor.report())
     }
 
     private func startAgent(fleet: SimulatedFleet, fdPath: Bool, name: String) throws -> ReportingReceiver {

@@ -12,6 +12,7 @@ struct Options {
     var simulator = ".build/release/bluez-sim"
     var wearfleetd = ".build/release/wearfleetd"
     var floor = ".build/release/dbus-floor"
+    var fdFloor = ".build/release/fd-floor"
     var python: String? = ".build-bench-venv/bin/python"
     var bleakScript = "Benchmarks/python/bleak_ingest.py"
     var jsonPath = ".build/bench/fleet-bench.json"
@@ -53,7 +54,7 @@ struct Options {
         usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes]
                            [--ingest-devices 10,100] [--rates 1,50,200] [--payloads 20,244] [--scale-devices 10,100,1000]
                            [--window S] [--idle S] [--time-scale X] [--bleak-limit N] [--no-bleak]
-                           [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--python PATH] [--bleak-script PATH]
+                           [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--fd-floor PATH] [--python PATH] [--bleak-script PATH]
                fleet-bench agent --bus ADDRESS --config FILE --state-dir DIR
                fleet-bench writer --bus ADDRESS --config FILE --state-dir DIR --seconds S
         """
@@ -96,6 +97,7 @@ struct Options {
             case "--simulator": simulator = try value(flag)
             case "--wearfleetd": wearfleetd = try value(flag)
             case "--floor": floor = try value(flag)
+            case "--fd-floor": fdFloor = try value(flag)
             case "--python": python = try value(flag)
             case "--bleak-script": bleakScript = try value(flag)
             case "--bus": bus = try value(flag)

@@ -44,7 +44,7 @@ enum Report {
                 Format.number(entry.wearfleetAdoptSeconds),
             ])
         }
-        return table.text + "\n(wf = wearfleet's runtime; µs/n = CPU microseconds per notification; bleak/floor measured on the same signals in the same cell; bleak's column on fd rows is its D-Bus figure)\n\n" + setup.text
+        return table.text + "\n(wf = wearfleet's runtime; µs/n = CPU microseconds per notification; on D-Bus rows the floor (dbus-floor) and bleak are measured on the same signals in the same cell; on fd rows the floor is fd-floor (epoll + recv on socket pairs, alone, same devices × rate × size) and bleak's column is its D-Bus figure)\n\n" + setup.text
     }
 
     private static func scale(_ results: [ScaleResult]) -> String {

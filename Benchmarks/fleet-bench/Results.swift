@@ -32,13 +32,15 @@ struct IngestCell: Codable {
     /// What the simulator managed to send (it shares the cores).
     var sentPerSecond: Double
     var wearfleet: ReceiverFigures
+    /// D-Bus rows: `dbus-floor bluez-recv` on the same signals in the same window. fd rows:
+    /// `fd-floor` alone at the same devices, rate and size, in a window of its own.
     var floor: ReceiverFigures?
     var bleak: ReceiverFigures?
     var simulatorCPUPercent: Double
     /// dbus-daemon CPU per notification sent (it delivers each to every receiver subscribed).
     var busCPUMicrosecondsEach: Double
 
-    /// Wearfleet's CPU per notification ÷ the floor's (D-Bus path).
+    /// Wearfleet's CPU per notification ÷ the floor's of the same path.
     var ratioToFloor: Double? { floor.map { wearfleet.cpuMicrosecondsEach / $0.cpuMicrosecondsEach } }
     /// Wearfleet's notifications per CPU-second ÷ bleak's.
     var ratioToBleak: Double? { bleak.map { wearfleet.perCPUSecond / $0.perCPUSecond } }
