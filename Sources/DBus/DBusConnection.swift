@@ -128,10 +128,10 @@ public actor DBusConnection {
         // The filter holds the connection until `close()` removes it.
         dbus_connection_add_filter(raw, filterCallback, Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
         thread.dispatcher = { [unowned self] in
-            self.assumeIsolated { connection in connection.dispatchIncoming() }
+            self.onLoopThread { connection in connection.dispatchIncoming() }
         }
         thread.beforeSleeping = { [unowned self] in
-            self.assumeIsolated { connection in connection.flushSignals() }
+            self.onLoopThread { connection in connection.flushSignals() }
         }
     }
 
