@@ -3,9 +3,10 @@ import Synchronization
 import TestSupport
 
 /// A sender and a receiver on a private bus, the receiver subscribed to everything sent on
-/// `path` with a claim under test; records what the claim took and what arrived decoded, in
-/// the order the subscription saw them. `finish()` sends a marker signal (never claimed) and
-/// waits for it: the bus keeps one sender's order, so everything sent before it was seen.
+/// `path` (or below a namespace) with a claim under test; records what the claim took and what
+/// arrived decoded, in the order the subscription saw them. `finish()` sends a marker signal
+/// (never claimed) and waits for it: the bus keeps one sender's order, so everything sent before
+/// it was seen.
 final class ClaimFixture: Sendable {
     /// What the subscription saw: a signal its claim took (with what the claim read), or one
     /// that arrived decoded.
@@ -26,7 +27,10 @@ final class ClaimFixture: Sendable {
     private let markerSink: AsyncStream<Void>.Continuation
 
     /// `claim` returns what it read (recorded as `.claimed`) to take the signal, nil to leave it.
-    init(claim: @escaping @Sendable (borrowing DBusMessageReader) -> String?) async throws {
+    /// With `namespace`, the subscription takes every path below it rather than `path` alone.
+    init(
+        under namespace: DBusObjectPath? = nil, claim: @escaping @Sendable (borrowing DBusMessageReader) -> String?
+    ) async throws {
         bus = try BusFixture()
         sender = try await bus.connect("claim-sender")
         receiver = try await bus.connect("claim-receiver")
@@ -34,7 +38,7 @@ final class ClaimFixture: Sendable {
         let log = self.log
         let markerSink = self.markerSink
         _ = try await receiver.subscribe(
-            matching: MatchRule(path: Self.path),
+            matching: namespace.map { MatchRule(pathNamespace: $0) } ?? MatchRule(path: Self.path),
             claim: { message in
                 guard !message.hasMember("Marker", of: Self.interface), let read = claim(message) else { return false }
                 log.append(.claimed(read))
