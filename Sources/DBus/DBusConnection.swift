@@ -41,7 +41,9 @@ public actor DBusConnection {
     /// Signals matched during the current dispatch round, yielded together at its end.
     var decodeCache = DecodeCache()
     /// Matched signals waiting for `flushSignals`, with the subscription each is for.
-    var undeliveredSignals: [(UInt64, DBusMessage)] = []
+    var undeliveredSignals: [(UInt64, DBusMessage)] = [] {
+        didSet { thread.hasSignalsToHandOver = !undeliveredSignals.isEmpty }
+    }
     var trackedNames: [String: TrackedName] = [:] {
         didSet { signalRoutes = nil }  // an owner a route expects may have changed
     }
