@@ -56,9 +56,9 @@ public actor BlueZClient {
         // are read in place, before the connection decodes them (`claimValue`).
         let subscription = try await connection.subscribe(
             matching: MatchRule(sender: BlueZInterfaces.service),
-            claim: { [weak self, connection] message in
+            claim: { [weak self] message in
                 guard let self else { return false }
-                return connection.assumeIsolated(self) { client in client.claimValue(message) }
+                return self.connection.assumeIsolated(self) { client in client.claimValue(message) }
             },
             onSignals: { [weak self] batch in self?.assumeIsolated { client in for signal in batch { client.handle(signal) } } },
             onEnd: { [weak self] _ in self?.assumeIsolated { $0.connectionLost() } })
