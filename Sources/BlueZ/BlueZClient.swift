@@ -24,25 +24,19 @@ public actor BlueZClient {
 
     public nonisolated let events: AsyncStream<BlueZEvent>
     private let eventSink: AsyncStream<BlueZEvent>.Continuation
-    private var snapshotSerial: UInt32 = 0
+    var snapshotSerial: UInt32 = 0
     /// Signals that arrive while a snapshot is being fetched wait here, then those newer than
     /// the snapshot are applied on top of it.
-    private var heldSignals: [DBusMessage]?
+    var heldSignals: [DBusMessage]?
     private var tasks: [Task<Void, Never>] = []
     private var treeWaiters: [UInt64: TreeWaiter] = [:]
     private var nextWaiterID: UInt64 = 0
-    private var valueHandler: (@Sendable (BlueZCharacteristicValue) -> Void)?
+    var valueHandler: (@Sendable (BlueZCharacteristicValue) -> Void)?
     private var signalSubscription: DBusSignalSubscription?
     /// Characteristic path → what a value of it is attributed to, looked up once per path and
-    /// dropped whenever objects come or go (a notification then costs one lookup).
-    private var characteristicOwners: [DBusObjectPath: CharacteristicOwner] = [:]
-
-    private struct CharacteristicOwner {
-        let devicePath: DBusObjectPath
-        let address: String?
-        let addressType: String?
-        let uuid: String
-    }
+    /// dropped whenever objects come or go (a notification then costs one lookup, made with the
+    /// message's own path bytes on the fast way).
+    var characteristicOwners = DBusObjectPathDictionary<CharacteristicOwner>()
 
     private struct TreeWaiter {
         let condition: @Sendable (BlueZObjectTree) -> Bool
@@ -58,9 +52,14 @@ public actor BlueZClient {
     /// Returns once the subscriptions are in place (and the first snapshot taken, if any).
     public func start() async throws {
         // Signals are handled synchronously on the connection's thread, which is this actor's
-        // executor: no task is resumed and no thread woken per signal.
+        // executor: no task is resumed and no thread woken per signal. Characteristic values
+        // are read in place, before the connection decodes them (`claimValue`).
         let subscription = try await connection.subscribe(
             matching: MatchRule(sender: BlueZInterfaces.service),
+            claim: { [weak self] message in
+                guard let self else { return false }
+                return self.connection.assumeIsolated(self) { client in client.claimValue(message) }
+            },
             onSignals: { [weak self] batch in self?.assumeIsolated { client in for signal in batch { client.handle(signal) } } },
             onEnd: { [weak self] _ in self?.assumeIsolated { $0.connectionLost() } })
         signalSubscription = subscription
@@ -76,11 +75,12 @@ public actor BlueZClient {
 
     /// Sends every characteristic value announced on the D-Bus path (`Value` alone in a
     /// `PropertiesChanged` of `GattCharacteristic1`, which is how bluetoothd announces a
-    /// notification) to `handler`, on the connection's thread, as it is decoded: no event, no
-    /// thread hop, no update of the mirror (whose `Value` then stays as it was at resolution;
-    /// `ReadValue` reads the current one). Everything else about the characteristic still goes
-    /// through the mirror and `events`. Set it before `start()`; nil restores the default
-    /// (values arrive as `propertiesChanged` events).
+    /// notification) to `handler`, on the connection's thread, as it arrives: read in place from
+    /// the message (no `DBusValue` is built), no event, no thread hop, no update of the mirror
+    /// (whose `Value` then stays as it was at resolution; `ReadValue` reads the current one).
+    /// Everything else about the characteristic still goes through the mirror and `events`.
+    /// Set it before `start()`; nil restores the default (values arrive as `propertiesChanged`
+    /// events).
     ///
     /// The handler must be quick and must not block: it runs on the thread that serves the bus.
     public func setValueHandler(_ handler: (@Sendable (BlueZCharacteristicValue) -> Void)?) {
@@ -217,37 +217,5 @@ public actor BlueZClient {
             malformedSignals += 1
             eventSink.yield(.malformedSignal("\(signal.member ?? "?") from \(path): \(error)"))
         }
-    }
-
-    /// The value of a `Value`-only change (`sa{sv}as` with one entry, `Value`, and nothing
-    /// invalidated) of a mirrored characteristic, with its device; nil when the change is
-    /// something else or the characteristic is unknown (then it takes the normal way). Reads the
-    /// body in place: no dictionary is built for the one entry.
-    private func characteristicValue(_ path: DBusObjectPath, _ body: [DBusValue]) throws(DBusDecodingError) -> BlueZCharacteristicValue? {
-        guard body.count == 3, case .string(BlueZInterfaces.gattCharacteristic) = body[0],
-            case .dictionary(.string, .variant, let entries) = body[1], entries.count == 1,
-            case .string("Value") = entries[0].key, case .variant(let raw) = entries[0].value,
-            case .array(.string, let invalidated) = body[2], invalidated.isEmpty,
-            let owner = characteristicOwner(path)
-        else { return nil }
-        return BlueZCharacteristicValue(
-            devicePath: owner.devicePath, address: owner.address, addressType: owner.addressType, uuid: owner.uuid,
-            bytes: try [UInt8](dbusValue: raw))
-    }
-
-    private func characteristicOwner(_ path: DBusObjectPath) -> CharacteristicOwner? {
-        if let known = characteristicOwners[path] { return known }
-        guard case .string(let uuid)? = tree.objects[path]?[BlueZInterfaces.gattCharacteristic]?["UUID"] else { return nil }
-        // …/dev_X/serviceNNNN/charNNNN: the device is the nearest ancestor with Device1.
-        var candidate = path.parent
-        while let current = candidate, tree.objects[current]?[BlueZInterfaces.device] == nil { candidate = current.parent }
-        guard let devicePath = candidate, let device = tree.objects[devicePath]?[BlueZInterfaces.device] else { return nil }
-        var address: String?
-        var addressType: String?
-        if case .string(let text)? = device["Address"] { address = text }
-        if case .string(let text)? = device["AddressType"] { addressType = text }
-        let owner = CharacteristicOwner(devicePath: devicePath, address: address, addressType: addressType, uuid: uuid.lowercased())
-        characteristicOwners[path] = owner
-        return owner
     }
 }

@@ -12,8 +12,9 @@ import Synchronization
 ///
 /// `@unchecked Sendable` is sound here because every mutable field is either
 /// - inside `shared` (a `Mutex`): the job queue and the stop flag, touched from any thread; or
-/// - confined to the loop thread: `watches`, `timeouts` and `dispatcher` are only read or written
-///   by code that runs on the loop thread (the loop itself, jobs it runs, and libdbus callbacks it
+/// - confined to the loop thread: `watches`, `timeouts`, the hooks (`dispatcher`,
+///   `beforeSleeping`, `hasSignalsToHandOver`) and the poll set are only read or written by
+///   code that runs on the loop thread (the loop itself, jobs it runs, and libdbus callbacks it
 ///   triggers), which `checkIsolated()` enforces in debug paths;
 /// - `threadID` is written once by the loop thread before it runs any job, and only compared
 ///   by `isOnLoopThread`, which is meaningful only when called from that same thread.
@@ -42,6 +43,13 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     var dispatcher: (() -> Void)?
     /// Called when the loop is about to sleep: nothing is left to read or run (loop thread only).
     var beforeSleeping: (() -> Void)?
+    /// Set while the connection holds matched signals that `beforeSleeping` would hand over
+    /// (loop thread only). Without any, the loop sleeps in poll() at once, instead of looking
+    /// first: one poll() per wake-up rather than two.
+    var hasSignalsToHandOver = false
+    /// poll()'s set and the watches it covers, rebuilt in place each round (loop thread only).
+    private var pollSet: [pollfd] = []
+    private var polledWatches: [OpaquePointer] = []
 
     init(name: String) throws {
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -155,15 +163,16 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     }
 
     private func pollOnce() {
-        var fds: [pollfd] = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-        var polled: [OpaquePointer] = []
+        pollSet.removeAll(keepingCapacity: true)
+        polledWatches.removeAll(keepingCapacity: true)
+        pollSet.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
         for watch in watches where dbus_watch_get_enabled(watch) != 0 {
             let flags = dbus_watch_get_flags(watch)
             var events: Int16 = 0
             if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 { events |= Int16(POLLIN) }
             if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 { events |= Int16(POLLOUT) }
-            fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
-            polled.append(watch)
+            pollSet.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+            polledWatches.append(watch)
         }
         let now = monotonicNanoseconds()
         var timeoutMs: Int32 = -1
@@ -172,7 +181,8 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         }
         // Look first without sleeping: while input keeps coming, the loop goes on reading, and
         // only when it would sleep does it hand over what it gathered (see `beforeSleeping`).
-        var ready = timeoutMs == 0 ? 0 : poll(&fds, nfds_t(fds.count), 0)
+        // With nothing gathered there is nothing to hold back, and no reason to look.
+        var ready = timeoutMs == 0 || !hasSignalsToHandOver ? 0 : poll(&pollSet, nfds_t(pollSet.count), 0)
         if ready == 0 {
             beforeSleeping?()
             let mustNotSleep = shared.withLock { state -> Bool in
@@ -181,16 +191,16 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
                 return false
             }
             if mustNotSleep { timeoutMs = 0 }
-            ready = poll(&fds, nfds_t(fds.count), timeoutMs)
+            ready = poll(&pollSet, nfds_t(pollSet.count), timeoutMs)
             shared.withLock { $0.sleeping = false }
         }
         if ready > 0 {
-            if fds[0].revents != 0 {
+            if pollSet[0].revents != 0 {
                 var counter: UInt64 = 0
                 _ = Glibc.read(wakeFD, &counter, 8)
             }
-            for (index, watch) in polled.enumerated() {
-                let revents = fds[index + 1].revents
+            for (index, watch) in polledWatches.enumerated() {
+                let revents = pollSet[index + 1].revents
                 guard revents != 0 else { continue }
                 // A callback run by an earlier watch may have removed this one.
                 guard watches.contains(watch) else { continue }

@@ -16,13 +16,18 @@ enum SignalSink {
     }
 }
 
-/// The closures of a `subscribe(matching:onSignals:onEnd:)` subscription.
+/// The closures of a `subscribe(matching:claim:onSignals:onEnd:)` subscription.
 struct SignalHandler {
+    let claim: DBusSignalClaim?
     let onSignals: @Sendable ([DBusMessage]) -> Void
     let onEnd: @Sendable (any Error) -> Void
 }
 
-/// A subscription made with `subscribe(matching:onSignals:onEnd:)`; `cancel()` ends it (removes
+/// Looks at a matching signal before it is decoded and returns true to take it whole: it is
+/// then never decoded and never reaches `onSignals`. See `subscribe(matching:claim:onSignals:onEnd:)`.
+public typealias DBusSignalClaim = @Sendable (borrowing DBusMessageReader) -> Bool
+
+/// A subscription made with `subscribe(matching:claim:onSignals:onEnd:)`; `cancel()` ends it (removes
 /// the match rule). Releasing it does not: the subscription lives until cancelled or the
 /// connection closes.
 public struct DBusSignalSubscription: Sendable {
@@ -38,6 +43,12 @@ public struct DBusSignalSubscription: Sendable {
 struct Subscription {
     let rule: MatchRule
     let sink: SignalSink
+
+    /// The claim of a handler subscription that has one.
+    var claim: DBusSignalClaim? {
+        if case .handler(let handler) = sink { return handler.claim }
+        return nil
+    }
 }
 
 /// How a signal stream buffers when its consumer falls behind.
@@ -93,13 +104,25 @@ extension DBusConnection {
     /// may `assumeIsolated` inside the handler) and for high-rate signals. `onEnd` is called once
     /// if the connection is lost (with `Disconnected`); neither is called after `cancel()`.
     ///
+    /// `claim`, when given, sees each matching signal first, as it arrives and before it is
+    /// decoded, through a `DBusMessageReader` over libdbus's own copy: for signals so frequent
+    /// that building their `DBusValue`s would cost more than handling them (a notification
+    /// firehose), it reads what it needs in place and returns true to take the signal whole;
+    /// the signal is then not decoded and not passed to `onSignals`. A signal it returns false
+    /// for takes the normal way, unchanged. Order is kept: before `claim` is called, every
+    /// signal matched earlier is handed over (`onSignals` may then get a shorter round), so
+    /// `claim` and `onSignals` together see this subscription's signals in arrival order, and
+    /// `claim` sees the state that the earlier ones left. A signal claimed here still reaches
+    /// any other subscription that matches it, decoded; the bus's `NameOwnerChanged` is never
+    /// offered (the connection needs it for name tracking).
+    ///
     /// The handlers must be quick and must not block: they run on the thread that serves the bus.
     public func subscribe(
-        matching rule: MatchRule, onSignals: @escaping @Sendable ([DBusMessage]) -> Void,
+        matching rule: MatchRule, claim: DBusSignalClaim? = nil, onSignals: @escaping @Sendable ([DBusMessage]) -> Void,
         onEnd: @escaping @Sendable (any Error) -> Void
     ) async throws -> DBusSignalSubscription {
         let id = nextIdentifier()
-        try await subscribe(rule, id: id, sink: .handler(SignalHandler(onSignals: onSignals, onEnd: onEnd)))
+        try await subscribe(rule, id: id, sink: .handler(SignalHandler(claim: claim, onSignals: onSignals, onEnd: onEnd)))
         return DBusSignalSubscription(id: id, connection: self)
     }
 
@@ -175,13 +198,15 @@ extension DBusConnection {
         !name.hasPrefix(":") && name != "org.freedesktop.DBus"
     }
 
-    func deliverSignal(_ message: DBusMessage) {
+    /// Queues `message` for every subscription it matches, except those that claimed it
+    /// (`offerToClaims`).
+    func deliverSignal(_ message: DBusMessage, claimedBy claims: SignalClaims = SignalClaims()) {
         if message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
             message.interface == "org.freedesktop.DBus"
         {
             noteNameOwnerChanged(message)
         }
-        for (id, subscription) in subscriptions {
+        for (id, subscription) in subscriptions where !claims.contains(id) {
             let owner = subscription.rule.sender.flatMap { trackedNames[$0]?.owner }
             if subscription.rule.matches(message, senderOwner: owner) {
                 undeliveredSignals.append((id, message))

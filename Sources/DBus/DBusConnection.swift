@@ -27,16 +27,33 @@ public actor DBusConnection {
     var libdbusReleased = false
     var nextID: UInt64 = 1
     var pendingCalls: [UInt64: PendingCall] = [:]
-    var subscriptions: [UInt64: Subscription] = [:]
+    var subscriptions: [UInt64: Subscription] = [:] {
+        // Subscriptions change rarely; signals ask for these on every arrival.
+        didSet {
+            claimingSubscriptions = subscriptions.values.count(where: { $0.claim != nil })
+            signalRoutes = nil
+        }
+    }
+    /// How many subscriptions have a claim (`offerToClaims` is skipped while there are none).
+    var claimingSubscriptions = 0
+    /// The subscriptions as `offerToClaims` reads them; nil once stale.
+    var signalRoutes: [SignalRoute]?
     /// Signals matched during the current dispatch round, yielded together at its end.
     var decodeCache = DecodeCache()
     /// Matched signals waiting for `flushSignals`, with the subscription each is for.
-    var undeliveredSignals: [(UInt64, DBusMessage)] = []
-    var trackedNames: [String: TrackedName] = [:]
+    var undeliveredSignals: [(UInt64, DBusMessage)] = [] {
+        didSet { thread.hasSignalsToHandOver = !undeliveredSignals.isEmpty }
+    }
+    var trackedNames: [String: TrackedName] = [:] {
+        didSet { signalRoutes = nil }  // an owner a route expects may have changed
+    }
     var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
     var objects = ObjectRegistry()
     /// Incoming messages libdbus delivered that could not be decoded (counted, then dropped).
     public private(set) var undecodableMessages = 0
+    /// Signals a subscription's claim took (`subscribe(matching:claim:onSignals:onEnd:)`): read
+    /// in place, and not decoded for that subscription.
+    public internal(set) var claimedSignals = 0
 
     /// The default timeout of `call` (libdbus's own default is also 25 s).
     public static let defaultTimeout: Duration = .seconds(25)
@@ -113,10 +130,10 @@ public actor DBusConnection {
         // The filter holds the connection until `close()` removes it.
         dbus_connection_add_filter(raw, filterCallback, Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
         thread.dispatcher = { [unowned self] in
-            self.assumeIsolated { connection in connection.dispatchIncoming() }
+            self.onLoopThread { connection in connection.dispatchIncoming() }
         }
         thread.beforeSleeping = { [unowned self] in
-            self.assumeIsolated { connection in connection.flushSignals() }
+            self.onLoopThread { connection in connection.flushSignals() }
         }
     }
 
@@ -206,6 +223,11 @@ public actor DBusConnection {
         guard type == MessageTypeCode.signal || type == MessageTypeCode.methodCall else {
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
+        var claims = SignalClaims()
+        if type == MessageTypeCode.signal, claimingSubscriptions > 0 {
+            claims = offerToClaims(message)
+            if claims.takeWholeSignal { return DBUS_HANDLER_RESULT_HANDLED }
+        }
         let decoded: DBusMessage
         do {
             decoded = try MessageCodec.decode(message, cache: &decodeCache)
@@ -217,7 +239,7 @@ public actor DBusConnection {
             return DBUS_HANDLER_RESULT_HANDLED
         }
         if type == MessageTypeCode.signal {
-            deliverSignal(decoded)
+            deliverSignal(decoded, claimedBy: claims)
         } else {
             handleMethodCall(decoded)
         }

@@ -18,25 +18,10 @@ struct DecodeCache {
     mutating func string(_ pointer: UnsafePointer<CChar>, field: Field) -> String {
         let slot = field.rawValue
         let previous = strings[slot]
-        if Self.equal(previous, pointer) { return previous }
+        if CStringComparison.equal(pointer, previous) { return previous }
         let fresh = String(cString: pointer)
         strings[slot] = fresh
         return fresh
-    }
-
-    /// True when the NUL-terminated `c` holds exactly the bytes of `swift`. Compared here rather
-    /// than with `strcmp`, so this file needs no Glibc import: with one, a clean debug build failed
-    /// once on Glibc's and the CDBus shim's differing `fd_set`.
-    private static func equal(_ swift: String, _ c: UnsafePointer<CChar>) -> Bool {
-        var swift = swift
-        return swift.withUTF8 { bytes in
-            // Stops at the C string's end: a NUL never equals a byte of a C-derived string.
-            for index in bytes.indices {
-                let byte = UInt8(bitPattern: c[index])
-                if byte == 0 || byte != bytes[index] { return false }
-            }
-            return c[bytes.count] == 0
-        }
     }
 
     /// The parsed types of a body signature. Bounded: a peer sending endless distinct

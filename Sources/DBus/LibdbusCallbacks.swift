@@ -42,7 +42,7 @@ let filterCallback: DBusHandleMessageFunction = { _, message, data in
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     let connection = Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue()
     let transfer = UnsafeTransfer(value: message)
-    return connection.assumeIsolated { $0.handleIncoming(transfer.value) }
+    return connection.onLoopThread { $0.handleIncoming(transfer.value) }
 }
 
 let releaseConnectionCallback: DBusFreeFunction = { data in

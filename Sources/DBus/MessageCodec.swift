@@ -92,7 +92,7 @@ enum MessageCodec {
         return value
     }
 
-    private static func readValue(_ iter: inout DBusMessageIter, _ type: DBusType) throws -> DBusValue {
+    static func readValue(_ iter: inout DBusMessageIter, _ type: DBusType) throws -> DBusValue {
         let actual = dbus_message_iter_get_arg_type(&iter)
         guard actual == Int32(type.code) || (type.code == UInt8(ascii: "r") && actual == Int32(UInt8(ascii: "r"))) else {
             throw DBusDecodingError(expected: type.signature, actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: actual))))

@@ -46,3 +46,69 @@ struct BlueZClientValueTests {
         await client.stop()
     }
 }
+
+/// The value fast path reads notifications in place (the connection never decodes them); signals
+/// of the same look that are malformed still take the decoding way and are counted.
+@Suite("The BlueZ client's value fast path")
+struct BlueZClientValueFastPathTests {
+    @Test func valuesAreClaimedInOrderAndMalformedSignalsCounted() async throws {
+        let bus = try PrivateBus()
+        let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
+        let device = FakeBluetoothd.devicePath(0)
+        let characteristic = try device.appending("service000a").appending("char000b")
+        let gatt = "org.bluez.GattCharacteristic1"
+        try await bluetoothd.connection.export(
+            BlueZClientValueTests.characteristicInterface,
+            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(true)],
+            at: characteristic)
+
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        let client = BlueZClient(connection: connection)
+        let (values, valueSink) = AsyncStream<BlueZCharacteristicValue>.makeStream()
+        await client.setValueHandler { valueSink.yield($0) }
+        try await client.start()
+        let events = client.events
+
+        func propertiesChanged(at path: DBusObjectPath, _ body: [DBusValue]) async throws {
+            try await bluetoothd.connection.emitSignal(
+                path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", body)
+        }
+        func notify(_ byte: UInt8) async throws {
+            try await bluetoothd.connection.setProperty("Value", to: .bytes([0x06, byte]), of: gatt, at: characteristic)
+        }
+        for byte in UInt8(60)..<80 { try await notify(byte) }
+        // Claimed shape, wrong type: malformed, as it always was.
+        try await propertiesChanged(at: characteristic, [.string(gatt), .stringVariantMap(["Value": .string("72 bpm")]), .stringArray([])])
+        // No invalidated list: malformed.
+        try await propertiesChanged(at: characteristic, [.string(gatt), .stringVariantMap(["Value": .bytes([0x06, 1])])])
+        // A characteristic the mirror does not hold: neither a value nor malformed.
+        let unknown = try device.appending("service000a").appending("char00ff")
+        try await propertiesChanged(at: unknown, [.string(gatt), .stringVariantMap(["Value": .bytes([0x06, 2])]), .stringArray([])])
+        try await notify(99)
+
+        let received = try await withTimeout(.seconds(10), "21 values") {
+            var received: [[UInt8]] = []
+            for await value in values {
+                received.append(value.bytes)
+                if value.bytes == [0x06, 99] { break }
+            }
+            return received
+        }
+        #expect(received == (UInt8(60)..<80).map { [0x06, $0] } + [[0x06, 99]])
+        let malformed = try await withTimeout(.seconds(5), "two malformed-signal events") {
+            var texts: [String] = []
+            for await event in events {
+                if case .malformedSignal(let text) = event { texts.append(text) }
+                if texts.count == 2 { break }
+            }
+            return texts
+        }
+        #expect(malformed.count == 2)
+        #expect(await client.malformedSignals == 2)
+        #expect(await connection.claimedSignals == 21, "every value was read in place, never decoded")
+        valueSink.finish()
+        await client.stop()
+        await connection.close()
+        await bluetoothd.connection.close()
+    }
+}

@@ -1,0 +1,46 @@
+// Entering an actor's isolation from code that runs on a connection's thread outside of any
+// job: libdbus's callbacks, the loop's hooks, and the signal handlers and claims they call.
+//
+// `Actor.assumeIsolated` would do, but its check asks the concurrency runtime for the current
+// executor, which for a custom executor on a thread with no task costs ~430 instructions, plus
+// the reabstraction it wraps the closure in; paid several times per signal, that was a few
+// percent of receiving one (callgrind, fleet-bench's ingest workload). The check here is one
+// comparison of thread ids; what it proves is what `assumeIsolated` proves for this executor
+// (its `checkIsolated` makes the same comparison): the connection's thread runs one job at a
+// time, so while it runs this code, no job of an actor whose executor it is runs anywhere.
+
+extension DBusConnection {
+    /// Runs `body` isolated to `actor` from a signal handler or claim of this connection (on its
+    /// thread), for an actor whose executor is this connection's (its `unownedExecutor` returns
+    /// the connection's, as `BlueZClient` does). Like `actor.assumeIsolated(body)`, with a
+    /// cheaper check; traps when not on this connection's thread or when `actor` has another
+    /// executor.
+    // Inlinable so that the closure is specialized where it is written (unspecialized, the
+    // reabstraction allocated twice per call).
+    @inlinable
+    public nonisolated func assumeIsolated<A: Actor, T>(
+        _ actor: A, _ body: (isolated A) throws -> T
+    ) rethrows -> T {
+        checkIsolation(of: actor.unownedExecutor)
+        return try withoutActuallyEscaping(body) { escapable in
+            try unsafeBitCast(escapable, to: ((A) throws -> T).self)(actor)
+        }
+    }
+
+    /// Traps unless the caller is on this connection's thread and `executor` is the
+    /// connection's own.
+    @usableFromInline
+    nonisolated func checkIsolation(of executor: UnownedSerialExecutor) {
+        precondition(thread.isOnLoopThread, "not on the thread of this D-Bus connection")
+        precondition(
+            (executor.asSerialExecutor() as AnyObject?) === thread, "the actor does not run on this D-Bus connection's executor")
+    }
+
+    /// `assumeIsolated` for this connection itself, for libdbus's callbacks and the loop's hooks.
+    nonisolated func onLoopThread<T>(_ body: (isolated DBusConnection) throws -> T) rethrows -> T {
+        precondition(thread.isOnLoopThread, "not on the thread of this D-Bus connection")
+        return try withoutActuallyEscaping(body) { escapable in
+            try unsafeBitCast(escapable, to: ((DBusConnection) throws -> T).self)(self)
+        }
+    }
+}
