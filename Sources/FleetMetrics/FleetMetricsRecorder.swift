@@ -7,10 +7,12 @@ import Synchronization
 /// Turns what the fleet does into metric updates. Events (state changes, failures, grants)
 /// arrive as a `FleetObserver` on the orchestrator's actor; figures the fleet keeps itself
 /// (adapters' slots, pinned ready, value and write counts, queue depths) are refreshed from a
-/// `FleetMetricsSnapshot` just before each scrape (`refresh(from:)`).
+/// `FleetMetricsSnapshot` just before each scrape (`refresh(from:)`). Per-device figures stay
+/// plain numbers in the records (`DeviceFigures`) and are rendered at each scrape
+/// (`deviceFamilies()`); fleet and adapter gauges live in the exporter's registry.
 ///
-/// Thread-safe: one lock around the per-device records; each observer call is a few dictionary
-/// look-ups and atomic updates, so the orchestrator never waits on a scrape for long.
+/// Thread-safe: one lock around the per-device records; each observer call is a dictionary
+/// look-up and a few additions, so the orchestrator never waits on a scrape for long.
 public final class FleetMetricsRecorder: FleetObserver {
     struct DeviceRecord {
         let labels: DeviceLabels
