@@ -10,7 +10,10 @@ struct RenderedFamily {
 /// labels `FleetMetricCatalogue` documents: identity labels on counters and the histogram;
 /// identity plus the current `adapter` on gauges.
 enum DeviceFamilies {
-    static func render(_ records: [FleetMetricsRecorder.DeviceRecord]) -> [RenderedFamily] {
+    /// - Parameters:
+    ///   - now: the recorder's clock, for the seconds a link has been up.
+    ///   - wallNow: Unix time, for the backoff deadline's timestamp.
+    static func render(_ records: [FleetMetricsRecorder.DeviceRecord], now: MonotonicInstant, wallNow: Double) -> [RenderedFamily] {
         typealias Catalogue = FleetMetricCatalogue
         var state = RenderedFamily(family: Catalogue.deviceState)
         var connected = RenderedFamily(family: Catalogue.deviceConnectedSeconds)
@@ -32,8 +35,11 @@ enum DeviceFamilies {
             for name in DeviceState.metricNames {
                 state.lines.append(ExpositionSample.line(state.family.name, present + [("state", name)], name == current ? "1" : "0"))
             }
-            connected.lines.append(ExpositionSample.line(connected.family.name, present, ExpositionSample.value(figures.connectedSeconds)))
-            backoff.lines.append(ExpositionSample.line(backoff.family.name, present, ExpositionSample.value(figures.backoffDeadline)))
+            let connectedSeconds = max(0, record.linkedSince.map { now.duration(since: $0).secondsDouble } ?? 0)
+            var backoffDeadline = 0.0
+            if case .backingOff(_, let deadline) = record.state { backoffDeadline = wallNow + deadline.duration(since: now).secondsDouble }
+            connected.lines.append(ExpositionSample.line(connected.family.name, present, ExpositionSample.value(connectedSeconds)))
+            backoff.lines.append(ExpositionSample.line(backoff.family.name, present, ExpositionSample.value(backoffDeadline)))
             for qos in OutgoingQoS.allCases {
                 queueDepth.lines.append(ExpositionSample.line(
                     queueDepth.family.name, present + [("qos", qos.description)], ExpositionSample.value(record.queueDepths[qos] ?? 0)))

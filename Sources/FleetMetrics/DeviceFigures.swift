@@ -15,7 +15,4 @@ struct DeviceFigures: Sendable {
     /// does not carry nine zero series).
     var errors: [FailureClass: Int] = [:]
     var readyLatency = LatencyHistogram(bounds: FleetMetricCatalogue.readyLatencyBuckets.map(\.secondsDouble))
-    /// Gauges brought up to date by `refresh` just before each scrape.
-    var connectedSeconds: Double = 0
-    var backoffDeadline: Double = 0
 }

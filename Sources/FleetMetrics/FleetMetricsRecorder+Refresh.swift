@@ -5,11 +5,9 @@ import FleetCore
 extension FleetMetricsRecorder {
     /// Brings the snapshot figures up to date just before a scrape: fleet and adapter gauges,
     /// value and write counts and queue depths from `snapshot` (nil when the orchestrator did
-    /// not answer in time: those keep their last values), and each device's time-dependent
-    /// gauges (connected seconds, backoff deadline) from the clock.
+    /// not answer in time: those keep their last values). A device's time-dependent gauges are
+    /// computed from the clock as the families are rendered (`deviceFamilies()`).
     public func refresh(from snapshot: FleetMetricsSnapshot?) {
-        let now = clock.now()
-        let wallNow = wallClock()
         let factory = self.factory
         state.withLock { state in
             if let snapshot {
@@ -21,17 +19,6 @@ extension FleetMetricsRecorder {
                 for device in status.devices {
                     Self.refreshDevice(device, writes: snapshot.writes[device.id], in: &state)
                 }
-            }
-            for id in state.devices.keys {
-                guard var record = state.devices[id] else { continue }
-                let connected = record.linkedSince.map { now.duration(since: $0).secondsDouble } ?? 0
-                record.figures.connectedSeconds = max(0, connected)
-                if case .backingOff(_, let deadline) = record.state {
-                    record.figures.backoffDeadline = wallNow + deadline.duration(since: now).secondsDouble
-                } else {
-                    record.figures.backoffDeadline = 0
-                }
-                state.devices[id] = record
             }
         }
     }

@@ -127,12 +127,14 @@ public final class FleetMetricsRecorder: FleetObserver {
 
     // MARK: - Records
 
-    /// The per-device families as they stand (call `refresh` first), devices in address order.
+    /// The per-device families as they stand (call `refresh` first), devices in address order,
+    /// time-dependent gauges as of now.
     func deviceFamilies() -> [RenderedFamily] {
+        let (now, wallNow) = (clock.now(), wallClock())
         let records = state.withLock { state in
             state.devices.sorted { $0.key.description < $1.key.description }.map(\.value)
         }
-        return DeviceFamilies.render(records)
+        return DeviceFamilies.render(records, now: now, wallNow: wallNow)
     }
 
     /// Ready latency runs from the start of an attempt (`connecting` on an adapter) to `ready`;
