@@ -81,7 +81,11 @@ public final class ValuePipeline: Sendable {
     }
 
     public func ingest(device: DeviceID, characteristic: String, bytes: [UInt8]) {
-        let uuid = state.withLock { $0.uuids[characteristic] } ?? BluetoothUUID(characteristic)
+        // Parsed once per characteristic; `parsed` is only set on a miss, so the second lock
+        // section caches it without looking the string up again.
+        let cached = state.withLock { $0.uuids[characteristic] }
+        let parsed = cached == nil ? BluetoothUUID(characteristic) : nil
+        let uuid = cached ?? parsed
         let result: Result<CharacteristicEvent, GATTDecodeError>
         if let uuid {
             do {
@@ -93,7 +97,7 @@ public final class ValuePipeline: Sendable {
             result = .success(.raw(RawCharacteristicValue(uuid: .init(0), bytes: bytes)))
         }
         let (errors, firstOfClass, observers, streams) = state.withLock { state in
-            if let uuid, state.uuids[characteristic] == nil, state.uuids.count < 1024 { state.uuids[characteristic] = uuid }
+            if let parsed, state.uuids.count < 1024 { state.uuids[characteristic] = parsed }
             // Counted in place (inout through the subscript): no copy of the entry per value.
             let (errors, newClass) = Self.count(result, in: &state.counters[device, default: DeviceCounters()])
             var first = false
