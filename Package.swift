@@ -38,7 +38,7 @@ let package = Package(
         ),
 
         // MARK: - Libraries
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", "DetachedThread"]),
         .target(name: "GATT"),
         .target(name: "FleetCore", dependencies: ["GATT"]),
         .target(name: "BlueZ", dependencies: ["DBus"]),

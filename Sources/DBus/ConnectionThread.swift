@@ -1,4 +1,5 @@
 import CDBus
+import DetachedThread
 import Glibc
 import Synchronization
 
@@ -121,27 +122,16 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     // MARK: - Thread
 
     private func start(name: String) throws {
-        let box = Unmanaged.passRetained(ThreadStartBox(thread: self, name: name))
-        var tid = pthread_t()
-        let result = pthread_create(&tid, nil, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<ThreadStartBox>.fromOpaque(raw).takeRetainedValue()
-            box.thread.run(name: box.name)
-            return nil
-        }, box.toOpaque())
-        guard result == 0 else {
-            box.release()
-            throw DBusError(name: DBusError.failed, message: "pthread_create failed: \(result)")
+        do {
+            try DetachedThread.start(name: name) { [self] in self.run() }
+        } catch {
+            throw DBusError(name: DBusError.failed, message: "\(error)")
         }
-        pthread_detach(tid)
     }
 
-    private func run(name: String) {
+    private func run() {
         threadID = pthread_self()
         threadStarted = true
-        // Linux limits thread names to 15 bytes.
-        let shortName = String(decoding: name.utf8.prefix(15), as: UTF8.self)
-        _ = pthread_setname_np(threadID, shortName)
         while true {
             let (batch, stopping) = shared.withLock { state -> ([Work], Bool) in
                 let batch = state.work
@@ -257,15 +247,6 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
 
     private static func intervalNanoseconds(_ timeout: OpaquePointer) -> Int64 {
         Int64(dbus_timeout_get_interval(timeout)) * 1_000_000
-    }
-}
-
-private final class ThreadStartBox {
-    let thread: ConnectionThread
-    let name: String
-    init(thread: ConnectionThread, name: String) {
-        self.thread = thread
-        self.name = name
     }
 }
 
