@@ -24,14 +24,7 @@ import SystemdSupport
 /// and stops on SIGTERM.
 enum AgentRole {
     static func run(bus: String, configPath: String, stateDirectory: String) throws {
-        let loaded = ConfigurationLoader.load(
-            mainFile: configPath, dropInDirectory: ConfigurationLoader.dropInDirectory(forMainFile: configPath))
-        let settings: WearfleetConfiguration
-        switch loaded {
-        case .success(let value): settings = value
-        case .failure(let errors): throw BenchError("configuration: \(errors.errors.map(\.description).joined(separator: "; "))")
-        }
-        LoggingSetup.bootstrap(format: .console, identifier: "wearfleetd", level: settings.daemon.logLevel, environment: [:])
+        let settings = try RoleSetup.settings(configPath: configPath)
         let signals = SignalInbox([SIGUSR1, SIGTERM, SIGINT])
         try runBlocking {
             try await Self.serve(settings: settings, bus: bus, stateDirectory: stateDirectory, signals: signals)

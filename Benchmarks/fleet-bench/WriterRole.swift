@@ -27,14 +27,7 @@ enum WriterRole {
     }
 
     static func run(bus: String, configPath: String, stateDirectory: String, seconds: Double) throws {
-        let loaded = ConfigurationLoader.load(
-            mainFile: configPath, dropInDirectory: ConfigurationLoader.dropInDirectory(forMainFile: configPath))
-        let settings: WearfleetConfiguration
-        switch loaded {
-        case .success(let value): settings = value
-        case .failure(let errors): throw BenchError("configuration: \(errors.errors.map(\.description).joined(separator: "; "))")
-        }
-        LoggingSetup.bootstrap(format: .console, identifier: "wearfleetd", level: settings.daemon.logLevel, environment: [:])
+        let settings = try RoleSetup.settings(configPath: configPath)
         let report = try runBlocking {
             try await Self.drive(settings: settings, bus: bus, stateDirectory: stateDirectory, seconds: seconds)
         }
