@@ -20,14 +20,10 @@ struct EmbeddedDaemon {
         let store = StateStore(directory: URL(fileURLWithPath: stateDirectory), debounce: settings.daemon.stateDebounce, logger: logger)
         let known = try await store.load().devices
         let connection = try await DBusConnection.connect(to: .address(bus), threadName: "dbus-bluez")
-        let client = BlueZClient(connection: connection)
-        let orchestrator = try FleetOrchestrator(
-            configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
-        await orchestrator.restore(known)
-        await orchestrator.saveKnowledge(in: store)
-        let metrics = FleetMetrics()
-        await orchestrator.addObserver(metrics.recorder)
-        let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
+        let orchestrator = try await FleetOrchestrator.restoring(
+            known, savingIn: store, configuration: settings.runtimeConfiguration, client: BlueZClient(connection: connection),
+            logger: logger)
+        let metricsEndpoint = await FleetMetrics.observing(orchestrator, serving: settings.metrics, logger: logger).endpoint
         try await orchestrator.start()
         return EmbeddedDaemon(orchestrator: orchestrator, connection: connection, store: store, metricsEndpoint: metricsEndpoint)
     }

@@ -48,15 +48,11 @@ struct FleetDaemon: Service {
             logger.critical("cannot connect to the bus", metadata: ["bus": "\(bus ?? "system")", "error": "\(error)"])
             throw DaemonFailure(message: "cannot connect to the bus \(bus ?? "(system)"): \(error)", exitCode: 69)
         }
-        let client = BlueZClient(connection: connection)
-        let orchestrator = try FleetOrchestrator(
-            configuration: settings.runtimeConfiguration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
-        await orchestrator.restore(known)
-        await orchestrator.saveKnowledge(in: store)
+        let orchestrator = try await FleetOrchestrator.restoring(
+            known, savingIn: store, configuration: settings.runtimeConfiguration, client: BlueZClient(connection: connection),
+            logger: logger)
         // Metrics: a bind failure is logged and the daemon runs on without them (FleetMetrics.serve).
-        let metrics = FleetMetrics()
-        await orchestrator.addObserver(metrics.recorder)
-        let metricsEndpoint = metrics.serve(settings.metrics, orchestrator: orchestrator, logger: logger)
+        let metricsEndpoint = await FleetMetrics.observing(orchestrator, serving: settings.metrics, logger: logger).endpoint
         try await orchestrator.start()
         // Before READY, so `systemctl start` then `wearfleetctl` finds it; optional: the fleet runs without it.
         let control = await ControlEndpoint.startOrLog(

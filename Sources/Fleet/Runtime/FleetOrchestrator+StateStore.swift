@@ -1,6 +1,8 @@
+import BlueZ
 import FleetCore
 import FoundationEssentials
 import Glibc
+import Logging
 
 extension FleetOrchestrator {
     /// Saves what the fleet learns in `store`: every `persist` effect becomes a change to the
@@ -22,5 +24,19 @@ extension FleetOrchestrator {
             }
         }
         finishStoreUpdates = { sink.finish() }
+    }
+
+    /// The daemon's fleet as wearfleetd starts it, before `start()`: an orchestrator that knows
+    /// `known` (the state file's devices) and saves what it learns in `store`. The benchmark
+    /// that measures the daemon starts its fleet through here too.
+    public static func restoring(
+        _ known: [KnownDevice], savingIn store: StateStore, configuration: FleetRuntimeConfiguration, client: BlueZClient,
+        logger: Logger
+    ) async throws -> FleetOrchestrator {
+        let orchestrator = try FleetOrchestrator(
+            configuration: configuration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
+        await orchestrator.restore(known)
+        await orchestrator.saveKnowledge(in: store)
+        return orchestrator
     }
 }
