@@ -1,19 +1,24 @@
 import DBus
 
-/// What a characteristic's values are attributed to, found in the mirror once per path.
-struct CharacteristicOwner {
-    let devicePath: DBusObjectPath
-    let address: String?
-    let addressType: String?
-    let uuid: String
+/// Where a characteristic's values go, found in the mirror and asked of the value receivers
+/// once per path (until objects come or go).
+final class CharacteristicRoute {
+    let source: BlueZCharacteristicSource
+    /// Nil when the receivers want none of this characteristic's values.
+    let receiver: BlueZValueReceiver?
+
+    init(source: BlueZCharacteristicSource, receiver: BlueZValueReceiver?) {
+        self.source = source
+        self.receiver = receiver
+    }
 }
 
-// Characteristic values for the value handler (`setValueHandler`), two ways: `claimValue` reads
-// a notification in place before the connection decodes it (the way nearly every value takes);
-// `characteristicValue` reads one that was decoded anyway (held during a snapshot and replayed,
-// or of a shape the fast way leaves alone).
+// Characteristic values for the value receivers (`setValueReceivers`), two ways: `claimValue`
+// reads a notification in place before the connection decodes it (the way nearly every value
+// takes); `characteristicValue` reads one that was decoded anyway (held during a snapshot and
+// replayed, or of a shape the fast way leaves alone).
 extension BlueZClient {
-    /// Takes a signal whole when it is exactly what `handle` would pass to the value handler:
+    /// Takes a signal whole when it is exactly what `handle` would pass to a value receiver:
     /// from the current bluetoothd, newer than the snapshot, not held, a `PropertiesChanged`
     /// (`sa{sv}as`) of `GattCharacteristic1` whose only change is `Value`, an `ay`, with nothing
     /// invalidated, of a mirrored characteristic. Anything else (including what `handle` counts
@@ -21,19 +26,21 @@ extension BlueZClient {
     /// before. Called by the connection, on its thread, before decoding: see
     /// `DBusConnection.subscribe(matching:claim:onSignals:onEnd:)`.
     func claimValue(_ message: borrowing DBusMessageReader) -> Bool {
-        guard let valueHandler, heldSignals == nil, let owner, message.serial > snapshotSerial, message.hasSender(owner),
+        guard let valueReceivers, heldSignals == nil, let owner, message.serial > snapshotSerial, message.hasSender(owner),
             message.hasMember("PropertiesChanged", of: BlueZInterfaces.properties), message.hasSignature("sa{sv}as"),
-            let bytes = Self.changedValue(message), let characteristic = characteristicOwner(of: message)
+            let bytes = Self.changedValue(message), let route = characteristicRoute(of: message, receivers: valueReceivers)
         else { return false }
-        valueHandler(
-            BlueZCharacteristicValue(
-                devicePath: characteristic.devicePath, address: characteristic.address,
-                addressType: characteristic.addressType, uuid: characteristic.uuid, bytes: bytes))
+        route.receiver?(bytes)
         return true
     }
 
     /// The bytes of a `Value`-only change of `GattCharacteristic1` in a `sa{sv}as` body; nil for
     /// any other change.
+    ///
+    /// The sizes of the two arrays prove their shapes without walking them (libdbus steps over
+    /// an entry by walking it): a dictionary whose one entry is `Value` holding n bytes is
+    /// `valueEntrySize(n)` bytes long, and any other entry after it would make it longer; an
+    /// empty `as` is 0 bytes long.
     private static func changedValue(_ message: borrowing DBusMessageReader) -> [UInt8]? {
         let value = try? message.withArguments { arguments throws(DBusDecodingError) -> [UInt8]? in
             guard try arguments.readString(equalTo: BlueZInterfaces.gattCharacteristic) else { return nil }
@@ -43,39 +50,51 @@ extension BlueZClient {
                     // Anything but an `ay` throws: the signal is then left to `handle`.
                     return try entry.readVariant { inner throws(DBusDecodingError) in try inner.readBytes() }
                 }
-                return entries.isAtEnd ? value : nil
+                guard let value, entries.arrayByteCount == valueEntrySize(value.count) else { return nil }
+                return value
             }
-            let nothingInvalidated = try arguments.readArray { invalidated throws(DBusDecodingError) in invalidated.isAtEnd }
+            guard let changed else { return nil }
+            let nothingInvalidated = try arguments.readArray { invalidated throws(DBusDecodingError) in invalidated.arrayByteCount == 0 }
             return nothingInvalidated ? changed : nil
         }
         return value ?? nil
     }
 
+    /// The size in the message of a `{sv}` entry `"Value"` → `ay` of `count` bytes: the key
+    /// (length, 5 bytes, NUL: 10), the variant's signature (length, `ay`, NUL: 4), padding to 4
+    /// (2), the array's length (4), then the bytes. The entry starts 8-aligned, where the
+    /// array's size starts counting.
+    static func valueEntrySize(_ count: Int) -> Int { 20 + count }
+
     /// The value of a decoded `Value`-only change (`sa{sv}as` with one entry, `Value`, and
-    /// nothing invalidated) of a mirrored characteristic, with its device; nil when the change
-    /// is something else or the characteristic is unknown (then it takes the normal way). Reads
-    /// the body in place: no dictionary is built for the one entry. Throws when `Value` is not
-    /// an `ay`.
-    func characteristicValue(_ path: DBusObjectPath, _ body: [DBusValue]) throws(DBusDecodingError) -> BlueZCharacteristicValue? {
+    /// nothing invalidated) of a mirrored characteristic, with where it goes; nil when the
+    /// change is something else or the characteristic is unknown (then it takes the normal way).
+    /// Reads the body in place: no dictionary is built for the one entry. Throws when `Value` is
+    /// not an `ay`.
+    func characteristicValue(
+        _ path: DBusObjectPath, _ body: [DBusValue], receivers: @Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?
+    ) throws(DBusDecodingError) -> (route: CharacteristicRoute, bytes: [UInt8])? {
         guard body.count == 3, case .string(BlueZInterfaces.gattCharacteristic) = body[0],
             case .dictionary(.string, .variant, let entries) = body[1], entries.count == 1,
             case .string("Value") = entries[0].key, case .variant(let raw) = entries[0].value,
             case .array(.string, let invalidated) = body[2], invalidated.isEmpty,
-            let owner = characteristicOwner(path)
+            let route = characteristicRoute(path, receivers: receivers)
         else { return nil }
-        return BlueZCharacteristicValue(
-            devicePath: owner.devicePath, address: owner.address, addressType: owner.addressType, uuid: owner.uuid,
-            bytes: try [UInt8](dbusValue: raw))
+        return (route, try [UInt8](dbusValue: raw))
     }
 
-    private func characteristicOwner(of message: borrowing DBusMessageReader) -> CharacteristicOwner? {
-        if let known = characteristicOwners.value(forPathOf: message) { return known }
+    private func characteristicRoute(
+        of message: borrowing DBusMessageReader, receivers: @Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?
+    ) -> CharacteristicRoute? {
+        if let known = characteristicRoutes.value(forPathOf: message) { return known }
         guard let path = message.path else { return nil }
-        return characteristicOwner(path)
+        return characteristicRoute(path, receivers: receivers)
     }
 
-    private func characteristicOwner(_ path: DBusObjectPath) -> CharacteristicOwner? {
-        if let known = characteristicOwners[path] { return known }
+    private func characteristicRoute(
+        _ path: DBusObjectPath, receivers: @Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?
+    ) -> CharacteristicRoute? {
+        if let known = characteristicRoutes[path] { return known }
         guard case .string(let uuid)? = tree.objects[path]?[BlueZInterfaces.gattCharacteristic]?["UUID"] else { return nil }
         // …/dev_X/serviceNNNN/charNNNN: the device is the nearest ancestor with Device1.
         var candidate = path.parent
@@ -85,8 +104,10 @@ extension BlueZClient {
         var addressType: String?
         if case .string(let text)? = device["Address"] { address = text }
         if case .string(let text)? = device["AddressType"] { addressType = text }
-        let owner = CharacteristicOwner(devicePath: devicePath, address: address, addressType: addressType, uuid: uuid.lowercased())
-        characteristicOwners[path] = owner
-        return owner
+        let source = BlueZCharacteristicSource(
+            characteristicPath: path, devicePath: devicePath, address: address, addressType: addressType, uuid: uuid.lowercased())
+        let route = CharacteristicRoute(source: source, receiver: receivers(source))
+        characteristicRoutes[path] = route
+        return route
     }
 }

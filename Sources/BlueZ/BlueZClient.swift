@@ -12,7 +12,7 @@ import DBus
 ///
 /// The client runs on its connection's thread (it shares the connection's executor), so a signal
 /// goes from the socket to `handle` without waking another thread. Characteristic values take a
-/// shorter way still when a value handler is set (`setValueHandler`): see there.
+/// shorter way still when value receivers are set (`setValueReceivers`): see there.
 public actor BlueZClient {
     public let connection: DBusConnection
     public nonisolated var unownedExecutor: UnownedSerialExecutor { connection.unownedExecutor }
@@ -31,12 +31,12 @@ public actor BlueZClient {
     private var tasks: [Task<Void, Never>] = []
     private var treeWaiters: [UInt64: TreeWaiter] = [:]
     private var nextWaiterID: UInt64 = 0
-    var valueHandler: (@Sendable (BlueZCharacteristicValue) -> Void)?
+    var valueReceivers: (@Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?)?
     private var signalSubscription: DBusSignalSubscription?
-    /// Characteristic path → what a value of it is attributed to, looked up once per path and
-    /// dropped whenever objects come or go (a notification then costs one lookup, made with the
-    /// message's own path bytes on the fast way).
-    var characteristicOwners = DBusObjectPathDictionary<CharacteristicOwner>()
+    /// Characteristic path → where its values go, found once per path and dropped whenever
+    /// objects come or go (a notification then costs one lookup, made with the message's own
+    /// path bytes on the fast way).
+    var characteristicRoutes = DBusObjectPathDictionary<CharacteristicRoute>()
 
     private struct TreeWaiter {
         let condition: @Sendable (BlueZObjectTree) -> Bool
@@ -58,7 +58,7 @@ public actor BlueZClient {
             matching: MatchRule(sender: BlueZInterfaces.service),
             claim: { [weak self] message in
                 guard let self else { return false }
-                return self.connection.assumeIsolated(self) { client in client.claimValue(message) }
+                return self.connection.callIsolated(self, message) { client, message in client.claimValue(message) }
             },
             onSignals: { [weak self] batch in self?.assumeIsolated { client in for signal in batch { client.handle(signal) } } },
             onEnd: { [weak self] _ in self?.assumeIsolated { $0.connectionLost() } })
@@ -75,16 +75,19 @@ public actor BlueZClient {
 
     /// Sends every characteristic value announced on the D-Bus path (`Value` alone in a
     /// `PropertiesChanged` of `GattCharacteristic1`, which is how bluetoothd announces a
-    /// notification) to `handler`, on the connection's thread, as it arrives: read in place from
+    /// notification) to a receiver, on the connection's thread, as it arrives: read in place from
     /// the message (no `DBusValue` is built), no event, no thread hop, no update of the mirror
     /// (whose `Value` then stays as it was at resolution; `ReadValue` reads the current one).
     /// Everything else about the characteristic still goes through the mirror and `events`.
     /// Set it before `start()`; nil restores the default (values arrive as `propertiesChanged`
     /// events).
     ///
-    /// The handler must be quick and must not block: it runs on the thread that serves the bus.
-    public func setValueHandler(_ handler: (@Sendable (BlueZCharacteristicValue) -> Void)?) {
-        valueHandler = handler
+    /// `receivers` is asked where a characteristic's values go at its first value, and again
+    /// after objects came or went; nil drops them. A receiver is then called with each value.
+    /// Both must be quick and must not block: they run on the thread that serves the bus.
+    public func setValueReceivers(_ receivers: (@Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?)?) {
+        valueReceivers = receivers
+        characteristicRoutes.removeAll()
     }
 
 
@@ -101,7 +104,7 @@ public actor BlueZClient {
 
     private func ownerChanged(to newOwner: String?) async {
         guard newOwner != owner else { return }
-        characteristicOwners.removeAll()
+        characteristicRoutes.removeAll()
         if owner != nil {
             owner = nil
             tree = BlueZObjectTree()
@@ -181,22 +184,22 @@ public actor BlueZClient {
         do {
             switch (signal.interface, signal.member) {
             case (BlueZInterfaces.objectManager?, "InterfacesAdded"):
-                characteristicOwners.removeAll()
+                characteristicRoutes.removeAll()
                 let object = try signal.body.decode(DBusObjectPath.self, at: 0)
                 let interfaces = try signal.body.decode([String: [String: DBusValue]].self, at: 1)
                 tree.interfacesAdded(object, interfaces)
                 eventSink.yield(.interfacesAdded(object, interfaces: interfaces.keys.sorted()))
                 treeChanged()
             case (BlueZInterfaces.objectManager?, "InterfacesRemoved"):
-                characteristicOwners.removeAll()
+                characteristicRoutes.removeAll()
                 let object = try signal.body.decode(DBusObjectPath.self, at: 0)
                 let interfaces = try signal.body.decode([String].self, at: 1)
                 tree.interfacesRemoved(object, interfaces)
                 eventSink.yield(.interfacesRemoved(object, interfaces: interfaces))
                 treeChanged()
             case (BlueZInterfaces.properties?, "PropertiesChanged"):
-                if let valueHandler, let value = try characteristicValue(path, signal.body) {
-                    valueHandler(value)
+                if let valueReceivers, let value = try characteristicValue(path, signal.body, receivers: valueReceivers) {
+                    value.route.receiver?(value.bytes)
                     return
                 }
                 let interface = try signal.body.decode(String.self, at: 0)

@@ -19,9 +19,15 @@ public struct DBusArgumentReader: ~Copyable {
     /// libdbus steps over a container by walking it, and the last value of a container (often
     /// the only one read) never needs stepping over.
     private var mustStep = false
+    /// Whether this reader is over an array's elements (libdbus can tell an array's size only
+    /// from an iterator into it), and that iterator as it was before any read.
+    private let isArrayContents: Bool
+    private let contentsStart: DBusMessageIter
 
-    @usableFromInline init(iter: DBusMessageIter) {
+    @usableFromInline init(iter: DBusMessageIter, isArrayContents: Bool = false) {
         self.iter = iter
+        self.isArrayContents = isArrayContents
+        contentsStart = iter
     }
 
     /// The type code of the value at the cursor, after any step a read left pending.
@@ -123,6 +129,20 @@ public struct DBusArgumentReader: ~Copyable {
         mustStep = true
     }
 
+    /// For a reader over an array's elements (in `readArray`): the array's size in bytes as the
+    /// message carries it (the padding before its first element excluded), whatever has been
+    /// read of it; 0 for an empty array. Nil for any other reader. Constant time: checking an
+    /// array's shape with it (one element of a known size, or none) saves walking the elements,
+    /// which is what libdbus does to count them or to step over them.
+    public var arrayByteCount: Int? {
+        mutating get {
+            guard isArrayContents else { return nil }
+            // The array's length is read from where the contents start, whatever has been read.
+            var start = contentsStart
+            return Int(wearfleet_dbus_iter_array_byte_length(&start))
+        }
+    }
+
     // MARK: - Containers
 
     /// Reads an array (`a…`, dictionaries included): `body` gets a reader over its elements
@@ -174,7 +194,7 @@ public struct DBusArgumentReader: ~Copyable {
         var contents = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &contents)
         mustStep = true
-        return DBusArgumentReader(iter: contents)
+        return DBusArgumentReader(iter: contents, isArrayContents: code == UInt8(ascii: "a"))
     }
 
     /// The C string at the cursor when it has type `code` (`s`, `o`, `g`). The pointer is into

@@ -10,21 +10,23 @@
 // time, so while it runs this code, no job of an actor whose executor it is runs anywhere.
 
 extension DBusConnection {
-    /// Runs `body` isolated to `actor` from a signal handler or claim of this connection (on its
-    /// thread), for an actor whose executor is this connection's (its `unownedExecutor` returns
-    /// the connection's, as `BlueZClient` does). Like `actor.assumeIsolated(body)`, with a
-    /// cheaper check; traps when not on this connection's thread or when `actor` has another
-    /// executor.
-    // Inlinable so that the closure is specialized where it is written (unspecialized, the
-    // reabstraction allocated twice per call).
+    /// Calls `function` isolated to `actor` with `argument`, from a signal handler or claim of
+    /// this connection (on its thread), for an actor whose executor is this connection's (its
+    /// `unownedExecutor` returns the connection's, as `BlueZClient` does). Like
+    /// `actor.assumeIsolated { function($0, argument) }`, with a cheaper check; traps when not on
+    /// this connection's thread or when `actor` has another executor.
+    ///
+    /// The function takes its argument rather than capturing it: a closure that captures has to
+    /// be made escapable for the cast below (`withoutActuallyEscaping`), which allocated its
+    /// context twice per call; a closure literal that captures nothing is a constant.
     @inlinable
-    public nonisolated func assumeIsolated<A: Actor, T>(
-        _ actor: A, _ body: (isolated A) throws -> T
-    ) rethrows -> T {
+    public nonisolated func callIsolated<A: Actor, Argument: ~Copyable, T>(
+        _ actor: A, _ argument: borrowing Argument, _ function: @escaping (isolated A, borrowing Argument) -> T
+    ) -> T {
         checkIsolation(of: actor.unownedExecutor)
-        return try withoutActuallyEscaping(body) { escapable in
-            try unsafeBitCast(escapable, to: ((A) throws -> T).self)(actor)
-        }
+        // What `assumeIsolated` does too: an `isolated` parameter is passed like any other.
+        typealias Unisolated = (A, borrowing Argument) -> T
+        return unsafeBitCast(function, to: Unisolated.self)(actor, argument)
     }
 
     /// Traps unless the caller is on this connection's thread and `executor` is the

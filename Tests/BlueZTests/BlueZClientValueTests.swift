@@ -1,10 +1,17 @@
 import BlueZ
 import DBus
+import Synchronization
 import Testing
 import TestSupport
 
-/// The value fast path: `Value`-only changes of a characteristic go to the value handler, on the
-/// connection's thread, and not through `events`.
+/// A value as a receiver got it, with the characteristic it was attributed to.
+struct ReceivedValue: Sendable {
+    let source: BlueZCharacteristicSource
+    let bytes: [UInt8]
+}
+
+/// The value fast path: `Value`-only changes of a characteristic go to its value receiver, on
+/// the connection's thread, and not through `events`.
 @Suite("The BlueZ client's characteristic values")
 struct BlueZClientValueTests {
     static let characteristicInterface = DBusInterface(
@@ -22,17 +29,18 @@ struct BlueZClientValueTests {
             at: characteristic)
 
         let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        let (values, valueSink) = AsyncStream<BlueZCharacteristicValue>.makeStream()
-        await client.setValueHandler { valueSink.yield($0) }
+        let (values, valueSink) = AsyncStream<ReceivedValue>.makeStream()
+        await client.setValueReceivers { source in { bytes in valueSink.yield(ReceivedValue(source: source, bytes: bytes)) } }
         try await client.start()
         let events = client.events
 
         try await bluetoothd.connection.setProperty("Value", to: .bytes([0x06, 72]), of: "org.bluez.GattCharacteristic1", at: characteristic)
         let value = try await values.first(within: .seconds(5), "the value") { _ in true }
         #expect(value.bytes == [0x06, 72])
-        #expect(value.uuid == "00002a37-0000-1000-8000-00805f9b34fb")
-        #expect(value.devicePath == device)
-        #expect(value.address == "AA:BB:CC:DD:EE:00")
+        #expect(value.source.uuid == "00002a37-0000-1000-8000-00805f9b34fb")
+        #expect(value.source.devicePath == device)
+        #expect(value.source.characteristicPath == characteristic)
+        #expect(value.source.address == "AA:BB:CC:DD:EE:00")
 
         // Anything else about the characteristic still updates the mirror and makes an event.
         try await bluetoothd.connection.setProperty("Notifying", to: .boolean(true), of: "org.bluez.GattCharacteristic1", at: characteristic)
@@ -41,7 +49,7 @@ struct BlueZClientValueTests {
             return false
         }
         guard case .propertiesChanged(_, _, let changed, _) = event else { return }
-        #expect(changed["Value"] == nil, "the value went to the handler, not to events")
+        #expect(changed["Value"] == nil, "the value went to the receiver, not to events")
         #expect(changed["Notifying"] == .boolean(true))
         await client.stop()
     }
@@ -64,8 +72,8 @@ struct BlueZClientValueFastPathTests {
 
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         let client = BlueZClient(connection: connection)
-        let (values, valueSink) = AsyncStream<BlueZCharacteristicValue>.makeStream()
-        await client.setValueHandler { valueSink.yield($0) }
+        let (values, valueSink) = AsyncStream<ReceivedValue>.makeStream()
+        await client.setValueReceivers { source in { bytes in valueSink.yield(ReceivedValue(source: source, bytes: bytes)) } }
         try await client.start()
         let events = client.events
 
@@ -106,6 +114,80 @@ struct BlueZClientValueFastPathTests {
         #expect(malformed.count == 2)
         #expect(await client.malformedSignals == 2)
         #expect(await connection.claimedSignals == 21, "every value was read in place, never decoded")
+        valueSink.finish()
+        await client.stop()
+        await connection.close()
+        await bluetoothd.connection.close()
+    }
+}
+
+/// The fast path proves a change is `Value` alone from the sizes of the two arrays, without
+/// walking them: every size of value is claimed, and every change with anything beside `Value`
+/// is not, and takes the normal way whole.
+@Suite("The BlueZ client's value fast path: shapes")
+struct BlueZClientValueShapeTests {
+    @Test func onlyValueAloneIsClaimedWhateverItsSize() async throws {
+        let bus = try PrivateBus()
+        let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
+        let device = FakeBluetoothd.devicePath(0)
+        let characteristic = try device.appending("service000a").appending("char000b")
+        let gatt = "org.bluez.GattCharacteristic1"
+        try await bluetoothd.connection.export(
+            BlueZClientValueTests.characteristicInterface,
+            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(true)],
+            at: characteristic)
+
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        let client = BlueZClient(connection: connection)
+        let asked = Mutex(0)
+        let (values, valueSink) = AsyncStream<[UInt8]>.makeStream()
+        await client.setValueReceivers { _ in
+            asked.withLock { $0 += 1 }
+            return { bytes in valueSink.yield(bytes) }
+        }
+        try await client.start()
+        let events = client.events
+
+        func propertiesChanged(_ changed: [String: DBusValue], invalidated: [String] = []) async throws {
+            try await bluetoothd.connection.emitSignal(
+                path: characteristic, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                [.string(gatt), .stringVariantMap(changed), .stringArray(invalidated)])
+        }
+        // Every padding the entry can end with, and sizes around the 8-byte alignment of entries.
+        let sizes = Array(0...17) + [63, 64, 65, 244, 512]
+        for size in sizes { try await propertiesChanged(["Value": .bytes((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ size) })]) }
+        // Near misses: something beside `Value`, before or after it, or something invalidated.
+        try await propertiesChanged(["Value": .bytes([0x06, 1]), "Notifying": .boolean(true)])
+        try await propertiesChanged(["Notifying": .boolean(true), "Value": .bytes([])])
+        try await propertiesChanged(["Value": .bytes([0x06, 2])], invalidated: ["Notifying"])
+        try await propertiesChanged(["Value": .bytes([0x06, 3]), "A": .bytes([])])
+        try await propertiesChanged(["Notifying": .boolean(false)])
+        try await propertiesChanged(["Value": .bytes([0x06, 99])])
+
+        let received = try await withTimeout(.seconds(10), "every claimed value") {
+            var received: [[UInt8]] = []
+            for await bytes in values {
+                received.append(bytes)
+                if bytes == [0x06, 99] { break }
+            }
+            return received
+        }
+        #expect(received == sizes.map { size in (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ size) } } + [[0x06, 99]])
+        // The near misses reach `events` whole (the last one, `Notifying` alone, marks the end).
+        let nearMisses = try await withTimeout(.seconds(5), "the near misses as events") {
+            var changes: [([String: DBusValue], [String])] = []
+            for await event in events {
+                guard case .propertiesChanged(let path, _, let changed, let invalidated) = event, path == characteristic else { continue }
+                changes.append((changed, invalidated))
+                if changed == ["Notifying": .boolean(false)] { break }
+            }
+            return changes
+        }
+        #expect(nearMisses.count == 5)
+        #expect(nearMisses.first?.0 == ["Value": .bytes([0x06, 1]), "Notifying": .boolean(true)])
+        #expect(nearMisses.dropFirst(2).first?.1 == ["Notifying"])
+        #expect(await connection.claimedSignals == sizes.count + 1)
+        #expect(asked.withLock { $0 } == 1, "the receivers are asked once per characteristic")
         valueSink.finish()
         await client.stop()
         await connection.close()

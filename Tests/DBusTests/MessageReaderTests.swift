@@ -84,6 +84,38 @@ struct MessageReaderTests {
         await fixture.close()
     }
 
+    /// An array's size as the wire carries it: what its elements take after the padding before
+    /// the first (4 bytes of length plus the characters and NUL for each string, entries
+    /// 8-aligned), the same wherever the reader is inside it; nil outside an array.
+    @Test func anArraysByteCountIsItsSizeOnTheWire() async throws {
+        let fixture = try await ClaimFixture { message in
+            try? message.withArguments { arguments throws(DBusDecodingError) -> String in
+                var sizes: [String] = ["top \(arguments.arrayByteCount.map(String.init) ?? "nil")"]
+                for _ in 0..<4 {
+                    try arguments.readArray { elements throws(DBusDecodingError) in
+                        let before = elements.arrayByteCount
+                        try? elements.skip()
+                        sizes.append("\(before.map(String.init) ?? "nil")/\(elements.arrayByteCount.map(String.init) ?? "nil")")
+                    }
+                }
+                try arguments.readStruct { fields throws(DBusDecodingError) in
+                    sizes.append("struct \(fields.arrayByteCount.map(String.init) ?? "nil")")
+                }
+                return sizes.joined(separator: " ")
+            }
+        }
+        let body: [DBusValue] = [
+            .bytes([1, 2, 3]), .stringArray([]), .stringArray(["ab", "c"]),
+            // "k" (4 + 1 + 1), the signature `u` (1 + 1 + 1), padding to 4 (3), the uint32 (4):
+            // 16; the second entry, 8-aligned, from 16 to 32.
+            .stringVariantMap(["k": .uint32(1), "l": .uint32(2)]), .structure([.int32(1)]),
+        ]
+        try await fixture.send([.signal(path: ClaimFixture.path, interface: ClaimFixture.interface, member: "Sizes", body: body)])
+        // "ab": 4 + 2 + 1 = 7, padding to 4 (1), "c": 4 + 1 + 1 = 6.
+        #expect(try await fixture.finish() == [.claimed("top nil 3/3 0/0 14/14 32/32 struct nil")])
+        await fixture.close()
+    }
+
     @Test func nextIsComparesCompleteTypes() async throws {
         let fixture = try await ClaimFixture { message in
             try? message.withArguments { arguments throws(DBusDecodingError) -> String in

@@ -15,8 +15,8 @@ struct NotificationSocketPollerTests {
     @Test func eachDatagramIsOneValueAndAHangUpForgetsTheSocket() async throws {
         let device = DeviceID(address: try #require(BluetoothAddress("AA:BB:CC:00:00:09")))
         let (stream, sink) = AsyncStream<Received>.makeStream()
-        let poller = try NotificationSocketPoller { device, characteristic, bytes in
-            sink.yield(Received(device: device, characteristic: characteristic, bytes: bytes))
+        let poller = try NotificationSocketPoller { device, characteristic in
+            { bytes in sink.yield(Received(device: device, characteristic: characteristic, bytes: bytes)) }
         }
         defer { poller.stop() }
         var pair: [Int32] = [-1, -1]
@@ -57,7 +57,7 @@ extension NotificationSocketPollerTests {
             try #require(payload.withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) } == payload.count)
         }
         close(pair[1])
-        let poller = try NotificationSocketPoller { _, _, bytes in sink.yield(bytes) }
+        let poller = try NotificationSocketPoller { _, _ in { bytes in sink.yield(bytes) } }
         defer { poller.stop() }
         poller.add(fd: pair[0], device: device, characteristic: "2a37", mtu: 23)
         let values = try await withTimeout(.seconds(5), "100 notifications") {
@@ -95,7 +95,7 @@ struct NotificationSocketPollerClosingTests {
     }
 
     @Test func aRemovedSocketIsClosedAndItsNumberIsNeverReadAgain() async throws {
-        let poller = try NotificationSocketPoller { _, _, _ in }
+        let poller = try NotificationSocketPoller { _, _ in { _ in } }
         defer { poller.stop() }
         for round in 0..<200 {
             let (removed, removedPeer) = try Self.seqpacketPair()
@@ -122,7 +122,7 @@ struct NotificationSocketPollerClosingTests {
     }
 
     @Test func callsAfterTheThreadExitedTouchNoDescriptor() async throws {
-        let poller = try NotificationSocketPoller { _, _, _ in }
+        let poller = try NotificationSocketPoller { _, _ in { _ in } }
         poller.stop()
         try await withTimeout(.seconds(5), "the poller's thread to exit") {
             while poller.isRunning { await Task.yield() }

@@ -1,31 +1,19 @@
 import BlueZ
 import FleetCore
-import Synchronization
 
-/// Takes the BlueZ client's characteristic values (the D-Bus path's notifications, handed over on
-/// the connection's thread) straight to the value pipeline, naming the device the way
-/// `BlueZEventTranslator.identity(of:)` does. Device identities are parsed once per device.
-final class CharacteristicValueRouter: Sendable {
-    private let pipeline: ValuePipeline
-    /// Address as bluetoothd spells it → its address type and identity; bounded like the
-    /// pipeline's own caches (a device beyond it is parsed every time, never dropped).
-    private let identities = Mutex<[String: (type: String?, id: DeviceID)]>([:])
-    private static let cacheLimit = 4096
+/// Decides where the BlueZ client's characteristic values (the D-Bus path's notifications) go:
+/// to the value pipeline's source of that characteristic of that device, named the way
+/// `BlueZEventTranslator.identity(of:)` names it. Asked once per characteristic (the client
+/// keeps the answer), so a notification goes from the bus straight into the source.
+struct CharacteristicValueRouter: Sendable {
+    let pipeline: ValuePipeline
 
-    init(pipeline: ValuePipeline) {
-        self.pipeline = pipeline
-    }
-
-    func route(_ value: BlueZCharacteristicValue) {
-        guard let address = value.address else { return }
-        let id: DeviceID
-        if let known = identities.withLock({ $0[address] }), known.type == value.addressType {
-            id = known.id
-        } else {
-            guard let parsed = BluetoothAddress(address) else { return }
-            id = DeviceID(address: parsed, addressType: AddressType(rawValue: value.addressType ?? "public") ?? .public)
-            identities.withLock { if $0.count < Self.cacheLimit || $0[address] != nil { $0[address] = (value.addressType, id) } }
-        }
-        pipeline.ingest(device: id, characteristic: value.uuid, bytes: value.bytes)
+    /// The receiver of `characteristic`'s values; nil (its values are dropped) when bluetoothd
+    /// gives its device no usable address, which no device the fleet knows can lack.
+    func receiver(for characteristic: BlueZCharacteristicSource) -> BlueZValueReceiver? {
+        guard let address = characteristic.address.flatMap(BluetoothAddress.init) else { return nil }
+        let device = DeviceID(address: address, addressType: AddressType(rawValue: characteristic.addressType ?? "public") ?? .public)
+        let source = pipeline.source(device: device, characteristic: characteristic.uuid)
+        return { bytes in source.receive(bytes) }
     }
 }

@@ -88,8 +88,9 @@ public actor FleetOrchestrator {
         self.logger = logger
         let pipeline = ValuePipeline(logger: logger)
         self.pipeline = pipeline
-        let poller = try NotificationSocketPoller { device, characteristic, bytes in
-            pipeline.ingest(device: device, characteristic: characteristic, bytes: bytes)
+        let poller = try NotificationSocketPoller { device, characteristic in
+            let source = pipeline.source(device: device, characteristic: characteristic)
+            return { bytes in source.receive(bytes) }
         }
         self.poller = poller
         self.transport = BlueZDeviceTransport(client: client, poller: poller)
@@ -133,7 +134,7 @@ public actor FleetOrchestrator {
         })
         // Notifications on the D-Bus path go straight to the pipeline on the bus thread.
         let router = CharacteristicValueRouter(pipeline: pipeline)
-        await client.setValueHandler { router.route($0) }
+        await client.setValueReceivers { router.receiver(for: $0) }
         try await client.start()
         for (_, device) in devices where device.pinned {
             await device.actor.handle(.policyUpdated(wanted: true))

@@ -18,12 +18,15 @@ import Synchronization
 /// kernel hand its number to a new descriptor (another device's socket, a bus connection) that
 /// the thread, in the middle of a batch of events, would then read from.
 public final class NotificationSocketPoller: Sendable {
-    public typealias Sink = @Sendable (_ device: DeviceID, _ characteristic: String, _ bytes: [UInt8]) -> Void
+    /// Takes the values of one socket, each one datagram's bytes.
+    public typealias Receiver = @Sendable (_ bytes: [UInt8]) -> Void
+    /// Where a characteristic's values go: asked once per socket, when it is added.
+    public typealias Receivers = @Sendable (_ device: DeviceID, _ characteristic: String) -> Receiver
 
     private struct Registration: Sendable {
         let fd: Int32
         let device: DeviceID
-        let characteristic: String
+        let receiver: Receiver
         let mtu: Int
     }
 
@@ -49,9 +52,9 @@ public final class NotificationSocketPoller: Sendable {
     /// A self-pipe wakes `epoll_wait` to close retired sockets or to stop.
     private let wakeFD: Int32
     private let wakeWriteFD: Int32
-    private let sink: Sink
+    private let receivers: Receivers
 
-    public init(sink: @escaping Sink) throws {
+    public init(receivers: @escaping Receivers) throws {
         let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollFD >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var pipeFDs: [Int32] = [-1, -1]
@@ -70,7 +73,7 @@ public final class NotificationSocketPoller: Sendable {
         self.epollFD = epollFD
         wakeFD = pipeFDs[0]
         wakeWriteFD = pipeFDs[1]
-        self.sink = sink
+        self.receivers = receivers
         do {
             try DetachedThread.start(name: "notify-poll") { [self] in self.run() }
         } catch {
@@ -83,6 +86,7 @@ public final class NotificationSocketPoller: Sendable {
     /// poller has already stopped or cannot watch it).
     public func add(fd: Int32, device: DeviceID, characteristic: String, mtu: UInt16) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let receiver = receivers(device, characteristic)
         let accepted = shared.withLock { shared -> Bool in
             guard !shared.exited else { return false }
             let token = shared.nextToken
@@ -90,7 +94,7 @@ public final class NotificationSocketPoller: Sendable {
             // epoll_ctl may run while the thread waits: the wait sees the new socket at once.
             guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else { return false }
             shared.nextToken += 1
-            shared.registrations[token] = Registration(fd: fd, device: device, characteristic: characteristic, mtu: Int(mtu))
+            shared.registrations[token] = Registration(fd: fd, device: device, receiver: receiver, mtu: Int(mtu))
             return true
         }
         if !accepted { close(fd) }
@@ -203,7 +207,7 @@ public final class NotificationSocketPoller: Sendable {
                 let length = Int(lengths[index])
                 guard length > 0 else { return true }  // orderly shutdown by BlueZ
                 let start = index * slot
-                sink(registration.device, registration.characteristic, Array(buffer[start..<start + length]))
+                registration.receiver(Array(buffer[start..<start + length]))
             }
             // A short batch emptied the queue; a full one may have left more.
             if received < Self.batch { return false }

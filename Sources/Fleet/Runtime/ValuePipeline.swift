@@ -7,9 +7,11 @@ import Synchronization
 /// `AcquireNotify` socket): decoded with GATT's registry, counted per device, published.
 ///
 /// Thread-safe and lock-light, because it runs on the thread that received the value (the bus
-/// connection's or the socket poller's) for every notification: two short lock sections per
-/// value, no string formatting (a device's last value is rendered only when someone asks).
-/// Bad bytes from a device are counted and logged, never fatal.
+/// connection's or the socket poller's) for every notification. A characteristic's values come
+/// in through its `Source`, which has the device, the parsed UUID and the decoder resolved once:
+/// a value then costs the decoding, one lock of its device's counters and one of the
+/// subscribers, no lookup and no string formatting (a device's last value is rendered only when
+/// someone asks). Bad bytes from a device are counted and logged, never fatal.
 public final class ValuePipeline: Sendable {
     /// One decoded (or undecodable) value.
     public struct Value: Sendable {
@@ -29,26 +31,175 @@ public final class ValuePipeline: Sendable {
         public var lastSummary: String? { lastEvent?.summary }
     }
 
-    private struct State {
-        var counters: [DeviceID: DeviceCounters] = [:]
-        var uuids: [String: BluetoothUUID] = [:]
-        var observers: [@Sendable (Value) -> Void] = []
-        var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
-        var nextStream: UInt64 = 0
-        var finished = false
-        /// Event classes each device has produced, so the first of each is logged once.
-        var classesSeen: [DeviceID: Set<String>] = [:]
+    /// The values of one characteristic of one device. Made once per characteristic
+    /// (`source(device:characteristic:)`) and kept by whoever delivers its values: the D-Bus
+    /// path's route of the characteristic, the fd path's socket registration.
+    public final class Source: Sendable {
+        public let device: DeviceID
+        /// Lower-case 128-bit UUID as BlueZ reports it.
+        public let characteristic: String
+        /// Nil when `characteristic` is not a UUID: its values are then passed on raw.
+        private let uuid: BluetoothUUID?
+        /// The registry's decoder for `uuid`; nil when it has none (values are passed on raw).
+        private let decoder: CharacteristicRegistry.Decoder?
+        private let record: DeviceRecord
+        private let outlets: Outlets
+
+        fileprivate init(device: DeviceID, characteristic: String, record: DeviceRecord, outlets: Outlets) {
+            self.device = device
+            self.characteristic = characteristic
+            uuid = BluetoothUUID(characteristic)
+            decoder = uuid.flatMap { outlets.registry.decoder(for: $0) }
+            self.record = record
+            self.outlets = outlets
+        }
+
+        /// Decodes, counts and publishes one value.
+        public func receive(_ bytes: [UInt8]) {
+            let result: Result<CharacteristicEvent, GATTDecodeError>
+            if let decoder {
+                do {
+                    result = .success(try decoder(bytes[...]))
+                } catch {
+                    result = .failure(error)
+                }
+            } else {
+                result = .success(.raw(RawCharacteristicValue(uuid: uuid ?? .init(0), bytes: bytes)))
+            }
+            let (errors, firstOfClass) = record.count(result)
+            outlets.log(result, errors: errors, firstOfClass: firstOfClass, device: device, characteristic: characteristic)
+            outlets.publish(device: device, characteristic: characteristic, result: result)
+        }
     }
 
-    private let state = Mutex(State())
-    private let registry: CharacteristicRegistry
-    private let logger: Logger
+    /// One device's counters, shared by the sources of its characteristics.
+    fileprivate final class DeviceRecord: Sendable {
+        private struct State {
+            var counters = DeviceCounters()
+            /// Event classes the device has produced, so the first of each is logged once.
+            var classesSeen: Set<String> = []
+        }
+
+        private let state = Mutex(State())
+
+        var counters: DeviceCounters { state.withLock { $0.counters } }
+
+        /// Counts one value; returns the device's decode errors so far, and whether the value is
+        /// the first of its event class from this device.
+        func count(_ result: Result<CharacteristicEvent, GATTDecodeError>) -> (errors: Int, firstOfClass: Bool) {
+            state.withLock { state in
+                state.counters.notifications += 1
+                switch result {
+                case .success(let event):
+                    // Only a value whose class differs from the previous one can be the first of
+                    // its class: the set is looked at only then.
+                    let newClass = state.counters.lastEvent?.name != event.name
+                    state.counters.lastEvent = event
+                    return (state.counters.decodeErrors, newClass && state.classesSeen.insert(event.name).inserted)
+                case .failure:
+                    state.counters.decodeErrors += 1
+                    return (state.counters.decodeErrors, false)
+                }
+            }
+        }
+    }
+
+    /// What every source shares: the registry, the logger and the subscribers.
+    fileprivate final class Outlets: Sendable {
+        struct Subscribers {
+            var observers: [@Sendable (Value) -> Void] = []
+            var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
+            var nextStream: UInt64 = 0
+            var finished = false
+        }
+
+        let registry: CharacteristicRegistry
+        let logger: Logger
+        let subscribers = Mutex(Subscribers())
+
+        init(registry: CharacteristicRegistry, logger: Logger) {
+            self.registry = registry
+            self.logger = logger
+        }
+
+        func log(
+            _ result: Result<CharacteristicEvent, GATTDecodeError>, errors: Int, firstOfClass: Bool, device: DeviceID,
+            characteristic: String
+        ) {
+            switch result {
+            case .success(let event):
+                // The first value of each class a device sends is worth a line in the journal;
+                // every value is there at debug level. The metadata is built only when the level
+                // is on (the arguments are autoclosures).
+                func metadata() -> Logger.Metadata {
+                    [
+                        "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
+                        "value": "\(event.summary)",
+                    ]
+                }
+                if firstOfClass {
+                    logger.info("first \(event.name) from device", metadata: metadata())
+                } else {
+                    logger.debug("\(event.name)", metadata: metadata())
+                }
+            case .failure(let error):
+                // Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
+                guard errors & (errors - 1) == 0 else { return }
+                logger.warning(
+                    "undecodable value from device",
+                    metadata: [
+                        "device_address": "\(device.address)", "characteristic": "\(characteristic)",
+                        "decode_error": "\(error)", "decode_errors": "\(errors)",
+                    ])
+            }
+        }
+
+        func publish(device: DeviceID, characteristic: String, result: Result<CharacteristicEvent, GATTDecodeError>) {
+            let (observers, streams) = subscribers.withLock { ($0.observers, $0.streams) }
+            guard !observers.isEmpty || !streams.isEmpty else { return }
+            let value = Value(device: device, characteristic: characteristic, result: result)
+            for observer in observers { observer(value) }
+            for (_, stream) in streams { stream.yield(value) }
+        }
+    }
+
+    private struct SourceKey: Hashable {
+        let device: DeviceID
+        let characteristic: String
+    }
+
+    private struct Index {
+        var records: [DeviceID: DeviceRecord] = [:]
+        var sources: [SourceKey: Source] = [:]
+    }
+
+    private let index = Mutex(Index())
+    private let outlets: Outlets
     private let buffer: Int
 
     public init(registry: CharacteristicRegistry = .standard, logger: Logger, buffer: Int = 4096) {
-        self.registry = registry
-        self.logger = logger
+        outlets = Outlets(registry: registry, logger: logger)
         self.buffer = buffer
+    }
+
+    /// The source of `characteristic`'s values from `device`: the same object for the same pair,
+    /// so a deliverer may keep it or ask again.
+    public func source(device: DeviceID, characteristic: String) -> Source {
+        index.withLock { index in
+            let key = SourceKey(device: device, characteristic: characteristic)
+            if let known = index.sources[key] { return known }
+            let record = index.records[device] ?? DeviceRecord()
+            index.records[device] = record
+            let source = Source(device: device, characteristic: characteristic, record: record, outlets: outlets)
+            index.sources[key] = source
+            return source
+        }
+    }
+
+    /// Decodes, counts and publishes one value: `source(device:characteristic:).receive(bytes)`,
+    /// for values that arrive one at a time (as events) rather than from a kept source.
+    public func ingest(device: DeviceID, characteristic: String, bytes: [UInt8]) {
+        source(device: device, characteristic: characteristic).receive(bytes)
     }
 
     /// A new stream of the decoded values from now on, newest kept when its consumer falls behind
@@ -56,18 +207,18 @@ public final class ValuePipeline: Sendable {
     /// ends when its iteration ends or the pipeline finishes. Nobody listening costs nothing.
     public var values: AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
-        let registered = state.withLock { state -> UInt64? in
-            guard !state.finished else { return nil }
-            state.nextStream += 1
-            state.streams[state.nextStream] = continuation
-            return state.nextStream
+        let registered = outlets.subscribers.withLock { subscribers -> UInt64? in
+            guard !subscribers.finished else { return nil }
+            subscribers.nextStream += 1
+            subscribers.streams[subscribers.nextStream] = continuation
+            return subscribers.nextStream
         }
         guard let id = registered else {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
+        continuation.onTermination = { [weak outlets] _ in
+            _ = outlets?.subscribers.withLock { $0.streams.removeValue(forKey: id) }
         }
         return stream
     }
@@ -77,90 +228,19 @@ public final class ValuePipeline: Sendable {
     /// (counters, metrics, latency probes): no task, no wake-up. The observer must be quick and
     /// must not block, and must not call back into the pipeline.
     public func observe(_ observer: @escaping @Sendable (Value) -> Void) {
-        state.withLock { $0.observers.append(observer) }
-    }
-
-    public func ingest(device: DeviceID, characteristic: String, bytes: [UInt8]) {
-        // Parsed once per characteristic; `parsed` is only set on a miss, so the second lock
-        // section caches it without looking the string up again.
-        let cached = state.withLock { $0.uuids[characteristic] }
-        let parsed = cached == nil ? BluetoothUUID(characteristic) : nil
-        let uuid = cached ?? parsed
-        let result: Result<CharacteristicEvent, GATTDecodeError>
-        if let uuid {
-            do {
-                result = .success(try registry.decode(bytes, from: uuid))
-            } catch {
-                result = .failure(error)
-            }
-        } else {
-            result = .success(.raw(RawCharacteristicValue(uuid: .init(0), bytes: bytes)))
-        }
-        let (errors, firstOfClass, observers, streams) = state.withLock { state in
-            if let parsed, state.uuids.count < 1024 { state.uuids[characteristic] = parsed }
-            // Counted in place (inout through the subscript): no copy of the entry per value.
-            let (errors, newClass) = Self.count(result, in: &state.counters[device, default: DeviceCounters()])
-            var first = false
-            if let newClass { first = state.classesSeen[device, default: []].insert(newClass).inserted }
-            return (errors, first, state.observers, state.streams)
-        }
-        if case .success(let event) = result {
-            // The first value of each class a device sends is worth a line in the journal; every
-            // value is there at debug level.
-            // The metadata is built only when the level is on (the arguments are autoclosures).
-            func metadata() -> Logger.Metadata {
-                [
-                    "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
-                    "value": "\(event.summary)",
-                ]
-            }
-            if firstOfClass {
-                logger.info("first \(event.name) from device", metadata: metadata())
-            } else {
-                logger.debug("\(event.name)", metadata: metadata())
-            }
-        }
-        if case .failure(let error) = result, errors & (errors - 1) == 0 {
-            // Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
-            logger.warning(
-                "undecodable value from device",
-                metadata: [
-                    "device_address": "\(device.address)", "characteristic": "\(characteristic)",
-                    "decode_error": "\(error)", "decode_errors": "\(errors)",
-                ])
-        }
-        guard !observers.isEmpty || !streams.isEmpty else { return }
-        let value = Value(device: device, characteristic: characteristic, result: result)
-        for observer in observers { observer(value) }
-        for (_, stream) in streams { stream.yield(value) }
-    }
-
-    /// Counts one value; returns the device's decode errors so far, and the value's event class
-    /// when it differs from the previous value's (only then can it be the first of its class).
-    private static func count(
-        _ result: Result<CharacteristicEvent, GATTDecodeError>, in counters: inout DeviceCounters
-    ) -> (errors: Int, newClass: String?) {
-        counters.notifications += 1
-        var newClass: String?
-        switch result {
-        case .success(let event):
-            if counters.lastEvent?.name != event.name { newClass = event.name }
-            counters.lastEvent = event
-        case .failure: counters.decodeErrors += 1
-        }
-        return (counters.decodeErrors, newClass)
+        outlets.subscribers.withLock { $0.observers.append(observer) }
     }
 
     public func counters(for device: DeviceID) -> DeviceCounters {
-        state.withLock { $0.counters[device] ?? DeviceCounters() }
+        index.withLock { $0.records[device] }?.counters ?? DeviceCounters()
     }
 
     /// Ends every stream of `values` (the daemon is stopping).
     public func finish() {
-        let streams = state.withLock { state -> [AsyncStream<Value>.Continuation] in
-            state.finished = true
-            defer { state.streams.removeAll() }
-            return Array(state.streams.values)
+        let streams = outlets.subscribers.withLock { subscribers -> [AsyncStream<Value>.Continuation] in
+            subscribers.finished = true
+            defer { subscribers.streams.removeAll() }
+            return Array(subscribers.streams.values)
         }
         for stream in streams { stream.finish() }
     }
