@@ -26,9 +26,9 @@ extension DBusConnection {
     /// (see `subscribe(matching:claim:onSignals:onEnd:)`). Runs inside libdbus's dispatch, on
     /// the connection's thread; `message` is valid only until this returns, and so is the reader
     /// the claims get.
-    func offerToClaims(_ message: OpaquePointer) -> SignalClaims {
+    func offerToClaims(_ message: OpaquePointer, sender: UnsafePointer<CChar>?) -> SignalClaims {
         var claims = SignalClaims()
-        let reader = DBusMessageReader(raw: message)
+        let reader = DBusMessageReader(raw: message, sender: sender)
         // Name tracking (`deliverSignal`) reads the bus's NameOwnerChanged decoded.
         if reader.hasSender(Self.busName), reader.hasMember("NameOwnerChanged", of: Self.busName) {
             claims.wantedDecoded = true
@@ -42,7 +42,7 @@ extension DBusConnection {
             }
             // Signals matched earlier go first, so the claim sees the state they leave behind
             // and its subscription sees everything in arrival order.
-            flushSignals()
+            if !undeliveredSignals.isEmpty { flushSignals() }
             if claim(reader) {
                 claims.add(route.id)
                 claimedSignals += 1

@@ -38,11 +38,15 @@ extension DBusConnection {
             (executor.asSerialExecutor() as AnyObject?) === thread, "the actor does not run on this D-Bus connection's executor")
     }
 
-    /// `assumeIsolated` for this connection itself, for libdbus's callbacks and the loop's hooks.
-    nonisolated func onLoopThread<T>(_ body: (isolated DBusConnection) throws -> T) rethrows -> T {
+    /// `assumeIsolated` for this connection itself, for libdbus's callbacks and the loop's hooks:
+    /// `function` gets the connection isolated, and `argument`. Like `callIsolated`, it takes a
+    /// function that captures nothing, so that nothing is allocated per call (the filter calls
+    /// it for every message).
+    nonisolated func onLoopThread<Argument, T>(
+        _ argument: Argument, _ function: @escaping (isolated DBusConnection, Argument) -> T
+    ) -> T {
         precondition(thread.isOnLoopThread, "not on the thread of this D-Bus connection")
-        return try withoutActuallyEscaping(body) { escapable in
-            try unsafeBitCast(escapable, to: ((DBusConnection) throws -> T).self)(self)
-        }
+        typealias Unisolated = (DBusConnection, Argument) -> T
+        return unsafeBitCast(function, to: Unisolated.self)(self, argument)
     }
 }

@@ -130,10 +130,10 @@ public actor DBusConnection {
         // The filter holds the connection until `close()` removes it.
         dbus_connection_add_filter(raw, filterCallback, Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
         thread.dispatcher = { [unowned self] in
-            self.onLoopThread { connection in connection.dispatchIncoming() }
+            self.onLoopThread(()) { connection, _ in connection.dispatchIncoming() }
         }
         thread.beforeSleeping = { [unowned self] in
-            self.onLoopThread { connection in connection.flushSignals() }
+            self.onLoopThread(()) { connection, _ in connection.flushSignals() }
         }
     }
 
@@ -213,7 +213,10 @@ public actor DBusConnection {
     /// The filter: every incoming message that is not a reply to a pending call passes here.
     func handleIncoming(_ message: OpaquePointer) -> DBusHandlerResult {
         let type = dbus_message_get_type(message)
-        if type == MessageTypeCode.signal,
+        let sender = dbus_message_get_sender(message)
+        // The bus names the sender of every message it passes on: only libdbus's own messages,
+        // such as this one, have none, and only they are worth comparing with it.
+        if type == MessageTypeCode.signal, sender == nil,
             dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0
         {
             shutDown(reason: DBusError(name: DBusError.disconnected, message: "the bus connection was lost"))
@@ -225,7 +228,7 @@ public actor DBusConnection {
         }
         var claims = SignalClaims()
         if type == MessageTypeCode.signal, claimingSubscriptions > 0 {
-            claims = offerToClaims(message)
+            claims = offerToClaims(message, sender: sender)
             if claims.takeWholeSignal { return DBUS_HANDLER_RESULT_HANDLED }
         }
         let decoded: DBusMessage

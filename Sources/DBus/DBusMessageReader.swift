@@ -16,16 +16,24 @@ import CDBus
 /// connection's thread waits in that call, never beside libdbus.
 public struct DBusMessageReader: ~Copyable, @unchecked Sendable {
     let raw: OpaquePointer
+    /// The sender field, looked up once: every subscription's rule and claim compares it.
+    private let senderField: UnsafePointer<CChar>?
+
+    /// `sender` is the message's sender field when the caller has it already.
+    init(raw: OpaquePointer, sender: UnsafePointer<CChar>?) {
+        self.raw = raw
+        senderField = sender
+    }
 
     init(raw: OpaquePointer) {
-        self.raw = raw
+        self.init(raw: raw, sender: dbus_message_get_sender(raw))
     }
 
     /// The sender's serial number for this message.
     public var serial: UInt32 { dbus_message_get_serial(raw) }
 
     /// The sender's unique name (`:1.42`), as a new string.
-    public var sender: String? { dbus_message_get_sender(raw).map { String(cString: $0) } }
+    public var sender: String? { senderField.map { String(cString: $0) } }
 
     /// The object path, as a new value.
     public var path: DBusObjectPath? {
@@ -44,8 +52,8 @@ public struct DBusMessageReader: ~Copyable, @unchecked Sendable {
 
     /// Whether the sender is `name` (a unique name: signals never carry well-known ones).
     public func hasSender(_ name: String) -> Bool {
-        guard let sender = dbus_message_get_sender(raw) else { return false }
-        return CStringComparison.equal(sender, name)
+        guard let senderField else { return false }
+        return CStringComparison.equal(senderField, name)
     }
 
     /// Whether the object path is `path`.

@@ -41,8 +41,7 @@ let toggleTimeoutCallback: DBusTimeoutToggledFunction = { timeout, data in
 let filterCallback: DBusHandleMessageFunction = { _, message, data in
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     let connection = Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue()
-    let transfer = UnsafeTransfer(value: message)
-    return connection.onLoopThread { $0.handleIncoming(transfer.value) }
+    return connection.onLoopThread(UnsafeTransfer(value: message)) { connection, message in connection.handleIncoming(message.value) }
 }
 
 let releaseConnectionCallback: DBusFreeFunction = { data in
