@@ -19,15 +19,20 @@ public struct DBusArgumentReader: ~Copyable {
     /// libdbus steps over a container by walking it, and the last value of a container (often
     /// the only one read) never needs stepping over.
     private var mustStep = false
-    /// Whether this reader is over an array's elements (libdbus can tell an array's size only
-    /// from an iterator into it), and that iterator as it was before any read.
-    private let isArrayContents: Bool
-    private let contentsStart: DBusMessageIter
+    /// For a reader over an array's elements: the array's size in bytes (see `arrayByteCount`).
+    private let arraySize: Int?
 
-    @usableFromInline init(iter: DBusMessageIter, isArrayContents: Bool = false) {
+    @usableFromInline init(iter: DBusMessageIter) {
         self.iter = iter
-        self.isArrayContents = isArrayContents
-        contentsStart = iter
+        arraySize = nil
+    }
+
+    /// A reader over the elements of an array; `iter` is libdbus's iterator into it, the only
+    /// kind from which libdbus tells an array's size.
+    private init(arrayContents iter: DBusMessageIter) {
+        self.iter = iter
+        var start = iter
+        arraySize = Int(wearfleet_dbus_iter_array_byte_length(&start))
     }
 
     /// The type code of the value at the cursor, after any step a read left pending.
@@ -134,14 +139,7 @@ public struct DBusArgumentReader: ~Copyable {
     /// read of it; 0 for an empty array. Nil for any other reader. Constant time: checking an
     /// array's shape with it (one element of a known size, or none) saves walking the elements,
     /// which is what libdbus does to count them or to step over them.
-    public var arrayByteCount: Int? {
-        mutating get {
-            guard isArrayContents else { return nil }
-            // The array's length is read from where the contents start, whatever has been read.
-            var start = contentsStart
-            return Int(wearfleet_dbus_iter_array_byte_length(&start))
-        }
-    }
+    public var arrayByteCount: Int? { arraySize }
 
     // MARK: - Containers
 
@@ -194,7 +192,7 @@ public struct DBusArgumentReader: ~Copyable {
         var contents = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &contents)
         mustStep = true
-        return DBusArgumentReader(iter: contents, isArrayContents: code == UInt8(ascii: "a"))
+        return code == UInt8(ascii: "a") ? DBusArgumentReader(arrayContents: contents) : DBusArgumentReader(iter: contents)
     }
 
     /// The C string at the cursor when it has type `code` (`s`, `o`, `g`). The pointer is into

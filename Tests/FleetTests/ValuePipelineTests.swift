@@ -62,4 +62,43 @@ struct ValuePipelineTests {
         for await _ in pipeline.values { late += 1 }
         #expect(late == 0)
     }
+
+    /// A kept source is the pipeline itself, resolved once: the same object for the same device
+    /// and characteristic, counting into the device's one set of counters, and reaching the
+    /// observers and streams that came after it was made.
+    @Test func aKeptSourceCountsAndPublishesLikeIngest() async throws {
+        let pipeline = pipeline()
+        let id = try device()
+        let other = DeviceID(address: try #require(BluetoothAddress("C0:FF:EE:00:00:02")))
+        let heartRate = pipeline.source(device: id, characteristic: Self.heartRate)
+        #expect(pipeline.source(device: id, characteristic: Self.heartRate) === heartRate)
+        let battery = pipeline.source(device: id, characteristic: "00002a19-0000-1000-8000-00805f9b34fb")
+        #expect(battery !== heartRate)
+        let unknown = pipeline.source(device: other, characteristic: "not a uuid")
+
+        heartRate.receive([0x00, 70])
+        let seen = Mutex<[String]>([])
+        pipeline.observe { value in seen.withLock { $0.append("\(value.device.address) \(value.result.map(\.name))") } }
+        let stream = pipeline.values
+        battery.receive([87])
+        heartRate.receive([])
+        pipeline.ingest(device: id, characteristic: Self.heartRate, bytes: [0x00, 71])
+        unknown.receive([1, 2, 3])
+        pipeline.finish()
+
+        let counters = pipeline.counters(for: id)
+        #expect(counters.notifications == 4)
+        #expect(counters.decodeErrors == 1)
+        #expect(counters.lastSummary?.contains("71") == true)
+        #expect(pipeline.counters(for: other).notifications == 1)
+        if case .raw(let raw)? = pipeline.counters(for: other).lastEvent {
+            #expect(raw.bytes == [1, 2, 3])
+        } else {
+            Issue.record("a characteristic that is no UUID is passed on raw")
+        }
+        #expect(seen.withLock { $0 }.count == 4, "the observer came after the first value")
+        var streamed = 0
+        for await _ in stream { streamed += 1 }
+        #expect(streamed == 4)
+    }
 }

@@ -59,15 +59,18 @@ public final class ValuePipeline: Sendable {
             let result: Result<CharacteristicEvent, GATTDecodeError>
             if let decoder {
                 do {
-                    result = .success(try decoder(bytes[...]))
+                    let event = try decoder(bytes[...])
+                    outlets.logDecoded(event, first: record.countDecoded(event), device: device, characteristic: characteristic)
+                    result = .success(event)
                 } catch {
+                    outlets.logUndecodable(error, errors: record.countUndecodable(), device: device, characteristic: characteristic)
                     result = .failure(error)
                 }
             } else {
-                result = .success(.raw(RawCharacteristicValue(uuid: uuid ?? .init(0), bytes: bytes)))
+                let event = CharacteristicEvent.raw(RawCharacteristicValue(uuid: uuid ?? .init(0), bytes: bytes))
+                outlets.logDecoded(event, first: record.countDecoded(event), device: device, characteristic: characteristic)
+                result = .success(event)
             }
-            let (errors, firstOfClass) = record.count(result)
-            outlets.log(result, errors: errors, firstOfClass: firstOfClass, device: device, characteristic: characteristic)
             outlets.publish(device: device, characteristic: characteristic, result: result)
         }
     }
@@ -84,22 +87,25 @@ public final class ValuePipeline: Sendable {
 
         var counters: DeviceCounters { state.withLock { $0.counters } }
 
-        /// Counts one value; returns the device's decode errors so far, and whether the value is
-        /// the first of its event class from this device.
-        func count(_ result: Result<CharacteristicEvent, GATTDecodeError>) -> (errors: Int, firstOfClass: Bool) {
+        /// Counts a value that decoded; true when it is the first of its event class from this
+        /// device.
+        func countDecoded(_ event: CharacteristicEvent) -> Bool {
             state.withLock { state in
                 state.counters.notifications += 1
-                switch result {
-                case .success(let event):
-                    // Only a value whose class differs from the previous one can be the first of
-                    // its class: the set is looked at only then.
-                    let newClass = state.counters.lastEvent?.name != event.name
-                    state.counters.lastEvent = event
-                    return (state.counters.decodeErrors, newClass && state.classesSeen.insert(event.name).inserted)
-                case .failure:
-                    state.counters.decodeErrors += 1
-                    return (state.counters.decodeErrors, false)
-                }
+                // Only a value whose class differs from the previous one can be the first of its
+                // class: the set is looked at only then.
+                let newClass = state.counters.lastEvent?.name != event.name
+                state.counters.lastEvent = event
+                return newClass && state.classesSeen.insert(event.name).inserted
+            }
+        }
+
+        /// Counts a value that did not decode; returns the device's decode errors so far.
+        func countUndecodable() -> Int {
+            state.withLock { state in
+                state.counters.notifications += 1
+                state.counters.decodeErrors += 1
+                return state.counters.decodeErrors
             }
         }
     }
@@ -111,6 +117,24 @@ public final class ValuePipeline: Sendable {
             var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
             var nextStream: UInt64 = 0
             var finished = false
+            /// Who gets each value, as `publish` reads it: rebuilt when a subscriber comes or
+            /// goes (rarely), so that a value costs one lock and one retain; nil when nobody
+            /// listens.
+            var receivers: Receivers?
+
+            mutating func changed() {
+                receivers = observers.isEmpty && streams.isEmpty ? nil : Receivers(observers: observers, streams: Array(streams.values))
+            }
+        }
+
+        final class Receivers: Sendable {
+            let observers: [@Sendable (Value) -> Void]
+            let streams: [AsyncStream<Value>.Continuation]
+
+            init(observers: [@Sendable (Value) -> Void], streams: [AsyncStream<Value>.Continuation]) {
+                self.observers = observers
+                self.streams = streams
+            }
         }
 
         let registry: CharacteristicRegistry
@@ -122,44 +146,39 @@ public final class ValuePipeline: Sendable {
             self.logger = logger
         }
 
-        func log(
-            _ result: Result<CharacteristicEvent, GATTDecodeError>, errors: Int, firstOfClass: Bool, device: DeviceID,
-            characteristic: String
-        ) {
-            switch result {
-            case .success(let event):
-                // The first value of each class a device sends is worth a line in the journal;
-                // every value is there at debug level. The metadata is built only when the level
-                // is on (the arguments are autoclosures).
-                func metadata() -> Logger.Metadata {
-                    [
-                        "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
-                        "value": "\(event.summary)",
-                    ]
-                }
-                if firstOfClass {
-                    logger.info("first \(event.name) from device", metadata: metadata())
-                } else {
-                    logger.debug("\(event.name)", metadata: metadata())
-                }
-            case .failure(let error):
-                // Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
-                guard errors & (errors - 1) == 0 else { return }
-                logger.warning(
-                    "undecodable value from device",
-                    metadata: [
-                        "device_address": "\(device.address)", "characteristic": "\(characteristic)",
-                        "decode_error": "\(error)", "decode_errors": "\(errors)",
-                    ])
+        /// The first value of each class a device sends is worth a line in the journal; every
+        /// value is there at debug level. The metadata is built only when the level is on (the
+        /// arguments are autoclosures).
+        func logDecoded(_ event: CharacteristicEvent, first: Bool, device: DeviceID, characteristic: String) {
+            func metadata() -> Logger.Metadata {
+                [
+                    "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
+                    "value": "\(event.summary)",
+                ]
+            }
+            if first {
+                logger.info("first \(event.name) from device", metadata: metadata())
+            } else {
+                logger.debug("\(event.name)", metadata: metadata())
             }
         }
 
+        /// Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
+        func logUndecodable(_ error: GATTDecodeError, errors: Int, device: DeviceID, characteristic: String) {
+            guard errors & (errors - 1) == 0 else { return }
+            logger.warning(
+                "undecodable value from device",
+                metadata: [
+                    "device_address": "\(device.address)", "characteristic": "\(characteristic)",
+                    "decode_error": "\(error)", "decode_errors": "\(errors)",
+                ])
+        }
+
         func publish(device: DeviceID, characteristic: String, result: Result<CharacteristicEvent, GATTDecodeError>) {
-            let (observers, streams) = subscribers.withLock { ($0.observers, $0.streams) }
-            guard !observers.isEmpty || !streams.isEmpty else { return }
+            guard let receivers = subscribers.withLock({ $0.receivers }) else { return }
             let value = Value(device: device, characteristic: characteristic, result: result)
-            for observer in observers { observer(value) }
-            for (_, stream) in streams { stream.yield(value) }
+            for observer in receivers.observers { observer(value) }
+            for stream in receivers.streams { stream.yield(value) }
         }
     }
 
@@ -211,6 +230,7 @@ public final class ValuePipeline: Sendable {
             guard !subscribers.finished else { return nil }
             subscribers.nextStream += 1
             subscribers.streams[subscribers.nextStream] = continuation
+            subscribers.changed()
             return subscribers.nextStream
         }
         guard let id = registered else {
@@ -218,7 +238,10 @@ public final class ValuePipeline: Sendable {
             return stream
         }
         continuation.onTermination = { [weak outlets] _ in
-            _ = outlets?.subscribers.withLock { $0.streams.removeValue(forKey: id) }
+            outlets?.subscribers.withLock { subscribers in
+                subscribers.streams[id] = nil
+                subscribers.changed()
+            }
         }
         return stream
     }
@@ -228,7 +251,10 @@ public final class ValuePipeline: Sendable {
     /// (counters, metrics, latency probes): no task, no wake-up. The observer must be quick and
     /// must not block, and must not call back into the pipeline.
     public func observe(_ observer: @escaping @Sendable (Value) -> Void) {
-        outlets.subscribers.withLock { $0.observers.append(observer) }
+        outlets.subscribers.withLock { subscribers in
+            subscribers.observers.append(observer)
+            subscribers.changed()
+        }
     }
 
     public func counters(for device: DeviceID) -> DeviceCounters {
@@ -239,7 +265,10 @@ public final class ValuePipeline: Sendable {
     public func finish() {
         let streams = outlets.subscribers.withLock { subscribers -> [AsyncStream<Value>.Continuation] in
             subscribers.finished = true
-            defer { subscribers.streams.removeAll() }
+            defer {
+                subscribers.streams.removeAll()
+                subscribers.changed()
+            }
             return Array(subscribers.streams.values)
         }
         for stream in streams { stream.finish() }
