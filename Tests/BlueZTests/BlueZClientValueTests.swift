@@ -55,22 +55,42 @@ struct BlueZClientValueTests {
     }
 }
 
+/// A fake bluetoothd on a private bus with one device whose heart-rate characteristic is
+/// notifying, and a connection of the client's own to that bus.
+struct NotifyingCharacteristic {
+    let bus: PrivateBus
+    let bluetoothd: FakeBluetoothd
+    let device: DBusObjectPath
+    let characteristic: DBusObjectPath
+    let connection: DBusConnection
+
+    static func start() async throws -> NotifyingCharacteristic {
+        let bus = try PrivateBus()
+        let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
+        let device = FakeBluetoothd.devicePath(0)
+        let characteristic = try device.appending("service000a").appending("char000b")
+        try await bluetoothd.connection.export(
+            BlueZClientValueTests.characteristicInterface,
+            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(true)],
+            at: characteristic)
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        return NotifyingCharacteristic(bus: bus, bluetoothd: bluetoothd, device: device, characteristic: characteristic, connection: connection)
+    }
+
+    func close() async {
+        await connection.close()
+        await bluetoothd.connection.close()
+    }
+}
+
 /// The value fast path reads notifications in place (the connection never decodes them); signals
 /// of the same look that are malformed still take the decoding way and are counted.
 @Suite("The BlueZ client's value fast path")
 struct BlueZClientValueFastPathTests {
     @Test func valuesAreClaimedInOrderAndMalformedSignalsCounted() async throws {
-        let bus = try PrivateBus()
-        let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
-        let device = FakeBluetoothd.devicePath(0)
-        let characteristic = try device.appending("service000a").appending("char000b")
+        let fixture = try await NotifyingCharacteristic.start()
+        let (bluetoothd, device, characteristic, connection) = (fixture.bluetoothd, fixture.device, fixture.characteristic, fixture.connection)
         let gatt = "org.bluez.GattCharacteristic1"
-        try await bluetoothd.connection.export(
-            BlueZClientValueTests.characteristicInterface,
-            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(true)],
-            at: characteristic)
-
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
         let client = BlueZClient(connection: connection)
         let (values, valueSink) = AsyncStream<ReceivedValue>.makeStream()
         await client.setValueReceivers { source in { bytes in valueSink.yield(ReceivedValue(source: source, bytes: bytes)) } }
@@ -116,8 +136,7 @@ struct BlueZClientValueFastPathTests {
         #expect(await connection.claimedSignals == 21, "every value was read in place, never decoded")
         valueSink.finish()
         await client.stop()
-        await connection.close()
-        await bluetoothd.connection.close()
+        await fixture.close()
     }
 }
 
@@ -127,17 +146,9 @@ struct BlueZClientValueFastPathTests {
 @Suite("The BlueZ client's value fast path: shapes")
 struct BlueZClientValueShapeTests {
     @Test func onlyValueAloneIsClaimedWhateverItsSize() async throws {
-        let bus = try PrivateBus()
-        let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
-        let device = FakeBluetoothd.devicePath(0)
-        let characteristic = try device.appending("service000a").appending("char000b")
+        let fixture = try await NotifyingCharacteristic.start()
+        let (bluetoothd, characteristic, connection) = (fixture.bluetoothd, fixture.characteristic, fixture.connection)
         let gatt = "org.bluez.GattCharacteristic1"
-        try await bluetoothd.connection.export(
-            BlueZClientValueTests.characteristicInterface,
-            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(true)],
-            at: characteristic)
-
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
         let client = BlueZClient(connection: connection)
         let asked = Mutex(0)
         let (values, valueSink) = AsyncStream<[UInt8]>.makeStream()
@@ -190,7 +201,6 @@ struct BlueZClientValueShapeTests {
         #expect(asked.withLock { $0 } == 1, "the receivers are asked once per characteristic")
         valueSink.finish()
         await client.stop()
-        await connection.close()
-        await bluetoothd.connection.close()
+        await fixture.close()
     }
 }
