@@ -11,9 +11,10 @@ import CDBus
 /// returns is a Swift value of its own (a copy), never a pointer into the message.
 ///
 /// `@unchecked Sendable`, so that a claim may hand it to the actor whose executor is the
-/// connection's thread (`assumeIsolated`): a borrowed, non-copyable value cannot be captured by
-/// an escaping closure, so whatever uses it runs within the call it was lent for, while the
-/// connection's thread waits in that call, never beside libdbus.
+/// connection's thread (`DBusConnection.callIsolated`): a borrowed, non-copyable value cannot be
+/// captured by an escaping closure or kept, so whatever uses it runs within the call it was lent
+/// for, on that thread, while the connection's thread waits in that call, never beside libdbus.
+/// The pointers it holds (the message, its sender field) are valid for exactly that call.
 public struct DBusMessageReader: ~Copyable, @unchecked Sendable {
     let raw: OpaquePointer
     /// The sender field, looked up once: every subscription's rule and claim compares it.
