@@ -23,9 +23,9 @@ struct SignalClaims {
 
 extension DBusConnection {
     /// Offers a signal, before it is decoded, to every matching subscription that has a claim
-    /// (see `subscribe(matching:claim:onSignals:onEnd:)`). Runs inside libdbus's dispatch, on
-    /// the connection's thread; `message` is valid only until this returns, and so is the reader
-    /// the claims get.
+    /// (see `subscribe(matching:claim:onSignals:onEnd:)`). Runs from `handleIncoming`, on the
+    /// connection's thread; the reader the claims get is valid only until this returns (the
+    /// message is released after it has been handled).
     func offerToClaims(_ message: OpaquePointer, sender: UnsafePointer<CChar>?) -> SignalClaims {
         var claims = SignalClaims()
         let reader = DBusMessageReader(raw: message, sender: sender)
