@@ -26,9 +26,9 @@ extension BlueZClient {
     /// before. Called by the connection, on its thread, before decoding: see
     /// `DBusConnection.subscribe(matching:claim:onSignals:onEnd:)`.
     func claimValue(_ message: borrowing DBusMessageReader) -> Bool {
-        guard let valueReceivers, heldSignals == nil, let owner, message.serial > snapshotSerial, message.hasSender(owner),
+        guard valueReceivers != nil, heldSignals == nil, let owner, message.serial > snapshotSerial, message.hasSender(owner),
             message.hasMember("PropertiesChanged", of: BlueZInterfaces.properties), message.hasSignature("sa{sv}as"),
-            let bytes = Self.changedValue(message), let route = characteristicRoute(of: message, receivers: valueReceivers)
+            let bytes = Self.changedValue(message), let route = characteristicRoute(of: message)
         else { return false }
         route.receiver?(bytes)
         return true
@@ -72,28 +72,26 @@ extension BlueZClient {
     /// Reads the body in place: no dictionary is built for the one entry. Throws when `Value` is
     /// not an `ay`.
     func characteristicValue(
-        _ path: DBusObjectPath, _ body: [DBusValue], receivers: @Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?
+        _ path: DBusObjectPath, _ body: [DBusValue]
     ) throws(DBusDecodingError) -> (route: CharacteristicRoute, bytes: [UInt8])? {
         guard body.count == 3, case .string(BlueZInterfaces.gattCharacteristic) = body[0],
             case .dictionary(.string, .variant, let entries) = body[1], entries.count == 1,
             case .string("Value") = entries[0].key, case .variant(let raw) = entries[0].value,
             case .array(.string, let invalidated) = body[2], invalidated.isEmpty,
-            let route = characteristicRoute(path, receivers: receivers)
+            let route = characteristicRoute(path)
         else { return nil }
         return (route, try [UInt8](dbusValue: raw))
     }
 
-    private func characteristicRoute(
-        of message: borrowing DBusMessageReader, receivers: @Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?
-    ) -> CharacteristicRoute? {
+    private func characteristicRoute(of message: borrowing DBusMessageReader) -> CharacteristicRoute? {
         if let known = characteristicRoutes.value(forPathOf: message) { return known }
         guard let path = message.path else { return nil }
-        return characteristicRoute(path, receivers: receivers)
+        return characteristicRoute(path)
     }
 
-    private func characteristicRoute(
-        _ path: DBusObjectPath, receivers: @Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?
-    ) -> CharacteristicRoute? {
+    /// The route of the characteristic at `path`, asking the value receivers where its values
+    /// go on its first value; nil when the mirror does not hold it under a device.
+    private func characteristicRoute(_ path: DBusObjectPath) -> CharacteristicRoute? {
         if let known = characteristicRoutes[path] { return known }
         guard case .string(let uuid)? = tree.objects[path]?[BlueZInterfaces.gattCharacteristic]?["UUID"] else { return nil }
         // …/dev_X/serviceNNNN/charNNNN: the device is the nearest ancestor with Device1.
@@ -106,7 +104,7 @@ extension BlueZClient {
         if case .string(let text)? = device["AddressType"] { addressType = text }
         let source = BlueZCharacteristicSource(
             characteristicPath: path, devicePath: devicePath, address: address, addressType: addressType, uuid: uuid.lowercased())
-        let route = CharacteristicRoute(source: source, receiver: receivers(source))
+        let route = CharacteristicRoute(source: source, receiver: valueReceivers?(source))
         characteristicRoutes[path] = route
         return route
     }

@@ -198,7 +198,7 @@ public actor BlueZClient {
                 eventSink.yield(.interfacesRemoved(object, interfaces: interfaces))
                 treeChanged()
             case (BlueZInterfaces.properties?, "PropertiesChanged"):
-                if let valueReceivers, let value = try characteristicValue(path, signal.body, receivers: valueReceivers) {
+                if valueReceivers != nil, let value = try characteristicValue(path, signal.body) {
                     value.route.receiver?(value.bytes)
                     return
                 }

@@ -66,9 +66,8 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     /// well-known `sender` (nil when it has no owner, so nothing matches).
     func matches(_ message: DBusMessage, senderOwner: String?) -> Bool {
         guard message.kind == .signal else { return false }
-        if let sender {
-            let expected = sender.hasPrefix(":") || sender == "org.freedesktop.DBus" ? sender : senderOwner
-            guard let expected, message.sender == expected else { return false }
+        if sender != nil {
+            guard let expected = expectedSender(senderOwner: senderOwner), message.sender == expected else { return false }
         }
         if let path, message.path != path { return false }
         if let pathNamespace {

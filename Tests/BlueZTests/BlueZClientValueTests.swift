@@ -18,17 +18,10 @@ struct BlueZClientValueTests {
         "org.bluez.GattCharacteristic1",
         properties: [DBusProperty("UUID", .string), DBusProperty("Value", .array(.byte)), DBusProperty("Notifying", .boolean)])
 
-    @Test func valuesGoToTheHandlerAndOtherChangesToEvents() async throws {
-        let bus = try PrivateBus()
-        let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
-        let device = FakeBluetoothd.devicePath(0)
-        let characteristic = try device.appending("service000a").appending("char000b")
-        try await bluetoothd.connection.export(
-            Self.characteristicInterface,
-            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(false)],
-            at: characteristic)
-
-        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
+    @Test func valuesGoToTheReceiverAndOtherChangesToEvents() async throws {
+        let fixture = try await NotifyingCharacteristic.start(notifying: false)
+        let (bluetoothd, device, characteristic) = (fixture.bluetoothd, fixture.device, fixture.characteristic)
+        let client = BlueZClient(connection: fixture.connection)
         let (values, valueSink) = AsyncStream<ReceivedValue>.makeStream()
         await client.setValueReceivers { source in { bytes in valueSink.yield(ReceivedValue(source: source, bytes: bytes)) } }
         try await client.start()
@@ -52,11 +45,12 @@ struct BlueZClientValueTests {
         #expect(changed["Value"] == nil, "the value went to the receiver, not to events")
         #expect(changed["Notifying"] == .boolean(true))
         await client.stop()
+        await fixture.close()
     }
 }
 
-/// A fake bluetoothd on a private bus with one device whose heart-rate characteristic is
-/// notifying, and a connection of the client's own to that bus.
+/// A fake bluetoothd on a private bus with one device and its heart-rate characteristic
+/// (notifying unless asked otherwise), and a connection of the client's own to that bus.
 struct NotifyingCharacteristic {
     let bus: PrivateBus
     let bluetoothd: FakeBluetoothd
@@ -64,14 +58,14 @@ struct NotifyingCharacteristic {
     let characteristic: DBusObjectPath
     let connection: DBusConnection
 
-    static func start() async throws -> NotifyingCharacteristic {
+    static func start(notifying: Bool = true) async throws -> NotifyingCharacteristic {
         let bus = try PrivateBus()
         let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
         let device = FakeBluetoothd.devicePath(0)
         let characteristic = try device.appending("service000a").appending("char000b")
         try await bluetoothd.connection.export(
             BlueZClientValueTests.characteristicInterface,
-            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(true)],
+            properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(notifying)],
             at: characteristic)
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         return NotifyingCharacteristic(bus: bus, bluetoothd: bluetoothd, device: device, characteristic: characteristic, connection: connection)
