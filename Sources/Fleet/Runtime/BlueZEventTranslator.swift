@@ -28,9 +28,14 @@ public struct BlueZEventTranslator: Sendable {
 
     /// The identity of a `Device1` object: address plus address type.
     public static func identity(of device: BlueZDevice) -> DeviceID? {
-        guard let text = device.address, let address = BluetoothAddress(text) else { return nil }
-        let type = AddressType(rawValue: device.addressType ?? "public") ?? .public
-        return DeviceID(address: address, addressType: type)
+        identity(address: device.address, addressType: device.addressType)
+    }
+
+    /// The identity of a device from its `Address` and `AddressType` as bluetoothd spells them
+    /// (a missing or unknown type is `public`, BlueZ's default); nil without a valid address.
+    public static func identity(address text: String?, addressType: String?) -> DeviceID? {
+        guard let text, let address = BluetoothAddress(text) else { return nil }
+        return DeviceID(address: address, addressType: AddressType(rawValue: addressType ?? "public") ?? .public)
     }
 
     /// The adapter a device object lives under (`/org/bluez/hci0/dev_…` → `hci0`).

@@ -2,8 +2,8 @@ import BlueZ
 import FleetCore
 
 /// Decides where the BlueZ client's characteristic values (the D-Bus path's notifications) go:
-/// to the value pipeline's source of that characteristic of that device, named the way
-/// `BlueZEventTranslator.identity(of:)` names it. Asked once per characteristic (the client
+/// to the value pipeline's source of that characteristic of that device, named as
+/// `BlueZEventTranslator` names devices. Asked once per characteristic (the client
 /// keeps the answer), so a notification goes from the bus straight into the source.
 struct CharacteristicValueRouter: Sendable {
     let pipeline: ValuePipeline
@@ -11,8 +11,8 @@ struct CharacteristicValueRouter: Sendable {
     /// The receiver of `characteristic`'s values; nil (its values are dropped) when bluetoothd
     /// gives its device no usable address, which no device the fleet knows can lack.
     func receiver(for characteristic: BlueZCharacteristicSource) -> BlueZValueReceiver? {
-        guard let address = characteristic.address.flatMap(BluetoothAddress.init) else { return nil }
-        let device = DeviceID(address: address, addressType: AddressType(rawValue: characteristic.addressType ?? "public") ?? .public)
+        guard let device = BlueZEventTranslator.identity(address: characteristic.address, addressType: characteristic.addressType)
+        else { return nil }
         let source = pipeline.source(device: device, characteristic: characteristic.uuid)
         return { bytes in source.receive(bytes) }
     }
