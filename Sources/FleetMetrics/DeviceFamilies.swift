@@ -10,6 +10,10 @@ struct RenderedFamily {
 /// labels `FleetMetricCatalogue` documents: identity labels on counters and the histogram;
 /// identity plus the current `adapter` on gauges.
 enum DeviceFamilies {
+    /// The ready-latency buckets' `le` labels (`+Inf` last), spelled once rather than per device
+    /// per scrape: every device's histogram has the catalogue's bounds.
+    private static let bucketLabels = DeviceFigures().readyLatency.cumulative.map { ExpositionSample.value($0.bound) }
+
     /// - Parameters:
     ///   - now: the recorder's clock, for the seconds a link has been up.
     ///   - wallNow: Unix time, for the backoff deadline's timestamp.
@@ -49,9 +53,9 @@ enum DeviceFamilies {
                     lastError.family.name, present + [("error_class", last.errorClass.rawValue)], ExpositionSample.value(last.timestamp)))
             }
             let histogram = figures.readyLatency
-            for (bound, count) in histogram.cumulative {
+            for (label, bucket) in zip(bucketLabels, histogram.cumulative) {
                 latency.lines.append(ExpositionSample.line(
-                    latency.family.name + "_bucket", identity + [("le", ExpositionSample.value(bound))], ExpositionSample.value(count)))
+                    latency.family.name + "_bucket", identity + [("le", label)], ExpositionSample.value(bucket.count)))
             }
             latency.lines.append(ExpositionSample.line(latency.family.name + "_sum", identity, ExpositionSample.value(histogram.sum)))
             latency.lines.append(ExpositionSample.line(latency.family.name + "_count", identity, ExpositionSample.value(histogram.count)))

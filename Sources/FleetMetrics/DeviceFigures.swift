@@ -7,7 +7,9 @@ import FleetCore
 /// Counters only grow while the record lives; the record is replaced (and its counters start
 /// again) only when the device's identity labels change.
 struct DeviceFigures: Sendable {
-    var reconnectAttempts = 0
+    var attemptsGranted = 0
+    /// Connection attempts after the first.
+    var reconnectAttempts: Int { max(0, attemptsGranted - 1) }
     var notifications = 0
     var decodeErrors = 0
     var writes: [OutgoingWriteType: Int] = [:]

@@ -1,12 +1,14 @@
-// Every metric wearfleetd exports is named here and nowhere else: the recorder creates series
-// from these families, the exporter writes their HELP lines, README's table documents them.
+// Every metric wearfleetd exports is named here and nowhere else: the recorder records the fleet
+// and adapter series in these families and renders the per-device ones from plain figures, the
+// exporter writes their HELP lines, README's table documents them.
 //
 // Labels. A device's identity labels (`address`, `name`, `class`) never change while the daemon
 // runs, so its counters and its histogram are labelled by identity alone: they never restart when
 // the device moves to another adapter. Gauges that describe the device now also carry `adapter`
 // (the adapter of its link or attempt, else the last one it used, "" before its first attempt);
-// when a device moves, its gauges under the old adapter are removed, so each device has exactly
-// one current set of gauge series. Label values are escaped by the exporter.
+// when a device moves, its gauges are rendered under the new adapter only, so each device has
+// exactly one current set of gauge series. Label values are escaped as they are rendered
+// (`ExpositionSample`).
 
 /// The metric families of the fleet.
 public enum FleetMetricCatalogue {

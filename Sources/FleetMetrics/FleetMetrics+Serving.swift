@@ -3,13 +3,14 @@ import Logging
 
 extension FleetMetrics {
     /// Metrics for `orchestrator`, as wearfleetd sets them up before `start()`: a recorder that
-    /// observes it, and the endpoint `settings` ask for (nil when off or when it cannot start).
+    /// observes it, served at the endpoint `settings` ask for (nil when off or when it cannot
+    /// start; the endpoint keeps the metrics it serves).
     public static func observing(
         _ orchestrator: FleetOrchestrator, serving settings: MetricsSettings, logger: Logger
-    ) async -> (metrics: FleetMetrics, endpoint: MetricsEndpoint?) {
+    ) async -> MetricsEndpoint? {
         let metrics = FleetMetrics()
         await orchestrator.addObserver(metrics.recorder)
-        return (metrics, metrics.serve(settings, orchestrator: orchestrator, logger: logger))
+        return metrics.serve(settings, orchestrator: orchestrator, logger: logger)
     }
 
     /// Serves `/metrics` on `settings`' address, each scrape refreshed from the orchestrator's

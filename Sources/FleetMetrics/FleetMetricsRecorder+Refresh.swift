@@ -48,7 +48,8 @@ extension FleetMetricsRecorder {
 
     private static func refreshDevice(_ device: FleetStatus.Device, writes: FleetMetricsSnapshot.DeviceWrites?, in state: inout State) {
         let observed = FleetObservedDevice(id: device.id, name: device.name, className: device.className, pinned: device.pinned)
-        var record = state.devices[device.id] ?? DeviceRecord(labels: DeviceLabels(observed))
+        // Taken out and put back, so that its dictionaries are changed in place, not copied.
+        var record = state.devices.removeValue(forKey: device.id) ?? DeviceRecord(labels: DeviceLabels(observed))
         if !record.labels.matches(DeviceLabels(observed)) {
             // A reload renamed the device or changed its class: its series start again under the
             // new labels (value and write counters from the fleet's totals, the rest from zero).

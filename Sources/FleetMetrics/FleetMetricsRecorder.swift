@@ -25,7 +25,6 @@ public final class FleetMetricsRecorder: FleetObserver {
         var adapter: AdapterID?
         var connectingSince: MonotonicInstant?
         var linkedSince: MonotonicInstant?
-        var attemptsGranted = 0
         /// The last failure's class and Unix time: one `last_error` series, under that class.
         var lastError: (errorClass: FailureClass, timestamp: Double)?
         var queueDepths: [OutgoingQoS: Int] = [:]
@@ -98,7 +97,8 @@ public final class FleetMetricsRecorder: FleetObserver {
     public func lifecycle(_ device: DeviceID, _ event: DeviceEffect.LifecycleEvent, at instant: MonotonicInstant) {
         let timestamp = wallClock()
         state.withLock { state in
-            guard var record = state.devices[device] else { return }  // not announced: registered too late
+            // Taken out and put back, so that its dictionaries are changed in place, not copied.
+            guard var record = state.devices.removeValue(forKey: device) else { return }  // not announced: registered too late
             switch event {
             case .stateChanged(let from, let to, _, _):
                 record.state = to
@@ -117,11 +117,8 @@ public final class FleetMetricsRecorder: FleetObserver {
 
     public func attemptGranted(_ device: DeviceID, adapter: AdapterID, at instant: MonotonicInstant) {
         state.withLock { state in
-            guard var record = state.devices[device] else { return }
-            record.attemptsGranted += 1
-            if record.attemptsGranted > 1 { record.figures.reconnectAttempts += 1 }
-            record.adapter = adapter
-            state.devices[device] = record
+            state.devices[device]?.figures.attemptsGranted += 1
+            state.devices[device]?.adapter = adapter
         }
     }
 
@@ -131,9 +128,8 @@ public final class FleetMetricsRecorder: FleetObserver {
     /// time-dependent gauges as of now.
     func deviceFamilies() -> [RenderedFamily] {
         let (now, wallNow) = (clock.now(), wallClock())
-        let records = state.withLock { state in
-            state.devices.sorted { $0.key.description < $1.key.description }.map(\.value)
-        }
+        // Sorted outside the lock, which the orchestrator's observers wait on.
+        let records = state.withLock { Array($0.devices) }.sorted { $0.key < $1.key }.map(\.value)
         return DeviceFamilies.render(records, now: now, wallNow: wallNow)
     }
 

@@ -7,7 +7,7 @@ struct LatencyHistogram: Sendable {
     /// the last element counts those above every bound.
     private(set) var counts: [Int]
     private(set) var sum: Double = 0
-    private(set) var count = 0
+    var count: Int { counts.reduce(0, +) }
 
     init(bounds: [Double]) {
         self.bounds = bounds
@@ -18,7 +18,6 @@ struct LatencyHistogram: Sendable {
         let index = bounds.firstIndex { seconds <= $0 } ?? bounds.count
         counts[index] += 1
         sum += seconds
-        count += 1
     }
 
     /// (upper bound, observations at or below it), the last with bound +∞.

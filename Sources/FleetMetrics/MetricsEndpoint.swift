@@ -75,9 +75,9 @@ public final class MetricsEndpoint: Sendable {
                 exited.signal()
             }
         } catch {
-            _ = mailbox.stop()
-            close(listener)
-            close(mailbox.readEnd)
+            // Every property is set, so `deinit` runs `stop()`, which closes the sockets once the
+            // loop has exited: no loop will, so say so for it.
+            exited.signal()
             throw .socketFailed(address: display, call: "pthread_create", code: error.code)
         }
     }

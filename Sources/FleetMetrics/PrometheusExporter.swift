@@ -3,9 +3,11 @@ import Prometheus
 
 /// A Prometheus registry of its own and the swift-metrics factory that writes into it.
 ///
-/// Metrics are recorded through swift-metrics' `Counter`, `Gauge` and `Timer`, created with this
-/// `factory` explicitly: nothing here touches the process-wide `MetricsSystem`, so every
-/// daemon (and every test in one process) has its own registry.
+/// The fleet and adapter series are recorded through swift-metrics' `Counter` and `Gauge`,
+/// created with this `factory` explicitly: nothing here touches the process-wide
+/// `MetricsSystem`, so every daemon (and every test in one process) has its own registry. The
+/// per-device families are not in the registry: their owner renders them at each scrape
+/// (`exposition(adding:)`).
 public final class PrometheusExporter: Sendable {
     private let registry = PrometheusCollectorRegistry()
     /// Creates the swift-metrics handlers of this registry.
@@ -14,21 +16,16 @@ public final class PrometheusExporter: Sendable {
     private let histograms: Set<String>
 
     public init(families: [MetricFamily] = FleetMetricCatalogue.all) {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets[FleetMetricCatalogue.deviceReadyLatency.name] = FleetMetricCatalogue.readyLatencyBuckets
-        self.factory = factory
+        factory = PrometheusMetricsFactory(registry: registry)
         helpByName = Dictionary(families.map { ($0.name, $0.help) }, uniquingKeysWith: { first, _ in first })
         histograms = Set(families.filter { $0.kind == .histogram }.map(\.name))
     }
 
-    /// The exposition, text format 0.0.4: families sorted by name, each with one `# HELP` (from
+    /// The exposition, text format 0.0.4, with `families` (rendered by their owner, not held in
+    /// the registry) among the registry's: families sorted by name, each with one `# HELP` (from
     /// the catalogue; the registry writes none for metrics made through swift-metrics) and one
-    /// `# TYPE` line; samples of counters and gauges sorted, histogram buckets in `le` order.
-    public func exposition() -> [UInt8] { exposition(adding: []) }
-
-    /// The exposition with `families` (rendered by their owner, not held in the registry) among
-    /// the registry's; a family without samples is left out, as the registry leaves out one
-    /// without series.
+    /// `# TYPE` line; samples of counters and gauges sorted, histogram buckets in `le` order. A
+    /// family without samples is left out, as the registry leaves out one without series.
     func exposition(adding families: [RenderedFamily]) -> [UInt8] {
         let text = registry.emitToBuffer()
         var blocks: [(name: String, lines: [ArraySlice<UInt8>])] = []
