@@ -52,7 +52,8 @@ let package = Package(
         // The control interface's names, records, client and text/JSON rendering: shared by the
         // daemon (which exports it) and wearfleetctl (which reads it).
         .target(name: "FleetControl", dependencies: ["DBus"]),
-        // accept4, pipe2 and pthread_setname_np (GNU extensions Glibc's module leaves out).
+        // What Glibc's module leaves out: accept4, pipe2, recvmmsg and pthread_setname_np (GNU
+        // extensions), and the epoll declarations for the fd path's poller.
         .target(name: "CSocketSupport"),
         // Prometheus metrics: the metric set, the recorder fed by the orchestrator, the HTTP endpoint.
         .target(

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 // `wearfleetctl status --json` and `device ADDRESS --json`. The schema is documented in README
 // ("wearfleetctl"): every key is always present (null when unknown), keys are sorted, and a

@@ -65,9 +65,11 @@ public enum ConsoleLineFormat: LogLineFormat {
             switch scalar {
             case "\\": "\\\\"
             case "\"": "\\\""
+            case "\r": "\\r"
+            case "\n": "\\n"
             default: nil
             }
         }
-        return "\"" + escapeNewlines(escaped) + "\""
+        return "\"" + escaped + "\""
     }
 }

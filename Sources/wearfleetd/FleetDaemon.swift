@@ -52,7 +52,7 @@ struct FleetDaemon: Service {
             known, savingIn: store, configuration: settings.runtimeConfiguration, client: BlueZClient(connection: connection),
             logger: logger)
         // Metrics: a bind failure is logged and the daemon runs on without them (FleetMetrics.serve).
-        let metricsEndpoint = await FleetMetrics.observing(orchestrator, serving: settings.metrics, logger: logger).endpoint
+        let metricsEndpoint = await FleetMetrics.observing(orchestrator, serving: settings.metrics, logger: logger)
         try await orchestrator.start()
         // Before READY, so `systemctl start` then `wearfleetctl` finds it; optional: the fleet runs without it.
         let control = await ControlEndpoint.startOrLog(

@@ -39,7 +39,7 @@ struct Wearfleetd: AsyncParsableCommand {
         switch ConfigurationLoader.load(mainFile: config, dropInDirectory: dropIns) {
         case .success(let value): settings = value
         case .failure(let errors):
-            for error in errors.errors { StandardError.write(error.description) }
+            for error in errors.errors { StandardErrorSink().write(line: error.description) }
             throw ExitCode(78)
         }
         var format: LogFormat?
@@ -64,7 +64,7 @@ struct Wearfleetd: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let failure as DaemonFailure {
-            StandardError.write("wearfleetd: \(failure.message)")
+            StandardErrorSink().write(line: "wearfleetd: \(failure.message)")
             throw ExitCode(failure.exitCode)
         }
     }

@@ -22,8 +22,8 @@ int wearfleet_name_current_thread(const char *name);
 
 /// recvmmsg(fd, …, MSG_DONTWAIT): reads up to `count` datagrams (at most 64) in one call, the
 /// i-th into `buffer + i * slot` with its length in `lengths[i]` (a datagram longer than `slot` is
-/// cut to `slot`). Returns how many were read (0 on an orderly shutdown by the peer), or -1 with
-/// errno set (EAGAIN: none waiting). A length of 0 is the peer's orderly shutdown (SOCK_SEQPACKET
+/// cut to `slot`). Returns how many were read, or -1 with errno set (EAGAIN: none waiting). A
+/// length of 0 is the peer's orderly shutdown (SOCK_SEQPACKET
 /// cannot tell it from an empty datagram); the entries after it repeat it.
 int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths);
 

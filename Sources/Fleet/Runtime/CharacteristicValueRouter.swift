@@ -13,7 +13,6 @@ struct CharacteristicValueRouter: Sendable {
     func receiver(for characteristic: BlueZCharacteristicSource) -> BlueZValueReceiver? {
         guard let device = BlueZEventTranslator.identity(address: characteristic.address, addressType: characteristic.addressType)
         else { return nil }
-        let source = pipeline.source(device: device, characteristic: characteristic.uuid)
-        return { bytes in source.receive(bytes) }
+        return pipeline.source(device: device, characteristic: characteristic.uuid).receive
     }
 }

@@ -1,7 +1,6 @@
 import BlueZ
 import FleetCore
 import FoundationEssentials
-import Glibc
 import Logging
 
 extension FleetOrchestrator {

@@ -89,8 +89,7 @@ public actor FleetOrchestrator {
         let pipeline = ValuePipeline(logger: logger)
         self.pipeline = pipeline
         let poller = try NotificationSocketPoller { device, characteristic in
-            let source = pipeline.source(device: device, characteristic: characteristic)
-            return { bytes in source.receive(bytes) }
+            pipeline.source(device: device, characteristic: characteristic).receive
         }
         self.poller = poller
         self.transport = BlueZDeviceTransport(client: client, poller: poller)

@@ -7,7 +7,8 @@ import Synchronization
 
 /// Reads notifications from `AcquireNotify` sockets: one thread waits in `epoll_wait` on every
 /// socket, so the fd path never touches the bus and costs, per wake-up, one `epoll_wait` (whatever
-/// the number of sockets) and one `recvmmsg` per readable socket (every datagram queued on it).
+/// the number of sockets) and, per readable socket, `recvmmsg` calls of up to 16 datagrams until
+/// one comes back short (nearly always the first).
 ///
 /// Each socket is SOCK_SEQPACKET: one datagram is one value. BlueZ closes the socket when the
 /// link drops; the poller then forgets it (the device learns of the disconnect from BlueZ's

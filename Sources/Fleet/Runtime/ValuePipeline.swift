@@ -58,18 +58,15 @@ public final class ValuePipeline: Sendable {
         public func receive(_ bytes: [UInt8]) {
             let result: Result<CharacteristicEvent, GATTDecodeError>
             if let decoder {
-                do {
-                    let event = try decoder(bytes[...])
-                    outlets.logDecoded(event, first: record.countDecoded(event), device: device, characteristic: characteristic)
-                    result = .success(event)
-                } catch {
-                    outlets.logUndecodable(error, errors: record.countUndecodable(), device: device, characteristic: characteristic)
-                    result = .failure(error)
-                }
+                result = Result { () throws(GATTDecodeError) in try decoder(bytes[...]) }
             } else {
-                let event = CharacteristicEvent.raw(RawCharacteristicValue(uuid: uuid ?? .init(0), bytes: bytes))
+                result = .success(.raw(RawCharacteristicValue(uuid: uuid ?? .init(0), bytes: bytes)))
+            }
+            switch result {
+            case .success(let event):
                 outlets.logDecoded(event, first: record.countDecoded(event), device: device, characteristic: characteristic)
-                result = .success(event)
+            case .failure(let error):
+                outlets.logUndecodable(error, errors: record.countUndecodable(), device: device, characteristic: characteristic)
             }
             outlets.publish(device: device, characteristic: characteristic, result: result)
         }

@@ -1,6 +1,5 @@
 import FleetCore
 import FoundationEssentials
-import Glibc
 
 /// The on-disk form of one device. Keys are spelled out (not synthesized) so renaming a Swift
 /// property can never silently change the file format.

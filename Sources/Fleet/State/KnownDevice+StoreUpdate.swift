@@ -1,6 +1,5 @@
 import FleetCore
 import FoundationEssentials
-import Glibc
 
 extension KnownDevice {
     /// Folds what the state machine reported (`DeviceEffect.storeUpdate`) into the record.

@@ -1,6 +1,5 @@
 import FleetCore
 import FoundationEssentials
-import Glibc
 
 /// What the daemon remembers about one device across restarts: who it is, where it was last
 /// seen, what it offered, and whether it is pinned or in the dynamic pool.

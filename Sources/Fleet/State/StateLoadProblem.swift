@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Why `StateStore.load()` started with no devices although a state file existed. In every case
 /// the original file was renamed aside (content untouched) and named here, so nothing is lost and

@@ -68,8 +68,7 @@ extension StateStore {
             prefix += prefix.isEmpty || prefix.hasSuffix("/") ? String(component) : "/" + component
             guard mkdir(prefix, 0o750) != 0 else { continue }
             let code = errno
-            var info = stat()
-            guard code == EEXIST, stat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            guard code == EEXIST, PathKind(of: prefix) == .directory else {
                 throw .directoryUnusable(path: path, reason: "cannot create \(prefix): \(StateStoreError.text(code))")
             }
         }
