@@ -41,32 +41,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# wait_for PID FILE PATTERN SECONDS [COUNT]: until FILE has COUNT lines matching PATTERN, while
-# PID lives.
-wait_for() {
-    local deadline=$((SECONDS + $4))
-    until (($(grep -c -- "$3" "$2" 2>/dev/null || true) >= ${5:-1})); do
-        if ((SECONDS >= deadline)) || ! kill -0 "$1" 2>/dev/null; then
-            echo "gave up waiting for '$3' in $2" >&2
-            tail -20 "$2" >&2
-            exit 1
-        fi
-        sleep 0.2
-    done
-}
-
 mkdir "$dir/bin"
-for program in fleet-bench dbus-floor; do objcopy --strip-debug "$bin/$program" "$dir/bin/$program"; done
+objcopy --strip-debug "$bin/fleet-bench" "$dir/bin/fleet-bench"  # dbus-floor is built without debug information
 
 private_bus_config "$dir"
 dbus-daemon --config-file="$dir/bus.conf" --nofork --print-address=1 > "$dir/address" &
 pids+=($!)
-wait_for $! "$dir/address" unix: 10
+wait_for_line "$dir/address" unix: 10 $!
 address=$(head -1 "$dir/address")
 
 "$bin/bluez-sim" --bus "$address" --scenario "$work/ingest-$devices-scenario.json" > "$dir/sim.out" 2> "$out/bluez-sim.log" &
 pids+=($!)
-wait_for $! "$dir/sim.out" ready 60
+wait_for_line "$dir/sim.out" ready 60 $!
 
 mkdir "$dir/state"
 valgrind --tool=callgrind --callgrind-out-file="$out/daemon.out" \
@@ -74,13 +60,13 @@ valgrind --tool=callgrind --callgrind-out-file="$out/daemon.out" \
     > "$dir/daemon.out" 2> "$out/daemon.log" &
 daemon=$!
 pids+=("$daemon")
-wait_for "$daemon" "$dir/daemon.out" "^ready" 300
+wait_for_line "$dir/daemon.out" "^ready" 300 "$daemon"
 
-valgrind --tool=callgrind --callgrind-out-file="$out/floor.out" "$dir/bin/dbus-floor" bluez-recv "$address" \
+valgrind --tool=callgrind --callgrind-out-file="$out/floor.out" "$bin/dbus-floor" bluez-recv "$address" \
     > "$dir/floor.out" 2> "$out/floor.log" &
 floor=$!
 pids+=("$floor")
-wait_for "$floor" "$dir/floor.out" ready 60
+wait_for_line "$dir/floor.out" ready 60 "$floor"
 
 busctl --address="$address" call org.wearfleet.Simulator /org/wearfleet/simulator org.wearfleet.Simulator1 \
     SetMotionStream sdu "" "$rate" "$payload" > /dev/null
@@ -112,9 +98,9 @@ def figures(path):
             elif line.startswith("calls=") and pending:
                 calls += int(line[6:].split()[0])
                 pending = False
-            elif line.startswith(("fn=", "fl=", "fi=", "fe=")):
-                match = re.match(r"\w+=\((\d+)\) (.*)", line.strip())
-                if match and line.startswith("fn="): names[match.group(1)] = match.group(2)
+            elif line.startswith("fn="):
+                match = re.match(r"fn=\((\d+)\) (.*)", line.strip())
+                if match: names[match.group(1)] = match.group(2)
     return total, calls
 
 for name in ("daemon", "floor"):

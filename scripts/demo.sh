@@ -29,18 +29,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-wait_for_line() { # file pattern seconds
-    local deadline=$((SECONDS + $3))
-    until grep -q "$2" "$1" 2>/dev/null; do
-        if ((SECONDS >= deadline)); then
-            echo "demo: timed out waiting for '$2' in $1" >&2
-            cat "$1" >&2 || true
-            exit 1
-        fi
-        sleep 0.1
-    done
-}
-
 private_bus_config "$run"
 dbus-daemon --config-file="$run/bus.conf" --nofork --print-address=1 > "$run/bus.address" 2> "$run/dbus-daemon.log" &
 pids+=($!)

@@ -10,16 +10,15 @@ cd "$(dirname "$0")/.."
 venv=${1:-.build-venv}
 requirements=${2:-Tests/Fidelity/requirements.txt}
 stamp=$venv/.requirements
-name=$(basename "$0" .sh)
 
 if [[ -x $venv/bin/python ]] && cmp -s "$requirements" "$stamp"; then
     exit 0
 fi
 if ! python3 -m venv --help >/dev/null 2>&1; then
-    echo "$name: python3 cannot create virtual environments (Debian: apt-get install python3-venv)" >&2
+    echo "python-venv: python3 cannot create virtual environments (Debian: apt-get install python3-venv)" >&2
     exit 1
 fi
-echo "$name: creating $venv from $requirements"
+echo "python-venv: creating $venv from $requirements"
 rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"

@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor-window.h"
+
 #define BENCH_NAME "org.wearfleet.Bench"
 #define BENCH_PATH "/org/wearfleet/Bench"
 #define BENCH_IFACE "org.wearfleet.Bench1"
@@ -46,19 +48,6 @@
 #define PROPS_IFACE "org.freedesktop.DBus.Properties"
 #define IDLE_LIMIT_MS 10000
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* User + system CPU of the whole process, in microseconds. */
-static long long cpu_us(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return (long long)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000LL + usage.ru_utime.tv_usec +
-           usage.ru_stime.tv_usec;
-}
 
 static void die(const char *what, DBusError *error) {
     fprintf(stderr, "dbus-floor: %s: %s\n", what, error && dbus_error_is_set(error) ? error->message : "failed");
@@ -275,40 +264,6 @@ static int send_signals(const char *address, long long total) {
     return 0;
 }
 
-static uint64_t monotonic_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int compare_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Latencies of one report window, in microseconds. */
-struct latencies {
-    uint32_t *values;
-    size_t count, capacity;
-};
-
-static void latency_add(struct latencies *l, uint32_t value) {
-    if (l->count == l->capacity) {
-        size_t capacity = l->capacity ? l->capacity * 2 : 4096;
-        uint32_t *grown = realloc(l->values, capacity * sizeof *grown);
-        if (!grown) return; /* out of memory: the sample is dropped, the count still holds */
-        l->values = grown;
-        l->capacity = capacity;
-    }
-    l->values[l->count++] = value;
-}
-
-static uint32_t latency_percentile(struct latencies *l, double p) {
-    if (l->count == 0) return 0;
-    size_t index = (size_t)(p * (double)(l->count - 1) + 0.5);
-    return l->values[index];
-}
-
 static int bluez_recv(const char *address) {
     sigset_t mask;
     sigemptyset(&mask);
@@ -349,8 +304,7 @@ static int bluez_recv(const char *address) {
                 if (length >= 10) {
                     uint64_t sent = 0;
                     for (int i = 9; i >= 2; i--) sent = sent << 8 | value[i];
-                    uint64_t now = monotonic_ns();
-                    latency_add(&window, now > sent ? (uint32_t)((now - sent) / 1000) : 0);
+                    latency_add(&window, latency_since((int64_t)sent));
                 }
             }
             dbus_message_unref(message);
@@ -361,15 +315,10 @@ static int bluez_recv(const char *address) {
             struct signalfd_siginfo info;
             if (read(signals, &info, sizeof info) != sizeof info) continue;
             if (info.ssi_signo != SIGUSR1) break;
-            qsort(window.values, window.count, sizeof *window.values, compare_u32);
             double now = now_seconds();
             long long cpu = cpu_us();
-            printf("{\"count\":%lld,\"seconds\":%.6f,\"cpu_us\":%lld,\"p50_us\":%u,\"p99_us\":%u,\"samples\":%zu}\n",
-                   count, now - start, cpu - cpu0, latency_percentile(&window, 0.5), latency_percentile(&window, 0.99),
-                   window.count);
-            fflush(stdout);
+            report_window(count, now - start, cpu - cpu0, &window);
             count = 0;
-            window.count = 0;
             start = now;
             cpu0 = cpu;
         }

@@ -31,21 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor-window.h"
+
 #define MAX_DEVICES 1000
-#define MAX_SAMPLES 4000000
-
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
-static int64_t cpu_us(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return (int64_t)usage.ru_utime.tv_sec * 1000000 + usage.ru_utime.tv_usec + (int64_t)usage.ru_stime.tv_sec * 1000000 +
-           usage.ru_stime.tv_usec;
-}
 
 /* The sender: device i sends at start + i * period / n + k * period. After a stall it resumes
  * the rate instead of bursting to catch up, as the simulator does. */
@@ -67,11 +55,6 @@ static void send_forever(int *fds, int n, double rate, int payload) {
         memcpy(bytes + 2, &sent, sizeof sent);
         if (send(fds[seq % (uint64_t)n], bytes, (size_t)payload, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EPIPE) _exit(0);
     }
-}
-
-static int compare(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -120,9 +103,9 @@ int main(int argc, char **argv) {
         event.data.u32 = (uint32_t)i;
         epoll_ctl(epoll, EPOLL_CTL_ADD, receivers[i], &event);
     }
-    int64_t *samples = malloc(sizeof(int64_t) * MAX_SAMPLES);
-    if (!samples) return 1;
-    int64_t count = 0, sampled = 0, window_start = monotonic_ns(), cpu_start = cpu_us();
+    struct latencies window = {0};
+    long long count = 0, cpu_start = cpu_us();
+    int64_t window_start = monotonic_ns();
     printf("ready\n");
     fflush(stdout);
     struct epoll_event ready[64];
@@ -142,16 +125,10 @@ int main(int argc, char **argv) {
                         kill(child, SIGKILL);
                         return 0;
                     }
-                    int64_t now = monotonic_ns(), cpu = cpu_us();
-                    qsort(samples, (size_t)sampled, sizeof(int64_t), compare);
-                    int64_t p50 = sampled ? samples[sampled / 2] / 1000 : 0;
-                    int64_t p99 = sampled ? samples[(sampled * 99) / 100] / 1000 : 0;
-                    printf("{\"count\":%lld,\"seconds\":%.6f,\"cpu_us\":%lld,\"p50_us\":%lld,\"p99_us\":%lld,\"samples\":%lld}\n",
-                           (long long)count, (double)(now - window_start) / 1e9, (long long)(cpu - cpu_start), (long long)p50,
-                           (long long)p99, (long long)sampled);
-                    fflush(stdout);
+                    int64_t now = monotonic_ns();
+                    long long cpu = cpu_us();
+                    report_window(count, (double)(now - window_start) / 1e9, cpu - cpu_start, &window);
                     count = 0;
-                    sampled = 0;
                     window_start = now;
                     cpu_start = cpu;
                 }
@@ -161,11 +138,9 @@ int main(int argc, char **argv) {
                 ssize_t got = recv(receivers[index], buffer, sizeof buffer, MSG_DONTWAIT);
                 if (got <= 0) break;
                 count++;
-                if (got >= 10 && sampled < MAX_SAMPLES) {
-                    int64_t sent;
-                    memcpy(&sent, buffer + 2, sizeof sent);
-                    samples[sampled++] = monotonic_ns() - sent;
-                }
+                int64_t sent; /* every datagram is at least 10 bytes: main refuses smaller ones */
+                memcpy(&sent, buffer + 2, sizeof sent);
+                latency_add(&window, latency_since(sent));
             }
         }
     }

@@ -9,7 +9,6 @@ import GATT
 import Logging
 import ProcessSupport
 import Synchronization
-import SystemdSupport
 
 /// `fleet-bench agent`: wearfleetd's runtime, wired as `wearfleetd`'s `FleetDaemon` wires it
 /// (the configuration loader, the state store and restore, one bus connection, `BlueZClient`,

@@ -6,7 +6,7 @@ struct Driver {
     let options: Options
 
     func run() throws {
-        for (what, path) in [("bluez-sim", options.simulator), ("wearfleetd", options.wearfleetd), ("the C floor", options.floor)] {
+        for (what, path) in [("bluez-sim", options.simulator), ("wearfleetd", options.wearfleetd), ("dbus-floor", options.floor), ("fd-floor", options.fdFloor)] {
             guard FileManager.default.isExecutableFile(atPath: path) else {
                 throw BenchError("no \(what) at \(path) (make bench builds it)")
             }

@@ -23,7 +23,7 @@ struct EmbeddedDaemon {
         let orchestrator = try await FleetOrchestrator.restoring(
             known, savingIn: store, configuration: settings.runtimeConfiguration, client: BlueZClient(connection: connection),
             logger: logger)
-        let metricsEndpoint = await FleetMetrics.observing(orchestrator, serving: settings.metrics, logger: logger).endpoint
+        let metricsEndpoint = await FleetMetrics.observing(orchestrator, serving: settings.metrics, logger: logger)
         try await orchestrator.start()
         return EmbeddedDaemon(orchestrator: orchestrator, connection: connection, store: store, metricsEndpoint: metricsEndpoint)
     }

@@ -113,9 +113,14 @@ struct IngestSuite {
         _ = try floor.expect("ready", within: 10)
         MonotonicTime.sleep(options.settleSeconds)
         _ = try floor.report()
-        let offered = Double(devices) * rate
-        MonotonicTime.sleep(offered < 100 ? max(options.windowSeconds, 8) : options.windowSeconds)
+        MonotonicTime.sleep(window(offered: Double(devices) * rate))
         return ReceiverFigures(try floor.report())
+    }
+
+    /// The measured window of a cell offering `offered` notifications/s: slow cells run longer,
+    /// so that their percentiles rest on enough samples.
+    private func window(offered: Double) -> Double {
+        offered < 100 ? max(options.windowSeconds, 8) : options.windowSeconds
     }
 
     private func startAgent(fleet: SimulatedFleet, fdPath: Bool, name: String) throws -> ReportingReceiver {
@@ -148,9 +153,7 @@ struct IngestSuite {
         let sentBefore = try fleet.notificationsSent()
         let simulatorCPU = CPUWindow(fleet.simulator.pid)
         let busCPU = CPUWindow(fleet.bus.pid)
-        // Slow cells run longer, so that their percentiles rest on enough samples.
-        let window = offered < 100 ? max(options.windowSeconds, 8) : options.windowSeconds
-        MonotonicTime.sleep(window)
+        MonotonicTime.sleep(window(offered: offered))
         let daemonReport = try wearfleet.report()
         let floorReport = try floor?.report()
         let bleakReport = try bleak?.report()

@@ -4,7 +4,6 @@ import Foundation
 import Logging
 import ProcessSupport
 import Synchronization
-import SystemdSupport
 
 /// `fleet-bench writer`: writes without response from 10 devices' queues through wearfleetd's
 /// own write path (`FleetOrchestrator.write`: per-device bounded queues, FleetCore's scheduler,
