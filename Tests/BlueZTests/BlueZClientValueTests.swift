@@ -19,7 +19,7 @@ struct BlueZClientValueTests {
         properties: [DBusProperty("UUID", .string), DBusProperty("Value", .array(.byte)), DBusProperty("Notifying", .boolean)])
 
     @Test func valuesGoToTheReceiverAndOtherChangesToEvents() async throws {
-        let fixture = try await NotifyingCharacteristic.start(notifying: false)
+        let fixture = try await CharacteristicFixture.start(notifying: false)
         let (bluetoothd, device, characteristic) = (fixture.bluetoothd, fixture.device, fixture.characteristic)
         let client = BlueZClient(connection: fixture.connection)
         let (values, valueSink) = AsyncStream<ReceivedValue>.makeStream()
@@ -51,14 +51,14 @@ struct BlueZClientValueTests {
 
 /// A fake bluetoothd on a private bus with one device and its heart-rate characteristic
 /// (notifying unless asked otherwise), and a connection of the client's own to that bus.
-struct NotifyingCharacteristic {
+struct CharacteristicFixture {
     let bus: PrivateBus
     let bluetoothd: FakeBluetoothd
     let device: DBusObjectPath
     let characteristic: DBusObjectPath
     let connection: DBusConnection
 
-    static func start(notifying: Bool = true) async throws -> NotifyingCharacteristic {
+    static func start(notifying: Bool = true) async throws -> CharacteristicFixture {
         let bus = try PrivateBus()
         let bluetoothd = try await FakeBluetoothd.start(on: bus, devices: 1)
         let device = FakeBluetoothd.devicePath(0)
@@ -68,7 +68,7 @@ struct NotifyingCharacteristic {
             properties: ["UUID": .string("00002A37-0000-1000-8000-00805F9B34FB"), "Value": .bytes([]), "Notifying": .boolean(notifying)],
             at: characteristic)
         let connection = try await DBusConnection.connect(to: .address(bus.address))
-        return NotifyingCharacteristic(bus: bus, bluetoothd: bluetoothd, device: device, characteristic: characteristic, connection: connection)
+        return CharacteristicFixture(bus: bus, bluetoothd: bluetoothd, device: device, characteristic: characteristic, connection: connection)
     }
 
     func close() async {
@@ -82,7 +82,7 @@ struct NotifyingCharacteristic {
 @Suite("The BlueZ client's value fast path")
 struct BlueZClientValueFastPathTests {
     @Test func valuesAreClaimedInOrderAndMalformedSignalsCounted() async throws {
-        let fixture = try await NotifyingCharacteristic.start()
+        let fixture = try await CharacteristicFixture.start()
         let (bluetoothd, device, characteristic, connection) = (fixture.bluetoothd, fixture.device, fixture.characteristic, fixture.connection)
         let gatt = "org.bluez.GattCharacteristic1"
         let client = BlueZClient(connection: connection)
@@ -140,7 +140,7 @@ struct BlueZClientValueFastPathTests {
 @Suite("The BlueZ client's value fast path: shapes")
 struct BlueZClientValueShapeTests {
     @Test func onlyValueAloneIsClaimedWhateverItsSize() async throws {
-        let fixture = try await NotifyingCharacteristic.start()
+        let fixture = try await CharacteristicFixture.start()
         let (bluetoothd, characteristic, connection) = (fixture.bluetoothd, fixture.characteristic, fixture.connection)
         let gatt = "org.bluez.GattCharacteristic1"
         let client = BlueZClient(connection: connection)

@@ -4,6 +4,13 @@ import Glibc
 import Testing
 import TestSupport
 
+/// A SOCK_SEQPACKET socket pair, as AcquireNotify hands out one end of.
+private func seqpacketPair() throws -> (Int32, Int32) {
+    var pair: [Int32] = [-1, -1]
+    try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+    return (pair[0], pair[1])
+}
+
 @Suite("Reading AcquireNotify sockets")
 struct NotificationSocketPollerTests {
     struct Received: Sendable, Equatable {
@@ -19,11 +26,10 @@ struct NotificationSocketPollerTests {
             { bytes in sink.yield(Received(device: device, characteristic: characteristic, bytes: bytes)) }
         }
         defer { poller.stop() }
-        var pair: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
-        poller.add(fd: pair[0], device: device, characteristic: "2a37", mtu: 247)
+        let pair = try seqpacketPair()
+        poller.add(fd: pair.0, device: device, characteristic: "2a37", mtu: 247)
         for payload: [UInt8] in [[0x06, 70], [0x06, 71, 0, 0], [0x06, 72]] {
-            _ = payload.withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) }
+            _ = payload.withUnsafeBytes { send(pair.1, $0.baseAddress, $0.count, 0) }
         }
         let values = try await withTimeout(.seconds(5), "three notifications") {
             var values: [[UInt8]] = []
@@ -34,7 +40,7 @@ struct NotificationSocketPollerTests {
             return values
         }
         #expect(values == [[0x06, 70], [0x06, 71, 0, 0], [0x06, 72]], "datagram boundaries are kept")
-        close(pair[1])  // BlueZ closes the socket when the link drops
+        close(pair.1)  // BlueZ closes the socket when the link drops
         try await withTimeout(.seconds(5), "the socket to be forgotten") {
             while poller.socketCount > 0 { await Task.yield() }
         }
@@ -48,18 +54,17 @@ extension NotificationSocketPollerTests {
     @Test func aBurstQueuedBeforeTheHangUpIsDeliveredWholeAndInOrder() async throws {
         let device = DeviceID(address: try #require(BluetoothAddress("AA:BB:CC:00:00:0B")))
         let (stream, sink) = AsyncStream<[UInt8]>.makeStream()
-        var pair: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        let pair = try seqpacketPair()
         var buffer: Int32 = 1 << 20
-        setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(pair.1, SOL_SOCKET, SO_SNDBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
         for index in 0..<100 {
             let payload: [UInt8] = [0x06, UInt8(index)] + Array(repeating: UInt8(index), count: index % 20)
-            try #require(payload.withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) } == payload.count)
+            try #require(payload.withUnsafeBytes { send(pair.1, $0.baseAddress, $0.count, 0) } == payload.count)
         }
-        close(pair[1])
+        close(pair.1)
         let poller = try NotificationSocketPoller { _, _ in { bytes in sink.yield(bytes) } }
         defer { poller.stop() }
-        poller.add(fd: pair[0], device: device, characteristic: "2a37", mtu: 23)
+        poller.add(fd: pair.0, device: device, characteristic: "2a37", mtu: 23)
         let values = try await withTimeout(.seconds(5), "100 notifications") {
             var values: [[UInt8]] = []
             for await bytes in stream {
@@ -82,12 +87,6 @@ extension NotificationSocketPollerTests {
 struct NotificationSocketPollerClosingTests {
     private static let device = DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:0A")!)
 
-    private static func seqpacketPair() throws -> (Int32, Int32) {
-        var pair: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
-        return (pair[0], pair[1])
-    }
-
     /// Waits (on this thread, briefly) for `fd` to be readable; true if it became readable.
     private static func readable(_ fd: Int32, milliseconds: Int32) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -98,14 +97,14 @@ struct NotificationSocketPollerClosingTests {
         let poller = try NotificationSocketPoller { _, _ in { _ in } }
         defer { poller.stop() }
         for round in 0..<200 {
-            let (removed, removedPeer) = try Self.seqpacketPair()
+            let (removed, removedPeer) = try seqpacketPair()
             defer { close(removedPeer) }
             poller.add(fd: removed, device: Self.device, characteristic: "2a37", mtu: 23)
             var byte: UInt8 = UInt8(round % 256)
             _ = send(removedPeer, &byte, 1, Int32(MSG_DONTWAIT))
             poller.remove(device: Self.device)
             // A new socket made right away; it must keep every datagram sent to it.
-            let (fresh, freshPeer) = try Self.seqpacketPair()
+            let (fresh, freshPeer) = try seqpacketPair()
             defer { close(fresh); close(freshPeer) }
             for _ in 0..<4 { _ = send(freshPeer, &byte, 1, Int32(MSG_DONTWAIT)) }
             var received = 0
@@ -137,7 +136,7 @@ struct NotificationSocketPollerClosingTests {
         }
         poller.stop()
         poller.remove(device: Self.device)
-        let (late, latePeer) = try Self.seqpacketPair()
+        let (late, latePeer) = try seqpacketPair()
         defer { close(latePeer) }
         poller.add(fd: late, device: Self.device, characteristic: "2a37", mtu: 23)
         for fds in pipes {
