@@ -1,14 +1,12 @@
 import DBus
 
-/// Where a characteristic's values go, found in the mirror and asked of the value receivers
-/// once per path (until objects come or go).
+/// Where a characteristic's values go, asked of the value receivers once per path (until
+/// objects come or go). A class, so that a lookup on the hot path copies one reference.
 final class CharacteristicRoute {
-    let source: BlueZCharacteristicSource
     /// Nil when the receivers want none of this characteristic's values.
     let receiver: BlueZValueReceiver?
 
-    init(source: BlueZCharacteristicSource, receiver: BlueZValueReceiver?) {
-        self.source = source
+    init(receiver: BlueZValueReceiver?) {
         self.receiver = receiver
     }
 }
@@ -104,7 +102,7 @@ extension BlueZClient {
         if case .string(let text)? = device["AddressType"] { addressType = text }
         let source = BlueZCharacteristicSource(
             characteristicPath: path, devicePath: devicePath, address: address, addressType: addressType, uuid: uuid.lowercased())
-        let route = CharacteristicRoute(source: source, receiver: valueReceivers?(source))
+        let route = CharacteristicRoute(receiver: valueReceivers?(source))
         characteristicRoutes[path] = route
         return route
     }
