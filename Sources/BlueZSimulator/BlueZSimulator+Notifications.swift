@@ -12,9 +12,14 @@ extension BlueZSimulator {
             characteristic.isNotifying, characteristic.streamTask == nil, characteristic.layout.notifyInterval != nil
         else { return }
         let epoch = device.linkEpoch
+        // A real device notifies in its own connection events, whose anchors have nothing to do
+        // with another device's: streams that start together must not tick together. Each
+        // starts at a phase drawn from the device's own random sequence, within one period.
+        let phase = devices[address]?.random.unit() ?? 0
         devices[address]?.characteristics[path]?.streamTask = Task {
             let clock = ContinuousClock()
             var deadline = clock.now
+            if let period = self.streamPeriod(address, path) { deadline += period * phase - period }
             while !Task.isCancelled {
                 guard let period = self.streamPeriod(address, path) else { return }
                 deadline += period

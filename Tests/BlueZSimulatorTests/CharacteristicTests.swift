@@ -224,6 +224,42 @@ struct MotionStreamTests {
         await fixture.stop()
     }
 
+    @Test("streams started together do not tick together: each device's first notification comes at its own phase")
+    func streamsHavePhasesOfTheirOwn() async throws {
+        // Phase-locked streams would all send within a millisecond or two of each other; real
+        // devices notify in connection events whose anchors are unrelated.
+        let addresses = (1...8).map { "C0:00:00:00:00:0\($0)" }
+        let scenario = Scenario(
+            seed: 7, adapters: [AdapterSpec(name: "hci0", slots: 8)],
+            devices: addresses.map { DeviceSpec(kind: .motionBand, address: $0, notifyHz: 2, payloadSize: 20, timestamps: true) })
+        let fixture = try await SimulatorFixture.start(scenario)
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        for address in addresses {
+            let device = try await fixture.connect(address)
+            let path = try await fixture.characteristic(motionDataUUID, of: device)
+            let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+            sockets.append(try #require(try reply.fileDescriptor(at: 0).take()))
+        }
+        // Every stream restarts at once, at 2 Hz: a period of 500 ms.
+        let restart = monotonicNanoseconds()
+        try await fixture.control("SetMotionStream", [.string(""), .double(2), .uint32(20)])
+        var phases: [Double] = []
+        for fd in sockets {
+            while true {
+                let datagram = try await receive(fd)
+                let sent = datagram[2..<10].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                guard sent >= restart else { continue }  // sent before the restart
+                phases.append(Double(sent - restart) / 1e6)
+                break
+            }
+        }
+        let spread = try #require(phases.max()) - (try #require(phases.min()))
+        #expect(phases.allSatisfy { $0 < 600 }, "each first notification within one period of the restart: \(phases)")
+        #expect(spread > 125, "first notifications spread over more than a quarter of the period: \(phases)")
+        await fixture.stop()
+    }
+
     @Test("SetMotionStream changes a running stream's payload size and rejects values out of range")
     func setMotionStream() async throws {
         let fixture = try await SimulatorFixture.start(.trio)
