@@ -48,9 +48,11 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     /// (loop thread only). Without any, the loop sleeps in poll() at once, instead of looking
     /// first: one poll() per wake-up rather than two.
     var hasSignalsToHandOver = false
-    /// poll()'s set and the watches it covers, rebuilt in place each round (loop thread only).
+    /// poll()'s set and the watches it covers (loop thread only), rebuilt only after a watch
+    /// came, went or was toggled (`watchesChanged`): each wake-up used to rebuild them.
     private var pollSet: [pollfd] = []
     private var polledWatches: [OpaquePointer] = []
+    private var pollSetIsCurrent = false
 
     init(name: String) throws {
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -134,8 +136,11 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         threadStarted = true
         while true {
             let (batch, stopping) = shared.withLock { state -> ([Work], Bool) in
-                let batch = state.work
-                state.work.removeAll(keepingCapacity: true)
+                // Nearly every round has no work: hand back the shared empty array, rather than
+                // copying the queue and reallocating its buffer.
+                guard !state.work.isEmpty else { return ([], state.stopRequested) }
+                var batch: [Work] = []
+                swap(&batch, &state.work)
                 return (batch, state.stopRequested)
             }
             for work in batch {
@@ -152,7 +157,10 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         beforeSleeping = nil
     }
 
-    private func pollOnce() {
+    /// Makes `pollSet` cover the wake-up eventfd and every enabled watch. A watch's flags are
+    /// fixed when libdbus makes it; only its enabled state changes, and libdbus reports that
+    /// (`watchesChanged`).
+    private func rebuildPollSet() {
         pollSet.removeAll(keepingCapacity: true)
         polledWatches.removeAll(keepingCapacity: true)
         pollSet.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
@@ -164,10 +172,14 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
             pollSet.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
             polledWatches.append(watch)
         }
-        let now = monotonicNanoseconds()
+        pollSetIsCurrent = true
+    }
+
+    private func pollOnce() {
+        if !pollSetIsCurrent { rebuildPollSet() }
         var timeoutMs: Int32 = -1
-        if let nearest = timeouts.values.min() {
-            timeoutMs = Int32(clamping: max(0, (nearest - now + 999_999) / 1_000_000))
+        if !timeouts.isEmpty, let nearest = timeouts.values.min() {
+            timeoutMs = Int32(clamping: max(0, (nearest - monotonicNanoseconds() + 999_999) / 1_000_000))
         }
         // Look first without sleeping: while input keeps coming, the loop goes on reading, and
         // only when it would sleep does it hand over what it gathered (see `beforeSleeping`).
@@ -192,8 +204,8 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
             for (index, watch) in polledWatches.enumerated() {
                 let revents = pollSet[index + 1].revents
                 guard revents != 0 else { continue }
-                // A callback run by an earlier watch may have removed this one.
-                guard watches.contains(watch) else { continue }
+                // A callback run by an earlier watch may have removed or disabled this one.
+                guard pollSetIsCurrent || watches.contains(watch) && dbus_watch_get_enabled(watch) != 0 else { continue }
                 var flags: UInt32 = 0
                 if revents & Int16(POLLIN) != 0 { flags |= UInt32(DBUS_WATCH_READABLE.rawValue) }
                 if revents & Int16(POLLOUT) != 0 { flags |= UInt32(DBUS_WATCH_WRITABLE.rawValue) }
@@ -221,10 +233,17 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
 
     func addWatch(_ watch: OpaquePointer) {
         watches.append(watch)
+        pollSetIsCurrent = false
     }
 
     func removeWatch(_ watch: OpaquePointer) {
         watches.removeAll { $0 == watch }
+        pollSetIsCurrent = false
+    }
+
+    /// A watch was enabled or disabled: the poll set is rebuilt before the next poll.
+    func watchesChanged() {
+        pollSetIsCurrent = false
     }
 
     func addTimeout(_ timeout: OpaquePointer) {

@@ -19,8 +19,9 @@ let removeWatchCallback: DBusRemoveWatchFunction = { watch, data in
     thread.removeWatch(watch)
 }
 
-/// Enabled state is read at each poll, so toggling needs no bookkeeping.
-let toggleWatchCallback: DBusWatchToggledFunction = { _, _ in }
+let toggleWatchCallback: DBusWatchToggledFunction = { _, data in
+    thread(data)?.watchesChanged()
+}
 
 let addTimeoutCallback: DBusAddTimeoutFunction = { timeout, data in
     guard let timeout, let thread = thread(data) else { return 0 }
