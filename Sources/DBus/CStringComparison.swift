@@ -17,22 +17,27 @@ enum CStringComparison {
 
     /// True when the `length` bytes at `c` are exactly the bytes of `swift`.
     static func equal(_ c: UnsafeRawPointer, length: Int, _ swift: String) -> Bool {
-        var swift = swift
-        return swift.withUTF8 { bytes in
-            guard bytes.count == length else { return false }
-            guard let base = bytes.baseAddress else { return true }
-            return memcmp(c, base, length) == 0
-        }
+        compare(c, length: length, swift, prefixOnly: false)
     }
 
-    private static func compare(_ c: UnsafePointer<CChar>, length: Int, _ swift: String, prefixOnly: Bool) -> Bool {
-        var swift = swift
-        return swift.withUTF8 { bytes in
-            // `length` bytes are readable at `c`, `bytes.count` at `bytes`: memcmp reads no more
-            // than the shorter of the two.
-            guard prefixOnly ? bytes.count <= length : bytes.count == length else { return false }
-            guard let base = bytes.baseAddress else { return true }
-            return memcmp(c, base, bytes.count) == 0
+    private static func compare(_ c: UnsafeRawPointer, length: Int, _ swift: String, prefixOnly: Bool) -> Bool {
+        // The string's own storage, borrowed: `withUTF8` would need a mutable copy of it, and
+        // that copy costs a retain and a release of the storage per comparison. Native strings
+        // (every string on Linux) always have contiguous UTF-8; the fallback is for any other.
+        let compared = swift.utf8.withContiguousStorageIfAvailable { bytes in
+            matches(c, length: length, bytes, prefixOnly: prefixOnly)
         }
+        if let compared { return compared }
+        return Array(swift.utf8).withUnsafeBufferPointer { matches(c, length: length, $0, prefixOnly: prefixOnly) }
+    }
+
+    private static func matches(
+        _ c: UnsafeRawPointer, length: Int, _ bytes: UnsafeBufferPointer<UInt8>, prefixOnly: Bool
+    ) -> Bool {
+        // `length` bytes are readable at `c`, `bytes.count` at `bytes`: memcmp reads no more
+        // than the shorter of the two.
+        guard prefixOnly ? bytes.count <= length : bytes.count == length else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return memcmp(c, base, bytes.count) == 0
     }
 }
