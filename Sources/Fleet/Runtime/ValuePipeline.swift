@@ -78,6 +78,8 @@ public final class ValuePipeline: Sendable {
             var counters = DeviceCounters()
             /// Event classes the device has produced, so the first of each is logged once.
             var classesSeen: Set<String> = []
+            /// The class of the last value that decoded (`lastEvent`'s name).
+            var lastClass: String?
         }
 
         private let state = Mutex(State())
@@ -87,13 +89,16 @@ public final class ValuePipeline: Sendable {
         /// Counts a value that decoded; true when it is the first of its event class from this
         /// device.
         func countDecoded(_ event: CharacteristicEvent) -> Bool {
-            state.withLock { state in
+            let name = event.name
+            return state.withLock { state in
                 state.counters.notifications += 1
-                // Only a value whose class differs from the previous one can be the first of its
-                // class: the set is looked at only then.
-                let newClass = state.counters.lastEvent?.name != event.name
                 state.counters.lastEvent = event
-                return newClass && state.classesSeen.insert(event.name).inserted
+                // Only a value whose class differs from the previous one can be the first of its
+                // class: the set is looked at only then. (Comparing names kept aside, rather
+                // than the last event's, spares copying that event out for each value.)
+                guard name != state.lastClass else { return false }
+                state.lastClass = name
+                return state.classesSeen.insert(name).inserted
             }
         }
 
@@ -136,17 +141,23 @@ public final class ValuePipeline: Sendable {
 
         let registry: CharacteristicRegistry
         let logger: Logger
+        /// Whether every value is logged (debug level): asked once, because asking the logger
+        /// copies its handler out, per value. The logger is a copy of its own, so its level
+        /// cannot change after this.
+        private let logsEveryValue: Bool
         let subscribers = Mutex(Subscribers())
 
         init(registry: CharacteristicRegistry, logger: Logger) {
             self.registry = registry
             self.logger = logger
+            logsEveryValue = logger.logLevel <= .debug
         }
 
         /// The first value of each class a device sends is worth a line in the journal; every
         /// value is there at debug level. The metadata is built only when the level is on (the
         /// arguments are autoclosures).
         func logDecoded(_ event: CharacteristicEvent, first: Bool, device: DeviceID, characteristic: String) {
+            guard first || logsEveryValue else { return }
             func metadata() -> Logger.Metadata {
                 [
                     "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
