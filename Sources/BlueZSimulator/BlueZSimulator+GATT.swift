@@ -143,6 +143,7 @@ extension BlueZSimulator {
     // MARK: - Notify sessions
 
     func startNotify(_ address: String, _ path: DBusObjectPath, client: String) async throws {
+        await releaseClosedNotifySocket(address, path)
         let characteristic = try characteristic(address, path)
         guard characteristic.layout.notifies else { throw BlueZError.notSupported() }
         guard characteristic.notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }
@@ -161,6 +162,23 @@ extension BlueZSimulator {
         await notifySessionEnded(address, path)
     }
 
+    /// Ends an AcquireNotify session whose client closed its socket, as BlueZ does when it sees
+    /// the hang-up: `NotifyAcquired` turns false, and notifying stops if nobody else listens.
+    func notifySocketClosed(_ address: String, _ path: DBusObjectPath) async {
+        guard let socket = devices[address]?.characteristics[path]?.notifySocket else { return }
+        socket.close()
+        devices[address]?.characteristics[path]?.notifySocket = nil
+        await setProperties(["NotifyAcquired": .boolean(false)], of: Self.characteristicInterfaceName, at: path)
+        await notifySessionEnded(address, path)
+    }
+
+    /// A session that a client ended by closing its socket must not block the next one (BlueZ
+    /// would have released it already).
+    private func releaseClosedNotifySocket(_ address: String, _ path: DBusObjectPath) async {
+        guard devices[address]?.characteristics[path]?.notifySocket?.peerHasClosed == true else { return }
+        await notifySocketClosed(address, path)
+    }
+
     /// When the last session of a characteristic ends, it stops notifying.
     func notifySessionEnded(_ address: String, _ path: DBusObjectPath) async {
         guard let characteristic = devices[address]?.characteristics[path], !characteristic.isNotifying else { return }
@@ -170,6 +188,7 @@ extension BlueZSimulator {
     }
 
     func acquireNotify(_ address: String, _ path: DBusObjectPath) async throws -> [DBusValue] {
+        await releaseClosedNotifySocket(address, path)
         let characteristic = try characteristic(address, path)
         guard characteristic.layout.notifies else { throw BlueZError.notSupported() }
         guard characteristic.notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }

@@ -57,11 +57,7 @@ extension BlueZSimulator {
             switch socket.send(payload) {
             case .sent: counters.notificationsSent[address, default: 0] += 1
             case .dropped: counters.notificationsDropped += 1
-            case .closed:
-                socket.close()
-                devices[address]?.characteristics[path]?.notifySocket = nil
-                await setProperties(["NotifyAcquired": .boolean(false)], of: Self.characteristicInterfaceName, at: path)
-                await notifySessionEnded(address, path)
+            case .closed: await notifySocketClosed(address, path)
             }
             return
         }

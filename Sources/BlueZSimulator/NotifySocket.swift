@@ -20,6 +20,15 @@ final class NotifySocket {
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? .dropped : .closed
     }
 
+    /// Whether the client has closed its end. BlueZ watches the socket and releases the
+    /// acquisition as soon as the client hangs up; the simulator asks when it matters (at the next
+    /// send, and before a new session is refused as `Notify acquired`).
+    var peerHasClosed: Bool {
+        guard fd >= 0 else { return true }
+        var watched = pollfd(fd: fd, events: 0, revents: 0)
+        return poll(&watched, 1, 0) == 1 && watched.revents & Int16(POLLHUP | POLLERR) != 0
+    }
+
     func close() {
         guard fd >= 0 else { return }
         _ = Glibc.close(fd)

@@ -84,6 +84,24 @@ struct CharacteristicTests {
         await fixture.stop()
     }
 
+    @Test("a client that closed its AcquireNotify socket does not block the next session, as BlueZ releases it on hang-up")
+    func closedNotifySocketIsReleased() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        // 1 Hz: no send comes between closing and acquiring again, so nothing but the hang-up
+        // itself can tell the simulator that the first session is over.
+        try await fixture.control("SetMotionStream", [.string(band), .double(1), .uint32(20)])
+        let device = try await fixture.connect(band)
+        let path = try await fixture.characteristic(motionDataUUID, of: device)
+        let first = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+        close(try #require(try first.fileDescriptor(at: 0).take()))
+        let second = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+        let fd = try #require(try second.fileDescriptor(at: 0).take())
+        defer { close(fd) }
+        #expect(try await fixture.property(path, "org.bluez.GattCharacteristic1", "NotifyAcquired") == .boolean(true))
+        #expect(try await receive(fd).count == 20)
+        await fixture.stop()
+    }
+
     @Test("a write with response while another is pending fails InProgress")
     func writeRequestsSerialize() async throws {
         var timings = SimulatorTimings.fast
