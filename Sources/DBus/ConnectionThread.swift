@@ -42,7 +42,8 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
 
     /// Called each iteration to dispatch queued incoming messages (loop thread only).
     var dispatcher: (() -> Void)?
-    /// Called when the loop is about to sleep: nothing is left to read or run (loop thread only).
+    /// Called when the loop is about to sleep with signals to hand over (`hasSignalsToHandOver`):
+    /// nothing is left to read or run (loop thread only).
     var beforeSleeping: (() -> Void)?
     /// Set while the connection holds matched signals that `beforeSleeping` would hand over
     /// (loop thread only). Without any, the loop sleeps in poll() at once, instead of looking
@@ -186,7 +187,9 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         // With nothing gathered there is nothing to hold back, and no reason to look.
         var ready = timeoutMs == 0 || !hasSignalsToHandOver ? 0 : poll(&pollSet, nfds_t(pollSet.count), 0)
         if ready == 0 {
-            beforeSleeping?()
+            // Nothing to hand over, nothing to call (the hook costs a closure call and a
+            // reference count round trip per wake-up).
+            if hasSignalsToHandOver { beforeSleeping?() }
             let mustNotSleep = shared.withLock { state -> Bool in
                 if !state.work.isEmpty || state.stopRequested { return true }
                 state.sleeping = true
