@@ -22,7 +22,7 @@ struct Options {
     var rates: [Double] = [1, 50, 200]
     var payloads = [20, 244]
     var scaleDevices = [10, 100, 1000]
-    var windowSeconds = 3.0
+    var windowSeconds = 5.0
     var settleSeconds = 1.0
     var idleSeconds = 60.0
     var writeSeconds = 5.0

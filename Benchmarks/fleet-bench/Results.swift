@@ -31,19 +31,25 @@ struct IngestCell: Codable {
     var offeredPerSecond: Double
     /// What the simulator managed to send (it shares the cores).
     var sentPerSecond: Double
+    /// D-Bus rows: in the window shared with the floor alone.
     var wearfleet: ReceiverFigures
     /// D-Bus rows: `dbus-floor bluez-recv` on the same signals in the same window. fd rows:
     /// `fd-floor` alone at the same devices, rate and size, in a window of its own.
     var floor: ReceiverFigures?
+    /// D-Bus rows up to the bleak limit: bleak, and the daemon and the floor beside it, all three
+    /// on the same signals in another window of the same cell.
     var bleak: ReceiverFigures?
+    var wearfleetBesideBleak: ReceiverFigures?
+    var floorBesideBleak: ReceiverFigures?
     var simulatorCPUPercent: Double
     /// dbus-daemon CPU per notification sent (it delivers each to every receiver subscribed).
     var busCPUMicrosecondsEach: Double
 
     /// Wearfleet's CPU per notification ÷ the floor's of the same path.
     var ratioToFloor: Double? { floor.map { wearfleet.cpuMicrosecondsEach / $0.cpuMicrosecondsEach } }
-    /// Wearfleet's notifications per CPU-second ÷ bleak's.
-    var ratioToBleak: Double? { bleak.map { wearfleet.perCPUSecond / $0.perCPUSecond } }
+    /// Wearfleet's notifications per CPU-second ÷ bleak's, in the window they shared (fd rows have
+    /// no bleak of their own: see `Report`).
+    var ratioToBleak: Double? { bleak.map { (wearfleetBesideBleak ?? wearfleet).perCPUSecond / $0.perCPUSecond } }
 }
 
 struct IngestSetup: Codable {
