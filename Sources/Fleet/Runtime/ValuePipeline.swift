@@ -15,10 +15,20 @@ import Synchronization
 public final class ValuePipeline: Sendable {
     /// One decoded (or undecodable) value.
     public struct Value: Sendable {
-        public let device: DeviceID
-        /// Lower-case 128-bit UUID as BlueZ reports it.
-        public let characteristic: String
+        /// Where it came from: one reference to an object the receiving thread has just used,
+        /// rather than copies of the device's address and the UUID string, whose reference
+        /// counts live in per-device memory that a notification would otherwise write to.
+        private let source: Source
         public let result: Result<CharacteristicEvent, GATTDecodeError>
+
+        fileprivate init(source: Source, result: Result<CharacteristicEvent, GATTDecodeError>) {
+            self.source = source
+            self.result = result
+        }
+
+        public var device: DeviceID { source.device }
+        /// Lower-case 128-bit UUID as BlueZ reports it.
+        public var characteristic: String { source.characteristic }
     }
 
     public struct DeviceCounters: Sendable, Equatable {
@@ -68,7 +78,7 @@ public final class ValuePipeline: Sendable {
             case .failure(let error):
                 outlets.logUndecodable(error, errors: record.countUndecodable(), device: device, characteristic: characteristic)
             }
-            outlets.publish(device: device, characteristic: characteristic, result: result)
+            outlets.publish(Value(source: self, result: result))
         }
     }
 
@@ -182,9 +192,9 @@ public final class ValuePipeline: Sendable {
                 ])
         }
 
-        func publish(device: DeviceID, characteristic: String, result: Result<CharacteristicEvent, GATTDecodeError>) {
+        func publish(_ value: @autoclosure () -> Value) {
             guard let receivers = subscribers.withLock({ $0.receivers }) else { return }
-            let value = Value(device: device, characteristic: characteristic, result: result)
+            let value = value()
             for observer in receivers.observers { observer(value) }
             for stream in receivers.streams { stream.yield(value) }
         }
