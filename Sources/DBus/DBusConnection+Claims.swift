@@ -42,7 +42,7 @@ extension DBusConnection {
             }
             // Signals matched earlier go first, so the claim sees the state they leave behind
             // and its subscription sees everything in arrival order.
-            if !undeliveredSignals.isEmpty { flushSignals() }
+            flushSignals()
             if claim(reader) {
                 claims.add(route.id)
                 claimedSignals += 1

@@ -20,14 +20,11 @@ public struct DBusMessageReader: ~Copyable, @unchecked Sendable {
     /// The sender field, looked up once: every subscription's rule and claim compares it.
     private let senderField: UnsafePointer<CChar>?
 
-    /// `sender` is the message's sender field when the caller has it already.
+    /// `sender` is the message's sender field (`dbus_message_get_sender`), which the caller has
+    /// read already.
     init(raw: OpaquePointer, sender: UnsafePointer<CChar>?) {
         self.raw = raw
         senderField = sender
-    }
-
-    init(raw: OpaquePointer) {
-        self.init(raw: raw, sender: dbus_message_get_sender(raw))
     }
 
     /// The sender's serial number for this message.
