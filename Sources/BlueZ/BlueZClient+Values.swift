@@ -62,7 +62,7 @@ extension BlueZClient {
     /// (length, 5 bytes, NUL: 10), the variant's signature (length, `ay`, NUL: 4), padding to 4
     /// (2), the array's length (4), then the bytes. The entry starts 8-aligned, where the
     /// array's size starts counting.
-    static func valueEntrySize(_ count: Int) -> Int { 20 + count }
+    private static func valueEntrySize(_ count: Int) -> Int { 20 + count }
 
     /// The value of a decoded `Value`-only change (`sa{sv}as` with one entry, `Value`, and
     /// nothing invalidated) of a mirrored characteristic, with where it goes; nil when the
