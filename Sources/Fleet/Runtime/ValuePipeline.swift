@@ -88,8 +88,6 @@ public final class ValuePipeline: Sendable {
             var counters = DeviceCounters()
             /// Event classes the device has produced, so the first of each is logged once.
             var classesSeen: Set<String> = []
-            /// The class of the last value that decoded (`lastEvent`'s name).
-            var lastClass: String?
         }
 
         private let state = Mutex(State())
@@ -102,13 +100,11 @@ public final class ValuePipeline: Sendable {
             let name = event.name
             return state.withLock { state in
                 state.counters.notifications += 1
-                state.counters.lastEvent = event
                 // Only a value whose class differs from the previous one can be the first of its
-                // class: the set is looked at only then. (Comparing names kept aside, rather
-                // than the last event's, spares copying that event out for each value.)
-                guard name != state.lastClass else { return false }
-                state.lastClass = name
-                return state.classesSeen.insert(name).inserted
+                // class: the set is looked at only then.
+                let newClass = state.counters.lastEvent?.name != name
+                state.counters.lastEvent = event
+                return newClass && state.classesSeen.insert(name).inserted
             }
         }
 
