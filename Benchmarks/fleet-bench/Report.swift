@@ -21,12 +21,9 @@ enum Report {
             "fd/dbus per CPU-s", "sim CPU %", "bus µs/n",
         ])
         for cell in results.ingest {
-            let dbus = results.ingest.first {
-                $0.path == "dbus" && $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes
-            }
-            let fdRatio = cell.path == "fd" ? dbus.map { cell.wearfleet.perCPUSecond / $0.wearfleet.perCPUSecond } : nil
-            // An fd row has no bleak window of its own: it is compared with bleak's D-Bus figure.
-            let bleakRatio = cell.path == "fd" ? dbus?.bleak.map { cell.wearfleet.perCPUSecond / $0.perCPUSecond } : cell.ratioToBleak
+            let fdRatios = results.fdRatios(cell)
+            let fdRatio = fdRatios?.overDBus
+            let bleakRatio = cell.path == "fd" ? fdRatios?.overBleak : cell.ratioToBleak
             table.add([
                 "\(cell.devices)×\(Int(cell.rateHz))×\(cell.payloadBytes) \(cell.path)", Format.number(cell.offeredPerSecond),
                 Format.number(cell.sentPerSecond), Format.number(cell.wearfleet.perSecond),

@@ -138,6 +138,21 @@ struct TargetCheck: Codable {
     var met: Bool
 }
 
+extension BenchResults {
+    /// An fd row's ratios to the D-Bus row of the same devices, rate and size: notifications per
+    /// CPU-second ÷ the D-Bus path's, and ÷ bleak's (bleak has no fd path: its D-Bus figure).
+    /// Nil for a D-Bus row, or an fd row without its D-Bus twin.
+    func fdRatios(_ cell: IngestCell) -> (overDBus: Double, overBleak: Double?)? {
+        guard cell.path == "fd",
+            let twin = ingest.first(where: {
+                $0.path == "dbus" && $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes
+            })
+        else { return nil }
+        let perCPUSecond = cell.wearfleet.perCPUSecond
+        return (perCPUSecond / twin.wearfleet.perCPUSecond, twin.bleak.map { perCPUSecond / $0.perCPUSecond })
+    }
+}
+
 struct BenchResults: Codable {
     var timeScale: Double
     var attemptInterval: String

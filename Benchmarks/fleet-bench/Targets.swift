@@ -30,15 +30,10 @@ enum Targets {
         }
         var fdOverDBus: [(String, Double)] = []
         var fdOverBleak: [(String, Double)] = []
-        for cell in fd {
-            guard let twin = dbus.first(where: { $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes })
-            else { continue }
-            if cell.offeredPerSecond >= busyCell {
-                fdOverDBus.append((label(cell), cell.wearfleet.perCPUSecond / twin.wearfleet.perCPUSecond))
-            }
-            if let bleak = twin.bleak, cell.offeredPerSecond >= busyCell {
-                fdOverBleak.append((label(cell), cell.wearfleet.perCPUSecond / bleak.perCPUSecond))
-            }
+        for cell in fd where cell.offeredPerSecond >= busyCell {
+            guard let ratios = results.fdRatios(cell) else { continue }
+            fdOverDBus.append((label(cell), ratios.overDBus))
+            if let overBleak = ratios.overBleak { fdOverBleak.append((label(cell), overBleak)) }
         }
         if let (cell, ratio) = worst(fdOverDBus, highIsGood: true) {
             checks.append(TargetCheck(
