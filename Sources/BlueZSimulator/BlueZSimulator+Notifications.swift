@@ -55,7 +55,9 @@ extension BlueZSimulator {
         guard let characteristic = devices[address]?.characteristics[path] else { return }
         if let socket = characteristic.notifySocket {
             switch socket.send(payload) {
-            case .sent: counters.notificationsSent[address, default: 0] += 1
+            case .sent:
+                counters.notificationsSent[address, default: 0] += 1
+                sendToTap(address, path, payload)
             case .dropped: counters.notificationsDropped += 1
             case .closed: await notifySocketClosed(address, path)
             }

@@ -11,6 +11,8 @@ struct SimulatedCharacteristic {
     /// Clients that called StartNotify (their notify sessions).
     var notifyClients: Set<String> = []
     var notifySocket: NotifySocket?
+    /// A benchmark's copy of `notifySocket`'s datagrams (`tapNotifySockets`); ends with it.
+    var notifyTap: NotifySocket?
     var writeSocket: WriteSocketReader?
     /// A write with response is in flight (a second one fails InProgress).
     var writeInProgress = false
@@ -24,6 +26,8 @@ struct SimulatedCharacteristic {
         streamTask = nil
         notifySocket?.close()
         notifySocket = nil
+        notifyTap?.close()
+        notifyTap = nil
         writeSocket?.stop()
         writeSocket = nil
         notifyClients.removeAll()

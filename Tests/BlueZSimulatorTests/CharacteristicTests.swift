@@ -102,6 +102,41 @@ struct CharacteristicTests {
         await fixture.stop()
     }
 
+    @Test("a tap receives a copy of every datagram sent on the acquired socket, and ends with the acquisition")
+    func notifyTapCopiesAcquiredDatagrams() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        try await fixture.control("SetMotionStream", [.string(band), .double(20), .uint32(20)])
+        let device = try await fixture.connect(band)
+        let path = try await fixture.characteristic(motionDataUUID, of: device)
+        let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+        let acquired = try #require(try reply.fileDescriptor(at: 0).take())
+        defer { close(acquired) }
+        let taps = try await fixture.control("TapNotifySockets")
+        guard case .array(_, let sockets) = try #require(taps.first), sockets.count == 1, case .unixFD(let wrapped) = sockets[0] else {
+            Issue.record("one tap expected, got \(taps)")
+            return
+        }
+        let tap = try #require(wrapped.take())
+        defer { close(tap) }
+        // The acquired socket also holds what was sent before the tap existed: find the tap's
+        // first datagram there, then both must carry the same datagrams in the same order.
+        let first = try await receive(tap)
+        var skipped = 0
+        while try await receive(acquired) != first {
+            skipped += 1
+            try #require(skipped < 40, "the tap's first datagram never came on the acquired socket")
+        }
+        for _ in 0..<5 { #expect(try await receive(tap) == (try await receive(acquired))) }
+        try await fixture.call(device, "org.bluez.Device1", "Disconnect")
+        let ended = try await withTimeout(.seconds(5), "end of file on the tap") {
+            while true {
+                if try await receive(tap).isEmpty { return true }
+            }
+        }
+        #expect(ended)
+        await fixture.stop()
+    }
+
     @Test("a write with response while another is pending fails InProgress")
     func writeRequestsSerialize() async throws {
         var timings = SimulatorTimings.fast

@@ -1,0 +1,37 @@
+import DBus
+
+// Taps: a copy of every datagram the simulator sends on AcquireNotify sockets, for a benchmark's
+// floor receiver. BlueZ has nothing like it (a characteristic has one acquisition at a time), so
+// a minimal receiver could otherwise only take the sockets when the client under test has let
+// them go, in another window. Through a tap it takes the very datagrams that client takes, from
+// the same sending thread at the same instants, in the same window: the fd path's floor measured
+// the way the D-Bus path's floor is (on the same signals, beside the daemon).
+
+extension BlueZSimulator {
+    /// One new socket for each characteristic that holds an AcquireNotify socket now: from here
+    /// on each datagram sent on that socket is sent on the tap as well, right after it. A tap
+    /// ends with its acquisition (closed as the acquired socket closes), when its reader closes
+    /// it, or when it is tapped again. Datagrams a full tap cannot take are dropped for it alone.
+    public func tapNotifySockets() throws -> [DBusFileDescriptor] {
+        var taps: [DBusFileDescriptor] = []
+        for address in deviceAddresses {
+            guard let characteristics = devices[address]?.characteristics else { continue }
+            for (path, characteristic) in characteristics where characteristic.notifySocket != nil {
+                let (local, remote) = try SeqPacketPair.make()
+                characteristic.notifyTap?.close()
+                devices[address]?.characteristics[path]?.notifyTap = NotifySocket(fd: local)
+                taps.append(DBusFileDescriptor(owning: remote))
+            }
+        }
+        return taps
+    }
+
+    /// Sends an acquired socket's datagram on its tap, if it has one.
+    func sendToTap(_ address: String, _ path: DBusObjectPath, _ payload: [UInt8]) {
+        guard let tap = devices[address]?.characteristics[path]?.notifyTap else { return }
+        if tap.send(payload) == .closed {
+            tap.close()
+            devices[address]?.characteristics[path]?.notifyTap = nil
+        }
+    }
+}
