@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the C baselines of the benchmarks: OUTDIR/dbus-floor (plain libdbus) and OUTDIR/fd-floor
-# (plain epoll + recv on SOCK_SEQPACKET sockets).
+# (plain epoll + recv on the simulator's notify sockets, tapped over libdbus).
 # Optimised like the Swift side (release), so the comparison is of code, not of build modes.
 set -euo pipefail
 out=${1:?usage: build-c-baseline.sh OUTDIR}
@@ -8,4 +8,4 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 # shellcheck disable=SC2046  # pkg-config's flags must split into words
 cc -O2 -Wall -Wextra -o "$out/dbus-floor" "$here/Benchmarks/c/dbus-floor.c" $(pkg-config --cflags --libs dbus-1)
-cc -O2 -Wall -Wextra -o "$out/fd-floor" "$here/Benchmarks/c/fd-floor.c"
+cc -O2 -Wall -Wextra -o "$out/fd-floor" "$here/Benchmarks/c/fd-floor.c" $(pkg-config --cflags --libs dbus-1)

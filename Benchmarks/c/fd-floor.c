@@ -1,22 +1,27 @@
 /*
- * fd-floor: the floor of fleet-bench's fd-path figures: what the kernel alone costs a process
- * that receives notifications one datagram at a time on SOCK_SEQPACKET sockets, as
- * AcquireNotify hands them out.
+ * fd-floor: the floor of fleet-bench's fd-path figures: what a process costs that receives the
+ * simulator's notifications one datagram at a time on SOCK_SEQPACKET sockets, as AcquireNotify
+ * hands them out, and does nothing else with them.
  *
- *   fd-floor DEVICES RATE_HZ PAYLOAD
+ *   fd-floor ADDRESS
  *
- * It makes DEVICES socket pairs and forks a sender that writes PAYLOAD-byte datagrams to each
- * at RATE_HZ, the devices' phases spread evenly over a period (as independent devices would
- * send), each carrying its CLOCK_MONOTONIC send time in bytes 2..9. The receiver (this process)
- * waits in epoll_wait on every socket and a signalfd, and reads each readable socket with recv
- * until it is empty: no decoding, no allocation, nothing but counting and the latency sample.
- * It prints "ready", and on SIGUSR1 one JSON line for the window since the last one, in the
- * format of the other receivers:
+ * It asks the simulator on the bus at ADDRESS for a tap of every acquired notify socket
+ * (org.wearfleet.Simulator1.TapNotifySockets): each tap carries a copy of every datagram sent on
+ * the socket the daemon acquired, sent by the same thread right after it. So the floor takes the
+ * very datagrams the daemon takes, at the same instants, in the same window, as dbus-floor
+ * bluez-recv does on the D-Bus path. (A sender of the floor's own would not do: on these
+ * machines what a wake-up costs the receiver depends on the sender too: a C receiver costs
+ * about half as much fed by a C sender as fed by the simulator.)
+ *
+ * It waits in epoll_wait on every tap and a signalfd, and reads each readable tap with recv until
+ * it is empty: no decoding, no allocation, nothing but counting and the latency sample from the
+ * send time the simulated devices carry in bytes 2..9. It prints "ready", and on SIGUSR1 one
+ * JSON line for the window since the last one, in the format of the other receivers:
  * {"count":N,"seconds":wall,"cpu_us":CPU,"p50_us":latency,"p99_us":latency,"samples":N}.
- * cpu_us is the receiver's own CPU time (getrusage RUSAGE_SELF: the sender is another process).
- * SIGTERM ends both processes.
+ * It ends on SIGTERM, or when every tap has ended (the acquisitions are over).
  */
 #define _GNU_SOURCE
+#include <dbus/dbus.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,126 +29,121 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "floor-window.h"
 
-#define MAX_DEVICES 1000
+#define MAX_TAPS 4096
 
-/* The sender: device i sends at start + i * period / n + k * period. After a stall it resumes
- * the rate instead of bursting to catch up, as the simulator does. */
-static void send_forever(int *fds, int n, double rate, int payload) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    unsigned char bytes[512];
-    memset(bytes, 0x5a, sizeof bytes);
-    int64_t step = (int64_t)(1e9 / rate / n);
-    int64_t next = monotonic_ns();
-    for (uint64_t seq = 0;; seq++) {
-        next += step;
-        int64_t now = monotonic_ns();
-        if (next < now - 4 * step * n) next = now;
-        struct timespec at = {.tv_sec = next / 1000000000, .tv_nsec = next % 1000000000};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {}
-        int64_t sent = monotonic_ns();
-        bytes[0] = 0x01;
-        bytes[1] = (unsigned char)seq;
-        memcpy(bytes + 2, &sent, sizeof sent);
-        if (send(fds[seq % (uint64_t)n], bytes, (size_t)payload, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EPIPE) _exit(0);
+static int fail(const char *what, const char *detail) {
+    fprintf(stderr, "fd-floor: %s: %s\n", what, detail);
+    return 1;
+}
+
+/* Calls TapNotifySockets and stores the taps it returns (owned here); their number, or -1. */
+static int tap_sockets(const char *address, int *taps) {
+    DBusError error;
+    dbus_error_init(&error);
+    DBusConnection *connection = dbus_connection_open_private(address, &error);
+    if (!connection || !dbus_bus_register(connection, &error)) return fail("connect", error.message), -1;
+    dbus_connection_set_exit_on_disconnect(connection, FALSE);
+    DBusMessage *call = dbus_message_new_method_call(
+        "org.wearfleet.Simulator", "/org/wearfleet/simulator", "org.wearfleet.Simulator1", "TapNotifySockets");
+    DBusMessage *reply = dbus_connection_send_with_reply_and_block(connection, call, 10000, &error);
+    dbus_message_unref(call);
+    if (!reply) return fail("TapNotifySockets", error.message), -1;
+    int count = 0;
+    DBusMessageIter arguments, sockets;
+    if (!dbus_message_iter_init(reply, &arguments) || dbus_message_iter_get_arg_type(&arguments) != DBUS_TYPE_ARRAY ||
+        dbus_message_iter_get_element_type(&arguments) != DBUS_TYPE_UNIX_FD) {
+        dbus_message_unref(reply);
+        return fail("TapNotifySockets", "the reply is not of type ah"), -1;
     }
+    dbus_message_iter_recurse(&arguments, &sockets);
+    while (dbus_message_iter_get_arg_type(&sockets) == DBUS_TYPE_UNIX_FD) {
+        int fd = -1;
+        dbus_message_iter_get_basic(&sockets, &fd); /* a duplicate of our own */
+        if (count == MAX_TAPS) close(fd);
+        else taps[count++] = fd;
+        dbus_message_iter_next(&sockets);
+    }
+    dbus_message_unref(reply);
+    dbus_connection_close(connection);
+    dbus_connection_unref(connection);
+    return count;
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: fd-floor DEVICES RATE_HZ PAYLOAD\n");
+    if (argc != 2) {
+        fprintf(stderr, "usage: fd-floor ADDRESS\n");
         return 64;
-    }
-    int n = atoi(argv[1]);
-    double rate = atof(argv[2]);
-    int payload = atoi(argv[3]);
-    if (n < 1 || n > MAX_DEVICES || rate <= 0 || payload < 10 || payload > 512) {
-        fprintf(stderr, "fd-floor: DEVICES 1..%d, RATE_HZ > 0, PAYLOAD 10..512\n", MAX_DEVICES);
-        return 64;
-    }
-    static int receivers[MAX_DEVICES], senders[MAX_DEVICES];
-    for (int i = 0; i < n; i++) {
-        int pair[2];
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-            perror("fd-floor: socketpair");
-            return 1;
-        }
-        receivers[i] = pair[0];
-        senders[i] = pair[1];
     }
     sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGUSR1);
     sigaddset(&mask, SIGTERM);
     sigprocmask(SIG_BLOCK, &mask, NULL);
-    pid_t child = fork();
-    if (child < 0) {
-        perror("fd-floor: fork");
-        return 1;
-    }
-    if (child == 0) {
-        sigprocmask(SIG_UNBLOCK, &mask, NULL);
-        for (int i = 0; i < n; i++) close(receivers[i]);
-        send_forever(senders, n, rate, payload);
-    }
-    for (int i = 0; i < n; i++) close(senders[i]);
+    static int taps[MAX_TAPS];
+    int count = tap_sockets(argv[1], taps);
+    if (count < 0) return 1;
+    if (count == 0) return fail("TapNotifySockets", "no characteristic holds an AcquireNotify socket");
     int signals = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     int epoll = epoll_create1(EPOLL_CLOEXEC);
-    struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)n};
-    epoll_ctl(epoll, EPOLL_CTL_ADD, signals, &event);
-    for (int i = 0; i < n; i++) {
+    /* The signalfd's token is `count`, one past the last tap. */
+    struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)count};
+    if (signals < 0 || epoll < 0 || epoll_ctl(epoll, EPOLL_CTL_ADD, signals, &event) != 0) return fail("epoll", strerror(errno));
+    for (int i = 0; i < count; i++) {
         event.data.u32 = (uint32_t)i;
-        epoll_ctl(epoll, EPOLL_CTL_ADD, receivers[i], &event);
+        if (epoll_ctl(epoll, EPOLL_CTL_ADD, taps[i], &event) != 0) return fail("epoll", strerror(errno));
     }
     struct latencies window = {0};
-    long long count = 0, cpu_start = cpu_us();
+    long long received = 0, cpu_start = cpu_us();
     int64_t window_start = monotonic_ns();
+    int open_taps = count;
     printf("ready\n");
     fflush(stdout);
     struct epoll_event ready[64];
-    unsigned char buffer[512];
-    for (;;) {
+    unsigned char buffer[520];
+    while (open_taps > 0) {
         int events = epoll_wait(epoll, ready, 64, -1);
         if (events < 0) {
             if (errno == EINTR) continue;
-            break;
+            return fail("epoll_wait", strerror(errno));
         }
         for (int e = 0; e < events; e++) {
             uint32_t index = ready[e].data.u32;
-            if (index == (uint32_t)n) {
+            if (index == (uint32_t)count) {
                 struct signalfd_siginfo info;
                 while (read(signals, &info, sizeof info) == sizeof info) {
-                    if (info.ssi_signo == SIGTERM) {
-                        kill(child, SIGKILL);
-                        return 0;
-                    }
+                    if (info.ssi_signo == SIGTERM) return 0;
                     int64_t now = monotonic_ns();
                     long long cpu = cpu_us();
-                    report_window(count, (double)(now - window_start) / 1e9, cpu - cpu_start, &window);
-                    count = 0;
+                    report_window(received, (double)(now - window_start) / 1e9, cpu - cpu_start, &window);
+                    received = 0;
                     window_start = now;
                     cpu_start = cpu;
                 }
                 continue;
             }
             for (;;) {
-                ssize_t got = recv(receivers[index], buffer, sizeof buffer, MSG_DONTWAIT);
-                if (got <= 0) break;
-                count++;
-                int64_t sent; /* every datagram is at least 10 bytes: main refuses smaller ones */
-                memcpy(&sent, buffer + 2, sizeof sent);
-                latency_add(&window, latency_since(sent));
+                ssize_t got = recv(taps[index], buffer, sizeof buffer, MSG_DONTWAIT);
+                if (got < 0 && (errno == EAGAIN || errno == EINTR)) break; /* drained */
+                if (got <= 0) { /* the acquisition ended (or the tap failed) */
+                    epoll_ctl(epoll, EPOLL_CTL_DEL, taps[index], NULL);
+                    close(taps[index]);
+                    open_taps--;
+                    break;
+                }
+                received++;
+                if (got >= 10) {
+                    int64_t sent;
+                    memcpy(&sent, buffer + 2, sizeof sent);
+                    latency_add(&window, latency_since(sent));
+                }
             }
         }
     }
-    kill(child, SIGKILL);
-    return 1;
+    return 0;
 }

@@ -19,10 +19,10 @@ import ProcessSupport
 ///    floor ratio was 1.2× alone and 1.4–1.6× beside bleak), so each ratio comes from a window
 ///    with just the two receivers it compares plus, for bleak's, the floor.
 /// 3. The daemon restarts on the fd path (AcquireNotify), connecting every band itself: its
-///    time to all ready; then each cell again (bleak has no fd path).
-/// 4. The fd path's floor (`fd-floor`: plain epoll + recv on socket pairs fed at the cell's rate
-///    by a sender of its own) for each fd cell, alone, with the bands back at 1 Hz: what the
-///    kernel costs per datagram received one wake-up at a time.
+///    time to all ready; then each cell again (bleak has no fd path), beside the fd path's floor
+///    (`fd-floor`: plain epoll + recv on taps of the very sockets the daemon acquired, which the
+///    simulator sends each datagram to right after the daemon's): the same datagrams from the
+///    same sender in the same window, as on the D-Bus path.
 struct IngestSuite {
     let options: Options
     let directory: URL
@@ -108,29 +108,15 @@ struct IngestSuite {
             let agent = try startAgent(fleet: fleet, fdPath: true, name: "ingest-\(count)-fd")
             defer { agent.process.terminate(grace: 10) }
             setup.wearfleetReadySeconds = Double(try agent.expect("ready", within: Double(count) + 60))
+            // Every band is subscribed now, so every acquired socket gets its tap.
+            let floor = ReportingReceiver(name: "fd floor", process: try ChildProcess(options.fdFloor, [fleet.bus.address]))
+            defer { floor.process.terminate() }
+            _ = try floor.expect("ready", within: 10)
             for cell in plan {
-                cells.append(try measure(fleet: fleet, devices: count, cell: cell, path: "fd", wearfleet: agent, floor: nil, bleak: nil))
+                cells.append(try measure(fleet: fleet, devices: count, cell: cell, path: "fd", wearfleet: agent, floor: floor, bleak: nil))
             }
         }
-
-        // 4. The fd floor, cell by cell.
-        try fleet.setMotionStream(rateHz: 1, payloadSize: 20)
-        for index in cells.indices where cells[index].path == "fd" {
-            cells[index].floor = try measureFDFloor(devices: count, rate: cells[index].rateHz, payload: cells[index].payloadBytes)
-        }
         return (cells, setup)
-    }
-
-    private func measureFDFloor(devices: Int, rate: Double, payload: Int) throws -> ReceiverFigures {
-        log("ingest: fd floor, \(devices) devices × \(Int(rate)) Hz × \(payload) B")
-        let floor = ReportingReceiver(
-            name: "fd floor", process: try ChildProcess(options.fdFloor, ["\(devices)", "\(rate)", "\(payload)"]))
-        defer { floor.process.terminate() }
-        _ = try floor.expect("ready", within: 10)
-        MonotonicTime.sleep(options.settleSeconds)
-        _ = try floor.report()
-        MonotonicTime.sleep(window(offered: Double(devices) * rate))
-        return ReceiverFigures(try floor.report())
     }
 
     /// The measured window of a cell offering `offered` notifications/s: slow cells run longer,

@@ -43,7 +43,7 @@ enum Report {
                 Format.number(entry.wearfleetAdoptSeconds),
             ])
         }
-        return table.text + "\n(wf = wearfleet's runtime; µs/n = CPU microseconds per notification; on D-Bus rows the floor (dbus-floor) is measured on the same signals in the same window as wf, and bleak in another window of the same cell, beside wf and the floor (wf µs/n beside bleak); on fd rows the floor is fd-floor (epoll + recv on socket pairs, alone, same devices × rate × size) and bleak's column is its D-Bus figure)\n\n" + setup.text
+        return table.text + "\n(wf = wearfleet's runtime; µs/n = CPU microseconds per notification; on D-Bus rows the floor (dbus-floor) is measured on the same signals in the same window as wf, and bleak in another window of the same cell, beside wf and the floor (wf µs/n beside bleak); on fd rows the floor is fd-floor (epoll + recv on taps of wf's sockets: the same datagrams in the same window) and bleak's column is its D-Bus figure)\n\n" + setup.text
     }
 
     private static func scale(_ results: [ScaleResult]) -> String {
@@ -92,8 +92,9 @@ enum Report {
     }
 
     private static func targets(_ checks: [TargetCheck]) -> String {
-        var table = TextTable(["target", "measured", "limit", "met"])
-        for check in checks { table.add([check.name, check.measured, check.target, check.met ? "yes" : "NO"]) }
+        var table = TextTable(["target", "measured", "limit", "met", "C floors reach"])
+        for check in checks { table.add([check.name, check.measured, check.target, check.met ? "yes" : "NO", check.floors ?? ""]) }
         return table.text
+            + "\n(C floors reach: the same ratio with the C floors in the receivers' places, in the busy cell where it is lowest; below the limit, no receiver meets the target on this machine)"
     }
 }

@@ -34,7 +34,7 @@ struct IngestCell: Codable {
     /// D-Bus rows: in the window shared with the floor alone.
     var wearfleet: ReceiverFigures
     /// D-Bus rows: `dbus-floor bluez-recv` on the same signals in the same window. fd rows:
-    /// `fd-floor` alone at the same devices, rate and size, in a window of its own.
+    /// `fd-floor` on taps of the daemon's sockets (the same datagrams) in the same window.
     var floor: ReceiverFigures?
     /// D-Bus rows up to the bleak limit: bleak, and the daemon and the floor beside it, all three
     /// on the same signals in another window of the same cell.
@@ -136,6 +136,9 @@ struct TargetCheck: Codable {
     var measured: String
     var target: String
     var met: Bool
+    /// For a ratio between receivers: the same ratio with the C floors in their places, in the
+    /// cell where it is lowest. Below the target, no receiver meets it on this machine.
+    var floors: String?
 }
 
 extension BenchResults {
@@ -150,6 +153,23 @@ extension BenchResults {
         else { return nil }
         let perCPUSecond = cell.wearfleet.perCPUSecond
         return (perCPUSecond / twin.wearfleet.perCPUSecond, twin.bleak.map { perCPUSecond / $0.perCPUSecond })
+    }
+
+    /// A row's ratios between receivers with the C floors in the daemon's place: the fd floor's
+    /// notifications per CPU-second ÷ the D-Bus floor's and ÷ bleak's (fd rows), the D-Bus floor's
+    /// beside bleak ÷ bleak's (D-Bus rows). What a receiver that only counts reaches in the same
+    /// windows: a target above it is out of reach for any receiver here, not just the daemon.
+    func floorRatios(_ cell: IngestCell) -> (overDBus: Double?, overBleak: Double?) {
+        guard cell.path == "fd" else {
+            guard let floor = cell.floorBesideBleak, let bleak = cell.bleak else { return (nil, nil) }
+            return (nil, floor.perCPUSecond / bleak.perCPUSecond)
+        }
+        guard let floor = cell.floor,
+            let twin = ingest.first(where: {
+                $0.path == "dbus" && $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes
+            })
+        else { return (nil, nil) }
+        return (twin.floor.map { floor.perCPUSecond / $0.perCPUSecond }, twin.bleak.map { floor.perCPUSecond / $0.perCPUSecond })
     }
 }
 
