@@ -3,10 +3,11 @@
  * simulator's notifications one datagram at a time on SOCK_SEQPACKET sockets, as AcquireNotify
  * hands them out, and does nothing else with them.
  *
- *   fd-floor ADDRESS
+ *   fd-floor ADDRESS DEVICE...
  *
- * It asks the simulator on the bus at ADDRESS for a tap of every acquired notify socket
- * (org.wearfleet.Simulator1.TapNotifySockets): each tap carries a copy of every datagram sent on
+ * It asks the simulator on the bus at ADDRESS for a tap of every notify socket each DEVICE (a
+ * Bluetooth address) has acquired (org.wearfleet.Simulator1.TapNotifySockets, one call per
+ * device: the bus limits the descriptors one message may carry): each tap carries a copy of every datagram sent on
  * the socket the daemon acquired, sent by the same thread right after it. So the floor takes the
  * very datagrams the daemon takes, at the same instants, in the same window, as dbus-floor
  * bluez-recv does on the D-Bus path. (A sender of the floor's own would not do: on these
@@ -42,42 +43,52 @@ static int fail(const char *what, const char *detail) {
     return 1;
 }
 
-/* Calls TapNotifySockets and stores the taps it returns (owned here); their number, or -1. */
-static int tap_sockets(const char *address, int *taps) {
+/* Calls TapNotifySockets for `device` and appends the taps it returns (owned here) to
+ * taps[*count...]; 0, or -1 after saying why. */
+static int tap_device(DBusConnection *connection, const char *device, int *taps, int *count) {
     DBusError error;
     dbus_error_init(&error);
-    DBusConnection *connection = dbus_connection_open_private(address, &error);
-    if (!connection || !dbus_bus_register(connection, &error)) return fail("connect", error.message), -1;
-    dbus_connection_set_exit_on_disconnect(connection, FALSE);
     DBusMessage *call = dbus_message_new_method_call(
         "org.wearfleet.Simulator", "/org/wearfleet/simulator", "org.wearfleet.Simulator1", "TapNotifySockets");
+    if (!call || !dbus_message_append_args(call, DBUS_TYPE_STRING, &device, DBUS_TYPE_INVALID)) return fail("TapNotifySockets", "out of memory"), -1;
     DBusMessage *reply = dbus_connection_send_with_reply_and_block(connection, call, 10000, &error);
     dbus_message_unref(call);
-    if (!reply) return fail("TapNotifySockets", error.message), -1;
-    int count = 0;
+    if (!reply) return fail(device, error.message), -1;
     DBusMessageIter arguments, sockets;
     if (!dbus_message_iter_init(reply, &arguments) || dbus_message_iter_get_arg_type(&arguments) != DBUS_TYPE_ARRAY ||
         dbus_message_iter_get_element_type(&arguments) != DBUS_TYPE_UNIX_FD) {
         dbus_message_unref(reply);
-        return fail("TapNotifySockets", "the reply is not of type ah"), -1;
+        return fail(device, "the reply to TapNotifySockets is not of type ah"), -1;
     }
     dbus_message_iter_recurse(&arguments, &sockets);
     while (dbus_message_iter_get_arg_type(&sockets) == DBUS_TYPE_UNIX_FD) {
         int fd = -1;
         dbus_message_iter_get_basic(&sockets, &fd); /* a duplicate of our own */
-        if (count == MAX_TAPS) close(fd);
-        else taps[count++] = fd;
+        if (*count == MAX_TAPS) close(fd);
+        else taps[(*count)++] = fd;
         dbus_message_iter_next(&sockets);
     }
     dbus_message_unref(reply);
+    return 0;
+}
+
+/* Taps every device's acquired sockets; their number, or -1. */
+static int tap_sockets(const char *address, char **devices, int device_count, int *taps) {
+    DBusError error;
+    dbus_error_init(&error);
+    DBusConnection *connection = dbus_connection_open_private(address, &error);
+    if (!connection || !dbus_bus_register(connection, &error)) return fail("connect", error.message), -1;
+    dbus_connection_set_exit_on_disconnect(connection, FALSE);
+    int count = 0, failed = 0;
+    for (int i = 0; i < device_count && !failed; i++) failed = tap_device(connection, devices[i], taps, &count) != 0;
     dbus_connection_close(connection);
     dbus_connection_unref(connection);
-    return count;
+    return failed ? -1 : count;
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: fd-floor ADDRESS\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: fd-floor ADDRESS DEVICE...\n");
         return 64;
     }
     sigset_t mask;
@@ -86,7 +97,7 @@ int main(int argc, char **argv) {
     sigaddset(&mask, SIGTERM);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     static int taps[MAX_TAPS];
-    int count = tap_sockets(argv[1], taps);
+    int count = tap_sockets(argv[1], argv + 2, argc - 2, taps);
     if (count < 0) return 1;
     if (count == 0) return fail("TapNotifySockets", "no characteristic holds an AcquireNotify socket");
     int signals = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);

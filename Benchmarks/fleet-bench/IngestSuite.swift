@@ -109,7 +109,7 @@ struct IngestSuite {
             defer { agent.process.terminate(grace: 10) }
             setup.wearfleetReadySeconds = Double(try agent.expect("ready", within: Double(count) + 60))
             // Every band is subscribed now, so every acquired socket gets its tap.
-            let floor = ReportingReceiver(name: "fd floor", process: try ChildProcess(options.fdFloor, [fleet.bus.address]))
+            let floor = ReportingReceiver(name: "fd floor", process: try ChildProcess(options.fdFloor, [fleet.bus.address] + fleet.addresses))
             defer { floor.process.terminate() }
             _ = try floor.expect("ready", within: 10)
             for cell in plan {

@@ -8,20 +8,26 @@ import DBus
 // the way the D-Bus path's floor is (on the same signals, beside the daemon).
 
 extension BlueZSimulator {
-    /// One new socket for each characteristic that holds an AcquireNotify socket now: from here
-    /// on each datagram sent on that socket is sent on the tap as well, right after it. A tap
-    /// ends with its acquisition (closed as the acquired socket closes), when its reader closes
-    /// it, or when it is tapped again. Datagrams a full tap cannot take are dropped for it alone.
-    public func tapNotifySockets() throws -> [DBusFileDescriptor] {
+    /// One new socket for each characteristic of `address` that holds an AcquireNotify socket
+    /// now: from here on each datagram sent on that socket is sent on the tap as well, right after
+    /// it. A tap ends with its acquisition (closed as the acquired socket closes), when its reader
+    /// closes it, or when it is tapped again. Datagrams a full tap cannot take are dropped for it
+    /// alone.
+    ///
+    /// One device per call: a bus limits the descriptors one message may carry (dbus-daemon
+    /// disconnects the sender of a message over the limit), and a device has a few notifying
+    /// characteristics where a fleet has hundreds.
+    public func tapNotifySockets(of address: String) throws -> [DBusFileDescriptor] {
+        guard let characteristics = devices[address]?.characteristics else {
+            throw DBusError(name: DBusError.invalidArgs, message: "unknown device \(address)")
+        }
         var taps: [DBusFileDescriptor] = []
-        for address in deviceAddresses {
-            guard let characteristics = devices[address]?.characteristics else { continue }
-            for (path, characteristic) in characteristics where characteristic.notifySocket != nil {
-                let (local, remote) = try SeqPacketPair.make()
-                characteristic.notifyTap?.close()
-                devices[address]?.characteristics[path]?.notifyTap = NotifySocket(fd: local)
-                taps.append(DBusFileDescriptor(owning: remote))
-            }
+        for (path, characteristic) in characteristics.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where characteristic.notifySocket != nil {
+            let (local, remote) = try SeqPacketPair.make()
+            characteristic.notifyTap?.close()
+            devices[address]?.characteristics[path]?.notifyTap = NotifySocket(fd: local)
+            taps.append(DBusFileDescriptor(owning: remote))
         }
         return taps
     }

@@ -68,9 +68,12 @@ public enum SimulatorControl {
                             payloadSize: Int(try call.body.decode(UInt32.self, at: 2)))
                         return []
                     }),
-                DBusMethod("TapNotifySockets", outputs: [.init("sockets", .array(.unixFD))], handler: .async { _ in
-                    [.array(element: .unixFD, try await simulator.tapNotifySockets().map { .unixFD($0) })]
-                }),
+                DBusMethod(
+                    "TapNotifySockets", inputs: [.init("device", .string)], outputs: [.init("sockets", .array(.unixFD))],
+                    handler: .async { call in
+                        let taps = try await simulator.tapNotifySockets(of: try call.body.decode(String.self, at: 0))
+                        return [.array(element: .unixFD, taps.map { .unixFD($0) })]
+                    }),
                 DBusMethod("ClearFaults", inputs: [.init("device", .string)], handler: .async { call in
                     try await apply(FaultCommand(.clear, device: target(try call.body.decode(String.self, at: 0))))
                 }),

@@ -111,7 +111,7 @@ struct CharacteristicTests {
         let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
         let acquired = try #require(try reply.fileDescriptor(at: 0).take())
         defer { close(acquired) }
-        let taps = try await fixture.control("TapNotifySockets")
+        let taps = try await fixture.control("TapNotifySockets", [.string(band)])
         guard case .array(_, let sockets) = try #require(taps.first), sockets.count == 1, case .unixFD(let wrapped) = sockets[0] else {
             Issue.record("one tap expected, got \(taps)")
             return
@@ -134,6 +134,9 @@ struct CharacteristicTests {
             }
         }
         #expect(ended)
+        _ = try await expectError("org.freedesktop.DBus.Error.InvalidArgs", "unknown device 00:00:00:00:00:00") {
+            try await fixture.control("TapNotifySockets", [.string("00:00:00:00:00:00")])
+        }
         await fixture.stop()
     }
 
