@@ -8,7 +8,8 @@
  * It asks the simulator on the bus at ADDRESS for a tap of every notify socket each DEVICE (a
  * Bluetooth address) has acquired (org.wearfleet.Simulator1.TapNotifySockets, one call per
  * device: the bus limits the descriptors one message may carry): each tap carries a copy of every datagram sent on
- * the socket the daemon acquired, sent by the same thread right after it. So the floor takes the
+ * the socket the daemon acquired, sent by the same thread right before or right after it, by turns
+ * (the receiver woken first pays differently for its wake-up). So the floor takes the
  * very datagrams the daemon takes, at the same instants, in the same window, as dbus-floor
  * bluez-recv does on the D-Bus path. (A sender of the floor's own would not do: on these
  * machines what a wake-up costs the receiver depends on the sender too: a C receiver costs
