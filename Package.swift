@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: [
-                "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "TestSupport",
+                "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "DetachedThread", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

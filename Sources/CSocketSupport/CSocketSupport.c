@@ -1,9 +1,11 @@
 // _GNU_SOURCE is defined here, in the implementation only: a module's header must not define it
 // (see NOTES.md, "System-library modules").
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +22,14 @@ int wearfleet_pipe_cloexec_nonblock(int fds[2]) {
 
 int wearfleet_name_current_thread(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int wearfleet_take_process_nice(void) {
+    /* getpriority can return -1 as a value: errno tells an error apart. */
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)getpid()); /* the main thread's */
+    if (nice == -1 && errno != 0) return -1;
+    return setpriority(PRIO_PROCESS, (id_t)gettid(), nice);
 }
 
 int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths) {

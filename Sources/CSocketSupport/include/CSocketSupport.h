@@ -20,6 +20,11 @@ int wearfleet_pipe_cloexec_nonblock(int fds[2]);
 /// kept). Returns 0 or an error number.
 int wearfleet_name_current_thread(const char *name);
 
+/// Gives the calling thread the main thread's nice value (on Linux each thread has its own, and
+/// a new thread inherits its creator's). Returns 0, or -1 with errno set (EACCES/EPERM: lowering
+/// it needs CAP_SYS_NICE).
+int wearfleet_take_process_nice(void);
+
 /// recvmmsg(fd, …, MSG_DONTWAIT): reads up to `count` datagrams (at most 64) in one call, the
 /// i-th into `buffer + i * slot` with its length in `lengths[i]` (a datagram longer than `slot` is
 /// cut to `slot`). Returns how many were read, or -1 with errno set (EAGAIN: none waiting). A
