@@ -89,11 +89,8 @@ struct CharacteristicTests {
         let fixture = try await SimulatorFixture.start(.trio)
         // 1 Hz: no send comes between closing and acquiring again, so nothing but the hang-up
         // itself can tell the simulator that the first session is over.
-        try await fixture.control("SetMotionStream", [.string(band), .double(1), .uint32(20)])
-        let device = try await fixture.connect(band)
-        let path = try await fixture.characteristic(motionDataUUID, of: device)
-        let first = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
-        close(try #require(try first.fileDescriptor(at: 0).take()))
+        let (_, path, first) = try await acquireMotionData(fixture, rateHz: 1)
+        close(first)
         let second = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
         let fd = try #require(try second.fileDescriptor(at: 0).take())
         defer { close(fd) }
@@ -105,11 +102,7 @@ struct CharacteristicTests {
     @Test("a tap receives a copy of every datagram sent on the acquired socket, and ends with the acquisition")
     func notifyTapCopiesAcquiredDatagrams() async throws {
         let fixture = try await SimulatorFixture.start(.trio)
-        try await fixture.control("SetMotionStream", [.string(band), .double(20), .uint32(20)])
-        let device = try await fixture.connect(band)
-        let path = try await fixture.characteristic(motionDataUUID, of: device)
-        let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
-        let acquired = try #require(try reply.fileDescriptor(at: 0).take())
+        let (device, _, acquired) = try await acquireMotionData(fixture, rateHz: 20)
         defer { close(acquired) }
         let taps = try await fixture.control("TapNotifySockets", [.string(band)])
         guard case .array(_, let sockets) = try #require(taps.first), sockets.count == 1, case .unixFD(let wrapped) = sockets[0] else {
@@ -223,6 +216,18 @@ struct CharacteristicTests {
         }
         await fixture.stop()
     }
+}
+
+/// The band streaming 20-byte values at `rateHz`, connected, its motion data acquired: the
+/// device, the characteristic and the acquired socket (the caller closes it).
+private func acquireMotionData(
+    _ fixture: SimulatorFixture, rateHz: Double
+) async throws -> (device: DBusObjectPath, path: DBusObjectPath, fd: Int32) {
+    try await fixture.control("SetMotionStream", [.string(band), .double(rateHz), .uint32(20)])
+    let device = try await fixture.connect(band)
+    let path = try await fixture.characteristic(motionDataUUID, of: device)
+    let reply = try await fixture.call(path, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantMap([:])])
+    return (device, path, try #require(try reply.fileDescriptor(at: 0).take()))
 }
 
 /// One datagram, waited for with poll(2) on a thread of its own (empty at end of file).
