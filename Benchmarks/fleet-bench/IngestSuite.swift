@@ -21,8 +21,8 @@ import ProcessSupport
 /// 3. The daemon restarts on the fd path (AcquireNotify), connecting every band itself: its
 ///    time to all ready; then each cell again (bleak has no fd path), beside the fd path's floor
 ///    (`fd-floor`: plain epoll + recv on taps of the very sockets the daemon acquired, which the
-///    simulator sends each datagram to right before or after the daemon's, by turns): the same datagrams from the
-///    same sender in the same window, as on the D-Bus path.
+///    simulator sends each datagram to right before or after the daemon's, by turns): the same
+///    datagrams from the same sender in the same window, as on the D-Bus path.
 struct IngestSuite {
     let options: Options
     let directory: URL

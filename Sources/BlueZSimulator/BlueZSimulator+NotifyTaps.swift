@@ -10,9 +10,9 @@ import DBus
 extension BlueZSimulator {
     /// One new socket for each characteristic of `address` that holds an AcquireNotify socket
     /// now: from here on each datagram sent on that socket is sent on the tap as well, right
-    /// before or right after it, by turns. A tap ends with its acquisition (closed as the acquired socket closes), when its reader
-    /// closes it, or when it is tapped again. Datagrams a full tap cannot take are dropped for it
-    /// alone.
+    /// before or right after it, by turns. A tap ends with its acquisition (closed as the
+    /// acquired socket closes), when its reader closes it, or when it is tapped again. Datagrams
+    /// a full tap cannot take are dropped for it alone.
     ///
     /// One device per call: a bus limits the descriptors one message may carry (dbus-daemon
     /// disconnects the sender of a message over the limit), and a device has a few notifying

@@ -13,7 +13,7 @@ import Glibc
 /// whatever its creator had, not at what the service was given (systemd's `Nice=` sets the main
 /// thread's). A raised priority is no gift for a loop that wakes per notification: it preempts
 /// the sender on the same core, and the bus connection's and the socket poller's threads cost
-/// ~10–20% more CPU per notification at −2 than at 0 (fleet-bench, same window as the C floors).
+/// ~10–25% more CPU per notification at −2 than at 0 (fleet-bench, same window as the C floors).
 public enum DetachedThread {
     public struct StartError: Error, CustomStringConvertible {
         public let code: Int32
@@ -28,8 +28,8 @@ public enum DetachedThread {
             guard let raw else { return nil }
             let start = Unmanaged<Start>.fromOpaque(raw).takeRetainedValue()
             _ = wearfleet_name_current_thread(String(decoding: start.name.utf8.prefix(15), as: UTF8.self))
-            // Best effort: going below the creator's value needs CAP_SYS_NICE; without it the
-            // thread keeps the creator's.
+            // Best effort: a nice value lower than the creator's needs CAP_SYS_NICE; without it
+            // the thread keeps the creator's (only ever the higher of the two matters here).
             _ = wearfleet_take_process_nice()
             start.body()
             return nil
