@@ -28,8 +28,9 @@ public enum DetachedThread {
             guard let raw else { return nil }
             let start = Unmanaged<Start>.fromOpaque(raw).takeRetainedValue()
             _ = wearfleet_name_current_thread(String(decoding: start.name.utf8.prefix(15), as: UTF8.self))
-            // Best effort: a nice value lower than the creator's needs CAP_SYS_NICE; without it
-            // the thread keeps the creator's (only ever the higher of the two matters here).
+            // Best effort, and it can only fail one way: raising a thread's nice value is always
+            // allowed, lowering it needs CAP_SYS_NICE. So a thread may keep a creator's higher
+            // value (a lower priority), never a raised priority.
             _ = wearfleet_take_process_nice()
             start.body()
             return nil
