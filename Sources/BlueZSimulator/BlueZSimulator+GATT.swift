@@ -168,8 +168,6 @@ extension BlueZSimulator {
         guard let socket = devices[address]?.characteristics[path]?.notifySocket else { return }
         socket.close()
         devices[address]?.characteristics[path]?.notifySocket = nil
-        devices[address]?.characteristics[path]?.notifyTap?.close()
-        devices[address]?.characteristics[path]?.notifyTap = nil
         await setProperties(["NotifyAcquired": .boolean(false)], of: Self.characteristicInterfaceName, at: path)
         await notifySessionEnded(address, path)
     }

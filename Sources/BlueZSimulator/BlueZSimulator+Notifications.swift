@@ -54,16 +54,11 @@ extension BlueZSimulator {
     func deliver(_ address: String, _ path: DBusObjectPath, _ payload: [UInt8]) async {
         guard let characteristic = devices[address]?.characteristics[path] else { return }
         if let socket = characteristic.notifySocket {
-            let tapFirst = characteristic.notifyTap != nil && characteristic.tapGoesFirst
-            if tapFirst { sendToTap(address, path, payload) }
             switch socket.send(payload) {
-            case .sent:
-                counters.notificationsSent[address, default: 0] += 1
-                if !tapFirst { sendToTap(address, path, payload) }
+            case .sent: counters.notificationsSent[address, default: 0] += 1
             case .dropped: counters.notificationsDropped += 1
             case .closed: await notifySocketClosed(address, path)
             }
-            devices[address]?.characteristics[path]?.tapGoesFirst.toggle()
             return
         }
         let previous = characteristic.value

@@ -10,9 +10,9 @@ import DBus
 extension BlueZSimulator {
     /// One new socket for each characteristic of `address` that holds an AcquireNotify socket
     /// now: from here on each datagram sent on that socket is sent on the tap as well, right
-    /// before or right after it, by turns. A tap ends with its acquisition (closed as the
-    /// acquired socket closes), when its reader closes it, or when it is tapped again. Datagrams
-    /// a full tap cannot take are dropped for it alone.
+    /// before or right after it, by turns (`NotifySocket.send`). A tap ends with its acquisition
+    /// (closed as the acquired socket closes), when its reader closes it, or when it is tapped
+    /// again. Datagrams a full tap cannot take are dropped for it alone.
     ///
     /// One device per call: a bus limits the descriptors one message may carry (dbus-daemon
     /// disconnects the sender of a message over the limit), and a device has a few notifying
@@ -21,23 +21,11 @@ extension BlueZSimulator {
         guard let characteristics = devices[address]?.characteristics else {
             throw DBusError(name: DBusError.invalidArgs, message: "unknown device \(address)")
         }
-        var taps: [DBusFileDescriptor] = []
-        for (path, characteristic) in characteristics.sorted(by: { $0.key.rawValue < $1.key.rawValue })
-        where characteristic.notifySocket != nil {
+        return try characteristics.values.compactMap { characteristic -> DBusFileDescriptor? in
+            guard let socket = characteristic.notifySocket else { return nil }
             let (local, remote) = try SeqPacketPair.make()
-            characteristic.notifyTap?.close()
-            devices[address]?.characteristics[path]?.notifyTap = NotifySocket(fd: local)
-            taps.append(DBusFileDescriptor(owning: remote))
-        }
-        return taps
-    }
-
-    /// Sends an acquired socket's datagram on its tap, if it has one.
-    func sendToTap(_ address: String, _ path: DBusObjectPath, _ payload: [UInt8]) {
-        guard let tap = devices[address]?.characteristics[path]?.notifyTap else { return }
-        if tap.send(payload) == .closed {
-            tap.close()
-            devices[address]?.characteristics[path]?.notifyTap = nil
+            socket.setTap(NotifySocket(fd: local))
+            return DBusFileDescriptor(owning: remote)
         }
     }
 }
