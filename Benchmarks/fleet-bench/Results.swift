@@ -146,11 +146,7 @@ extension BenchResults {
     /// CPU-second ÷ the D-Bus path's, and ÷ bleak's (bleak has no fd path: its D-Bus figure).
     /// Nil for a D-Bus row, or an fd row without its D-Bus twin.
     func fdRatios(_ cell: IngestCell) -> (overDBus: Double, overBleak: Double?)? {
-        guard cell.path == "fd",
-            let twin = ingest.first(where: {
-                $0.path == "dbus" && $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes
-            })
-        else { return nil }
+        guard cell.path == "fd", let twin = dbusTwin(of: cell) else { return nil }
         let perCPUSecond = cell.wearfleet.perCPUSecond
         return (perCPUSecond / twin.wearfleet.perCPUSecond, twin.bleak.map { perCPUSecond / $0.perCPUSecond })
     }
@@ -164,12 +160,15 @@ extension BenchResults {
             guard let floor = cell.floorBesideBleak, let bleak = cell.bleak else { return (nil, nil) }
             return (nil, floor.perCPUSecond / bleak.perCPUSecond)
         }
-        guard let floor = cell.floor,
-            let twin = ingest.first(where: {
-                $0.path == "dbus" && $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes
-            })
-        else { return (nil, nil) }
+        guard let floor = cell.floor, let twin = dbusTwin(of: cell) else { return (nil, nil) }
         return (twin.floor.map { floor.perCPUSecond / $0.perCPUSecond }, twin.bleak.map { floor.perCPUSecond / $0.perCPUSecond })
+    }
+
+    /// The D-Bus row of the same devices, rate and size as `cell`.
+    private func dbusTwin(of cell: IngestCell) -> IngestCell? {
+        ingest.first {
+            $0.path == "dbus" && $0.devices == cell.devices && $0.rateHz == cell.rateHz && $0.payloadBytes == cell.payloadBytes
+        }
     }
 }
 
