@@ -7,11 +7,11 @@
  *
  * It asks the simulator on the bus at ADDRESS for a tap of every notify socket each DEVICE (a
  * Bluetooth address) has acquired (org.wearfleet.Simulator1.TapNotifySockets, one call per
- * device: the bus limits the descriptors one message may carry): each tap carries a copy of every datagram sent on
- * the socket the daemon acquired, sent by the same thread right before or right after it, by turns
- * (the receiver woken first pays differently for its wake-up). So the floor takes the
- * very datagrams the daemon takes, at the same instants, in the same window, as dbus-floor
- * bluez-recv does on the D-Bus path. (A sender of the floor's own would not do: on these
+ * device: the bus limits the descriptors one message may carry). Each tap carries a copy of
+ * every datagram sent on the socket the daemon acquired, sent by the same thread right before or
+ * right after it, by turns (the receiver woken first pays differently for its wake-up). So the
+ * floor takes the very datagrams the daemon takes, at the same instants, in the same window, as
+ * dbus-floor bluez-recv does on the D-Bus path. (A sender of the floor's own would not do: on these
  * machines what a wake-up costs the receiver depends on the sender too: a C receiver costs
  * about half as much fed by a C sender as fed by the simulator.)
  *
@@ -65,8 +65,12 @@ static int tap_device(DBusConnection *connection, const char *device, int *taps,
     while (dbus_message_iter_get_arg_type(&sockets) == DBUS_TYPE_UNIX_FD) {
         int fd = -1;
         dbus_message_iter_get_basic(&sockets, &fd); /* a duplicate of our own */
-        if (*count == MAX_TAPS) close(fd);
-        else taps[(*count)++] = fd;
+        if (*count == MAX_TAPS) {
+            close(fd);
+            dbus_message_unref(reply);
+            return fail(device, "more taps than fd-floor takes (MAX_TAPS)"), -1;
+        }
+        taps[(*count)++] = fd;
         dbus_message_iter_next(&sockets);
     }
     dbus_message_unref(reply);
