@@ -14,7 +14,7 @@ import Synchronization
 /// `@unchecked Sendable` is sound here because every mutable field is either
 /// - inside `shared` (a `Mutex`): the job queue and the stop flag, touched from any thread; or
 /// - confined to the loop thread: `watches`, `timeouts`, the hooks (`dispatcher`,
-///   `beforeSleeping`, `hasSignalsToHandOver`) and the poll set are only read or written by
+///   `beforeSleeping`, `hasSignalsToHandOver`) and `pollSetIsCurrent` are only read or written by
 ///   code that runs on the loop thread (the loop itself, jobs it runs, and libdbus callbacks it
 ///   triggers), which `checkIsolated()` enforces in debug paths;
 /// - `threadID` is written once by the loop thread before it runs any job, and only compared
@@ -49,10 +49,8 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     /// (loop thread only). Without any, the loop sleeps in poll() at once, instead of looking
     /// first: one poll() per wake-up rather than two.
     var hasSignalsToHandOver = false
-    /// poll()'s set and the watches it covers (loop thread only), rebuilt only after a watch
-    /// came, went or was toggled (`watchesChanged`): each wake-up used to rebuild them.
-    private var pollSet: [pollfd] = []
-    private var polledWatches: [OpaquePointer] = []
+    /// False once a watch came, went or was toggled (`watchesChanged`): the loop then rebuilds
+    /// its poll set before the next poll. Each wake-up used to rebuild it.
     private var pollSetIsCurrent = false
 
     init(name: String) throws {
@@ -132,9 +130,18 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         }
     }
 
+    /// poll()'s set and the watches it covers. Local to the loop rather than the thread's
+    /// properties: each access to a class's stored array is checked for exclusivity at run time,
+    /// three or four checks per wake-up (callgrind), and nothing but the loop needs them.
+    private struct PollSet {
+        var fds: [pollfd] = []
+        var watches: [OpaquePointer] = []
+    }
+
     private func run() {
         threadID = pthread_self()
         threadStarted = true
+        var pollSet = PollSet()
         while true {
             let (batch, stopping) = shared.withLock { state -> ([Work], Bool) in
                 // Nearly every round has no work: hand back the shared empty array, rather than
@@ -152,7 +159,7 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
             }
             if stopping && batch.isEmpty { break }
             dispatcher?()
-            pollOnce()
+            pollOnce(&pollSet)
         }
         dispatcher = nil
         beforeSleeping = nil
@@ -161,23 +168,23 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     /// Makes `pollSet` cover the wake-up eventfd and every enabled watch. A watch's flags are
     /// fixed when libdbus makes it; only its enabled state changes, and libdbus reports that
     /// (`watchesChanged`).
-    private func rebuildPollSet() {
-        pollSet.removeAll(keepingCapacity: true)
-        polledWatches.removeAll(keepingCapacity: true)
-        pollSet.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+    private func rebuildPollSet(_ pollSet: inout PollSet) {
+        pollSet.fds.removeAll(keepingCapacity: true)
+        pollSet.watches.removeAll(keepingCapacity: true)
+        pollSet.fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
         for watch in watches where dbus_watch_get_enabled(watch) != 0 {
             let flags = dbus_watch_get_flags(watch)
             var events: Int16 = 0
             if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 { events |= Int16(POLLIN) }
             if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 { events |= Int16(POLLOUT) }
-            pollSet.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
-            polledWatches.append(watch)
+            pollSet.fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+            pollSet.watches.append(watch)
         }
         pollSetIsCurrent = true
     }
 
-    private func pollOnce() {
-        if !pollSetIsCurrent { rebuildPollSet() }
+    private func pollOnce(_ pollSet: inout PollSet) {
+        if !pollSetIsCurrent { rebuildPollSet(&pollSet) }
         var timeoutMs: Int32 = -1
         if !timeouts.isEmpty, let nearest = timeouts.values.min() {
             timeoutMs = Int32(clamping: max(0, (nearest - monotonicNanoseconds() + 999_999) / 1_000_000))
@@ -185,7 +192,7 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
         // Look first without sleeping: while input keeps coming, the loop goes on reading, and
         // only when it would sleep does it hand over what it gathered (see `beforeSleeping`).
         // With nothing gathered there is nothing to hold back, and no reason to look.
-        var ready = timeoutMs == 0 || !hasSignalsToHandOver ? 0 : poll(&pollSet, nfds_t(pollSet.count), 0)
+        var ready = timeoutMs == 0 || !hasSignalsToHandOver ? 0 : poll(&pollSet.fds, nfds_t(pollSet.fds.count), 0)
         if ready == 0 {
             // Nothing to hand over, nothing to call (the hook costs a closure call and a
             // reference count round trip per wake-up).
@@ -196,16 +203,16 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
                 return false
             }
             if mustNotSleep { timeoutMs = 0 }
-            ready = poll(&pollSet, nfds_t(pollSet.count), timeoutMs)
+            ready = poll(&pollSet.fds, nfds_t(pollSet.fds.count), timeoutMs)
             shared.withLock { $0.sleeping = false }
         }
         if ready > 0 {
-            if pollSet[0].revents != 0 {
+            if pollSet.fds[0].revents != 0 {
                 var counter: UInt64 = 0
                 _ = Glibc.read(wakeFD, &counter, 8)
             }
-            for (index, watch) in polledWatches.enumerated() {
-                let revents = pollSet[index + 1].revents
+            for (index, watch) in pollSet.watches.enumerated() {
+                let revents = pollSet.fds[index + 1].revents
                 guard revents != 0 else { continue }
                 // A callback run by an earlier watch may have removed or disabled this one.
                 guard pollSetIsCurrent || watches.contains(watch) && dbus_watch_get_enabled(watch) != 0 else { continue }

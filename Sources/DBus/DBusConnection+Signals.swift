@@ -224,6 +224,14 @@ extension DBusConnection {
     /// Measured with Benchmarks/dbus-bench: see the commit messages.
     func flushSignals() {
         guard !undeliveredSignals.isEmpty else { return }
+        handOverSignals()
+    }
+
+    /// `flushSignals`' work, out of line: it sets up generic continuations' frames on entry,
+    /// which cost more than the emptiness check that nearly always ends a flush (claims call
+    /// `flushSignals` once per signal).
+    @inline(never)
+    private func handOverSignals() {
         let pending = undeliveredSignals
         undeliveredSignals.removeAll(keepingCapacity: true)
         var batches: [UInt64: [DBusMessage]] = [:]

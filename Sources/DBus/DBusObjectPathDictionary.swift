@@ -74,12 +74,19 @@ struct ObjectPathKey: Hashable, @unchecked Sendable {
     @usableFromInline
     static func == (lhs: ObjectPathKey, rhs: ObjectPathKey) -> Bool {
         guard lhs.digest == rhs.digest else { return false }
-        switch (lhs.bytes, rhs.bytes) {
-        case (.stored(let left), .stored(let right)): return left == right
-        case (.stored(let text), .probe(let start, let length)), (.probe(let start, let length), .stored(let text)):
-            return CStringComparison.equal(start, length: length, text)
-        case (.probe(let left, let leftLength), .probe(let right, let rightLength)):
-            return leftLength == rightLength && memcmp(left, right, leftLength) == 0
+        // One side at a time: switching over the pair copies both keys into a tuple, which
+        // retains and releases a stored key's string on every lookup.
+        switch lhs.bytes {
+        case .stored(let left):
+            switch rhs.bytes {
+            case .stored(let right): return left == right
+            case .probe(let start, let length): return CStringComparison.equal(start, length: length, left)
+            }
+        case .probe(let left, let leftLength):
+            switch rhs.bytes {
+            case .stored(let right): return CStringComparison.equal(left, length: leftLength, right)
+            case .probe(let right, let rightLength): return leftLength == rightLength && memcmp(left, right, leftLength) == 0
+            }
         }
     }
 
