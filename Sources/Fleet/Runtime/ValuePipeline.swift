@@ -80,6 +80,8 @@ public final class ValuePipeline: Sendable {
             } else {
                 result = .success(decoded(.raw(RawCharacteristicValue(uuid: uuid ?? .init(0), bytes: bytes))))
             }
+            // Built here, where `result` is used for the last time, so it moves into the value:
+            // built in `publish` (an autoclosure), it was copied.
             outlets.publish(Value(source: self, result: result))
         }
 
@@ -196,9 +198,8 @@ public final class ValuePipeline: Sendable {
                 ])
         }
 
-        func publish(_ value: @autoclosure () -> Value) {
+        func publish(_ value: Value) {
             guard let receivers = subscribers.withLock({ $0.receivers }) else { return }
-            let value = value()
             for observer in receivers.observers { observer(value) }
             for stream in receivers.streams { stream.yield(value) }
         }
