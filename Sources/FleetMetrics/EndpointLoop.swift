@@ -59,10 +59,12 @@ final class EndpointLoop {
         connections.removeAll()
     }
 
-    /// Milliseconds until the nearest deadline (rounded up), at most a second.
+    /// Milliseconds until the nearest deadline (rounded up), at most a second; -1 (no timeout)
+    /// without any: the mailbox's descriptor wakes the loop for responses and for stop, so an
+    /// endpoint nobody scrapes sleeps instead of waking every second.
     private func pollTimeout() -> Int32 {
         let deadlines = connections.values.map(\.deadline) + (listenerPausedUntil.map { [$0] } ?? [])
-        guard let nearest = deadlines.min() else { return 1000 }
+        guard let nearest = deadlines.min() else { return -1 }
         let nanoseconds = nearest.nanoseconds - clock.now().nanoseconds
         return Int32(max(0, min(1000, (nanoseconds + 999_999) / 1_000_000)))
     }

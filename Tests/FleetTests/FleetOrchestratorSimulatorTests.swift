@@ -37,6 +37,8 @@ struct FleetOrchestratorSimulatorTests {
             configuration: configuration, client: client, logger: Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() },
             seed: 9)
         let changes = orchestrator.stateChanges
+        // Asked before anything is known, so that the line kept for it must be forgotten below.
+        let before = await orchestrator.summary()
         try await orchestrator.start()
 
         let ready = try await withTimeout(.seconds(30), "every pinned device to be ready") {
@@ -60,6 +62,7 @@ struct FleetOrchestratorSimulatorTests {
         #expect(status.pinnedReady == 3)
         #expect(status.adapters.first?.linksAndAttempts == 3)
         #expect(await orchestrator.summary() == status.summary, "the cheap summary says what the full status says")
+        #expect(before != status.summary, "the summary kept from before the start was replaced")
 
         let counters = try await client.connection.call(
             destination: BlueZSimulator.controlName, path: BlueZSimulator.controlPath,

@@ -40,7 +40,9 @@ public actor FleetOrchestrator {
         var powered: Bool
     }
 
-    var configuration: FleetRuntimeConfiguration
+    var configuration: FleetRuntimeConfiguration {
+        didSet { cachedSummary = nil }
+    }
     let client: BlueZClient
     let clock: any MonotonicClock
     let logger: Logger
@@ -55,9 +57,21 @@ public actor FleetOrchestrator {
     private let stateChangeSink: AsyncStream<(DeviceID, DeviceState)>.Continuation
     private var translator = BlueZEventTranslator()
     var policy: PoolPolicy
-    var devices: [DeviceID: ManagedDevice] = [:]
-    var adapters: [AdapterID: AdapterRecord] = [:]
-    var bluetoothdPresent = false
+    // Each change forgets `summary()`'s line (a `didSet` that does not read the old value keeps
+    // mutations in place).
+    var devices: [DeviceID: ManagedDevice] = [:] {
+        didSet { cachedSummary = nil }
+    }
+    var adapters: [AdapterID: AdapterRecord] = [:] {
+        didSet { cachedSummary = nil }
+    }
+    var bluetoothdPresent = false {
+        didSet { cachedSummary = nil }
+    }
+    /// `summary()`'s line until something it reads changes: it is asked every 5 s (`STATUS=`)
+    /// and by the control interface, and counting 1,000 devices copies each record, which was
+    /// about a third of an idle daemon's CPU (perf, 1,000 known devices).
+    private var cachedSummary: String?
     var running = false
     var seeds: SeededRandom
     private let outputs: AsyncStream<DeviceOutput>
@@ -530,6 +544,7 @@ public actor FleetOrchestrator {
     /// its per-device details: no call into any device's actor, so it stays cheap with 1,000
     /// devices and an idle daemon stays idle.
     public func summary() -> String {
+        if let cachedSummary { return cachedSummary }
         var pinnedReady = 0, pinnedTotal = 0, poolConnected = 0
         var used: [AdapterID: Int] = [:]
         for device in devices.values {
@@ -537,9 +552,11 @@ public actor FleetOrchestrator {
             if device.state == .ready { if device.pinned { pinnedReady += 1 } else { poolConnected += 1 } }
             if let adapter = device.link.adapter { used[adapter, default: 0] += 1 }
         }
-        return FleetStatus.summary(
+        let line = FleetStatus.summary(
             pinnedReady: pinnedReady, pinnedTotal: pinnedTotal, poolConnected: poolConnected, bluetoothdPresent: bluetoothdPresent,
             adapters: adapters.map { ($0.key, $0.value.powered, used[$0.key] ?? 0, slots(of: $0.key)) })
+        cachedSummary = line
+        return line
     }
 
     /// LE connection slots the fleet may use on `adapter`.
