@@ -60,7 +60,7 @@ public struct BlueZDevice: Sendable, Hashable {
         bonded = (try? properties.decodeIfPresent(Bool.self, forKey: "Bonded")) ?? false
         trusted = (try? properties.decodeIfPresent(Bool.self, forKey: "Trusted")) ?? false
         blocked = (try? properties.decodeIfPresent(Bool.self, forKey: "Blocked")) ?? false
-        uuids = ((try? properties.decodeIfPresent([String].self, forKey: "UUIDs")) ?? []).map { $0.lowercased() }
+        uuids = ((try? properties.decodeIfPresent([String].self, forKey: "UUIDs")) ?? []).map(\.lowercasedIfNeeded)
     }
 }
 
@@ -73,7 +73,7 @@ public struct BlueZService: Sendable, Hashable {
 
     init(path: DBusObjectPath, properties: [String: DBusValue]) {
         self.path = path
-        uuid = (try? properties.decodeIfPresent(String.self, forKey: "UUID")).map { $0.lowercased() }
+        uuid = (try? properties.decodeIfPresent(String.self, forKey: "UUID")).map(\.lowercasedIfNeeded)
         device = try? properties.decodeIfPresent(DBusObjectPath.self, forKey: "Device")
         primary = (try? properties.decodeIfPresent(Bool.self, forKey: "Primary")) ?? false
     }
@@ -94,7 +94,7 @@ public struct BlueZCharacteristic: Sendable, Hashable {
 
     init(path: DBusObjectPath, properties: [String: DBusValue]) {
         self.path = path
-        uuid = (try? properties.decodeIfPresent(String.self, forKey: "UUID")).map { $0.lowercased() }
+        uuid = (try? properties.decodeIfPresent(String.self, forKey: "UUID")).map(\.lowercasedIfNeeded)
         service = try? properties.decodeIfPresent(DBusObjectPath.self, forKey: "Service")
         flags = Set((try? properties.decodeIfPresent([String].self, forKey: "Flags")) ?? [])
         notifying = (try? properties.decodeIfPresent(Bool.self, forKey: "Notifying")) ?? false

@@ -3,61 +3,69 @@
 
 /// A Bluetooth device address (`AA:BB:CC:DD:EE:FF`), validated on construction.
 ///
-/// Stored as the six bytes in the order they are written (most significant first), so that
-/// comparison and hashing never depend on the spelling (upper or lower case) it came in.
+/// Stored as the 48-bit number the six bytes spell, written order most significant first, so
+/// that comparison and hashing never depend on the spelling (upper or lower case) it came in.
+/// A number rather than an array of bytes: the fleet builds, hashes and prints addresses for
+/// every device on every policy evaluation, and an array cost an allocation each time and a
+/// byte-by-byte hash (perf: a sixth of an evaluation with 100 devices).
 public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public let bytes: [UInt8]
+    /// The six bytes as the low 48 bits, the first written byte highest.
+    private let value: UInt64
+
+    /// The six bytes in the order they are written (most significant first).
+    public var bytes: [UInt8] {
+        (0..<6).map { UInt8(truncatingIfNeeded: value >> (40 - 8 * UInt64($0))) }
+    }
 
     /// Parses `AA:BB:CC:DD:EE:FF` (either case). Returns nil for anything else.
     public init?(_ text: some StringProtocol) {
-        // One pass over the 17 UTF-8 bytes `XX:XX:XX:XX:XX:XX`: the fleet parses addresses on
-        // every policy evaluation, for every device.
-        func nibble(_ byte: UInt8) -> UInt8? {
+        // One pass over the 17 UTF-8 bytes `XX:XX:XX:XX:XX:XX`.
+        func nibble(_ byte: UInt8) -> UInt64? {
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt64(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt64(byte - UInt8(ascii: "A") + 10)
             default: return nil
             }
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(6)
-        var high: UInt8?
+        var value: UInt64 = 0
         var position = 0
         for byte in text.utf8 {
             defer { position += 1 }
             guard position < 17 else { return nil }
             if position % 3 == 2 {
                 guard byte == UInt8(ascii: ":") else { return nil }
-            } else if let first = high {
-                guard let second = nibble(byte) else { return nil }
-                bytes.append(first << 4 | second)
-                high = nil
             } else {
-                guard let first = nibble(byte) else { return nil }
-                high = first
+                guard let digit = nibble(byte) else { return nil }
+                value = value << 4 | digit
             }
         }
         guard position == 17 else { return nil }
-        self.bytes = bytes
+        self.value = value
     }
 
     /// Builds an address from exactly six bytes, most significant first.
     public init?(bytes: [UInt8]) {
         guard bytes.count == 6 else { return nil }
-        self.bytes = bytes
+        value = bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Upper-case, colon-separated: the spelling BlueZ uses in `Device1.Address`.
     public var description: String {
-        bytes.map { byte in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return byte < 0x10 ? "0" + hex : hex
-        }.joined(separator: ":")
+        let digits: StaticString = "0123456789ABCDEF"
+        return String(unsafeUninitializedCapacity: 17) { buffer in
+            for index in 0..<6 {
+                let byte = Int(truncatingIfNeeded: value >> (40 - 8 * UInt64(index))) & 0xFF
+                buffer[index * 3] = digits.utf8Start[byte >> 4]
+                buffer[index * 3 + 1] = digits.utf8Start[byte & 0xF]
+                if index < 5 { buffer[index * 3 + 2] = UInt8(ascii: ":") }
+            }
+            return 17
+        }
     }
 
     public static func < (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        lhs.value < rhs.value
     }
 }
 

@@ -94,6 +94,25 @@ struct BlueZObjectTreeTests {
         #expect(device.uuids.isEmpty)
     }
 
+    @Test func aDevicesCharacteristicsAndServicesAreItsOwnInPathOrder() throws {
+        var tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        // Added out of order, beside a device whose path begins with this one's.
+        let neighbour: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_010"
+        let later: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c/char0010"
+        let earlier: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c/char0008"
+        let characteristic = ["UUID": DBusValue.string("00002A38-0000-1000-8000-00805F9B34FB")]
+        tree.interfacesAdded(later, ["org.bluez.GattCharacteristic1": characteristic])
+        tree.interfacesAdded(neighbour, ["org.bluez.Device1": ["Address": .string("AA:BB:CC:DD:EE:10")]])
+        let neighbourService: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_010/service000c"
+        tree.interfacesAdded(neighbourService, ["org.bluez.GattService1": ["UUID": .string("180d")]])
+        tree.interfacesAdded("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_010/service000c/char000d", ["org.bluez.GattCharacteristic1": characteristic])
+        tree.interfacesAdded(earlier, ["org.bluez.GattCharacteristic1": characteristic])
+        #expect(tree.characteristics(of: Self.devicePath).map(\.path) == [earlier, Self.characteristicPath, later])
+        #expect(tree.characteristics(of: Self.devicePath).last?.uuid == "00002a38-0000-1000-8000-00805f9b34fb")
+        #expect(tree.services(of: Self.devicePath).map(\.path) == [Self.servicePath])
+        #expect(tree.characteristics(of: neighbour).count == 1)
+    }
+
     @Test func devicesAreFoundByAddressInAnyCase() throws {
         let tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
         #expect(tree.devices(address: "aa:bb:cc:dd:ee:01").map(\.path) == [Self.devicePath])

@@ -24,6 +24,21 @@ struct BluetoothAddressTests {
             let address = BluetoothAddress(bytes: bytes)
             #expect(address.flatMap { BluetoothAddress($0.description) } == address)
             #expect(address.flatMap { BluetoothAddress($0.description.lowercased()) } == address)
+            #expect(address?.bytes == bytes)
         }
+    }
+
+    /// Addresses sort as their bytes do, first written byte first (the state file and the
+    /// status table list devices in this order).
+    @Test func ordersAsTheWrittenBytes() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1000 {
+            let left = (0..<6).map { _ in UInt8.random(in: 0...3, using: &generator) }
+            let right = (0..<6).map { _ in UInt8.random(in: 0...3, using: &generator) }
+            let a = try #require(BluetoothAddress(bytes: left)), b = try #require(BluetoothAddress(bytes: right))
+            #expect((a < b) == left.lexicographicallyPrecedes(right))
+            #expect((a == b) == (left == right))
+        }
+        #expect(BluetoothAddress(bytes: [0xFF, 0, 0, 0, 0, 0])! > BluetoothAddress(bytes: [0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])!)
     }
 }
