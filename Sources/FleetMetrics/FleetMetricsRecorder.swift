@@ -83,6 +83,16 @@ public final class FleetMetricsRecorder: FleetObserver {
 
     // MARK: - FleetObserver
 
+    public func observe(_ event: FleetEvent) {
+        switch event {
+        case .deviceAdded(let device): deviceAdded(device)
+        case .deviceRemoved(let device): deviceRemoved(device)
+        case .lifecycle(let device, let lifecycle, _, let instant): self.lifecycle(device, lifecycle, at: instant)
+        case .attemptGranted(let device, let adapter, let instant): attemptGranted(device, adapter: adapter, at: instant)
+        case .evicted, .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .reloaded: break
+        }
+    }
+
     public func deviceAdded(_ device: FleetObservedDevice) {
         state.withLock { state in
             guard state.devices[device.id] == nil else { return }

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Fleet
+import FleetCore
 import FleetMetrics
 import Foundation
 import Glibc

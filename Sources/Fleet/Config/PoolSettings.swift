@@ -21,18 +21,28 @@ public struct PoolSettings: Equatable, Sendable {
 
     public init() {}
 
+    /// The admission rules these settings give, with `[fleet] min_rssi` as the RSSI floor when
+    /// `[pool]` sets none.
+    public func admission(fleetMinimumRSSI: Int) -> PoolAdmission {
+        PoolAdmission(
+            namePrefixes: namePrefixes, services: services, minimumRSSI: minimumRSSI ?? fleetMinimumRSSI,
+            defaultClass: defaultClass, defaultPriority: defaultPriority, rules: rules)
+    }
+
     /// Whether an unpinned device with this advertisement may join the pool.
     public func isEligible(name: String?, services advertised: Set<BluetoothUUID>, rssi: Int?, fleetMinimumRSSI: Int) -> Bool {
-        guard enabled else { return false }
-        if !namePrefixes.isEmpty, !namePrefixes.contains(where: { (name ?? "").hasPrefix($0) }) { return false }
-        if !services.isEmpty, advertised.isDisjoint(with: services) { return false }
-        if let rssi, rssi < (minimumRSSI ?? fleetMinimumRSSI) { return false }
-        return true
+        enabled && admission(fleetMinimumRSSI: fleetMinimumRSSI).isEligible(name: name, services: advertised, rssi: rssi)
     }
 
     /// Priority and class of a pool device: from the first matching rule, else the defaults.
     public func classify(name: String?, services advertised: Set<BluetoothUUID>) -> (priority: Int, className: String) {
-        let rule = rules.first { $0.matches(name: name, services: advertised) }
-        return (rule?.priority ?? defaultPriority, rule?.className ?? defaultClass)
+        admission(fleetMinimumRSSI: minimumRSSI ?? 0).classify(name: name, services: advertised)
+    }
+}
+
+extension PoolAdmission {
+    /// `[pool]`'s admission, as the runtime configuration carries it.
+    public init(settings: PoolSettings, fleetMinimumRSSI: Int) {
+        self = settings.admission(fleetMinimumRSSI: fleetMinimumRSSI)
     }
 }

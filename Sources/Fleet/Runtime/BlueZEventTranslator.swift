@@ -13,6 +13,9 @@ public struct BlueZEventTranslator: Sendable {
         /// To every device (adapters, bluetoothd).
         case everyone(DeviceEvent)
         case device(DeviceID, DeviceEvent)
+        /// A device object's RSSI, name or services changed: only the fleet cares (placement,
+        /// admission, names), its machine hears nothing.
+        case deviceUpdated(DeviceID)
         /// A characteristic value changed (a notification on the D-Bus path).
         case value(DeviceID, characteristic: String, bytes: [UInt8])
         /// An adapter object appeared or changed (for the central side: discovery, slots).
@@ -119,8 +122,11 @@ public struct BlueZEventTranslator: Sendable {
             return adapterState(AdapterID(path.lastElement), powered: powered)
         case BlueZInterfaces.device:
             guard let id = devices[path] else { return [] }
-            guard case .boolean(let connected)? = changed["Connected"] else { return [] }
-            return [.device(id, connected ? .connected : .disconnected(nil))]
+            if case .boolean(let connected)? = changed["Connected"] {
+                return [.device(id, connected ? .connected : .disconnected(nil))]
+            }
+            let fleetFacts = ["RSSI", "Name", "Alias", "UUIDs"]
+            return fleetFacts.contains(where: { changed[$0] != nil }) ? [.deviceUpdated(id)] : []
         case BlueZInterfaces.gattCharacteristic:
             guard case .array(.byte, let items)? = changed["Value"],
                 let characteristic = tree.objects[path]?[BlueZInterfaces.gattCharacteristic],

@@ -1,6 +1,4 @@
-import FleetCore
-
-/// What a `DeviceActor` reports to the fleet: the effects that are not about the device's own
+/// What a device's machine (run by the runtime's `DeviceActor`) reports to the fleet: the effects that are not about the device's own
 /// link (the gate, the state file, logs and metrics) and the values it read.
 public enum DeviceOutput: Sendable, Hashable {
     case requestAttempt(DeviceID)

@@ -1,8 +1,7 @@
-import FleetCore
 
 /// What the orchestrator runs with, already validated and mapped onto FleetCore's types (the
 /// configuration file is parsed and checked elsewhere).
-public struct FleetRuntimeConfiguration: Sendable {
+public struct FleetRuntimeConfiguration: Sendable, Hashable {
     /// A device that must always be connected when reachable.
     public struct PinnedDevice: Sendable, Hashable {
         public var id: DeviceID
@@ -72,11 +71,11 @@ public struct FleetRuntimeConfiguration: Sendable {
         self.disconnectOnStop = disconnectOnStop
     }
 
-    func writeSettings(className: String?) -> WriteSettings {
+    public func writeSettings(className: String?) -> WriteSettings {
         className.flatMap { writes[$0] } ?? WriteSettings()
     }
 
-    func deviceConfiguration(className: String?) -> DeviceStateMachine.Configuration {
+    public func deviceConfiguration(className: String?) -> DeviceStateMachine.Configuration {
         className.flatMap { classes[$0] } ?? DeviceStateMachine.Configuration()
     }
 }

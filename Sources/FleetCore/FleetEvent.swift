@@ -1,0 +1,54 @@
+/// Everything the fleet does that others may want to hear, as data: the one way out of the fleet
+/// machine. The runtime hands each event to its consumers (journald logging, metrics, the state
+/// stream), in the order the fleet machine produced them.
+public enum FleetEvent: Sendable, Hashable {
+    /// A device joined the fleet: pinned at start or by a reload, or a pool candidate when first
+    /// seen.
+    case deviceAdded(FleetObservedDevice)
+    /// A device left the fleet (a reload unpinned it): forget what was kept about it.
+    case deviceRemoved(DeviceID)
+    /// A lifecycle event from the device's state machine (state change, failure, setup problem),
+    /// with what the fleet knows of the device at that moment.
+    case lifecycle(DeviceID, DeviceEffect.LifecycleEvent, context: DeviceContext, at: MonotonicInstant)
+    /// The pool policy granted the device a connection attempt on `adapter`.
+    case attemptGranted(DeviceID, adapter: AdapterID, at: MonotonicInstant)
+    /// The pool policy took a pool device's slot away (for a pinned device, or a better candidate).
+    case evicted(DeviceID, adapter: AdapterID, reason: PoolEviction.Reason)
+    case bluetoothdAppeared
+    /// Every device is suspended until bluetoothd returns.
+    case bluetoothdVanished
+    case adapterPowerChanged(AdapterID, powered: Bool)
+    /// A reload was applied, all at once.
+    case reloaded(FleetStateMachine.ReloadSummary)
+
+    /// What the fleet knows of a device when one of its lifecycle events is published.
+    public struct DeviceContext: Sendable, Hashable {
+        public var name: String?
+        /// The adapter of its link or attempt, if any.
+        public var adapter: AdapterID?
+        public var pinned: Bool
+
+        public init(name: String?, adapter: AdapterID?, pinned: Bool) {
+            self.name = name
+            self.adapter = adapter
+            self.pinned = pinned
+        }
+    }
+}
+
+/// Who a device is, as a consumer sees it when the device joins the fleet.
+public struct FleetObservedDevice: Sendable, Hashable {
+    public var id: DeviceID
+    /// The configured name (pinned) or BlueZ's alias (pool), if any.
+    public var name: String?
+    /// The device class whose settings the device uses; nil means the defaults.
+    public var className: String?
+    public var pinned: Bool
+
+    public init(id: DeviceID, name: String?, className: String?, pinned: Bool) {
+        self.id = id
+        self.name = name
+        self.className = className
+        self.pinned = pinned
+    }
+}

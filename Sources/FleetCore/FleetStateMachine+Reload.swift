@@ -1,0 +1,116 @@
+// Reload applies a new configuration as a diff, in one input. Links that stay wanted are never
+// dropped: a class change takes effect at the device's next connection, a new reconnect policy
+// at its next failure, a new pool configuration at the next placement (grants in flight stay
+// counted).
+
+extension FleetStateMachine {
+    /// What a reload changed, for the log line and for tests.
+    public struct ReloadSummary: Sendable, Hashable, CustomStringConvertible {
+        public var pinnedAdded: [DeviceID] = []
+        /// No longer pinned: they stay as pool candidates when the pool takes them, else are
+        /// disconnected and forgotten by the runtime (the state file keeps them).
+        public var pinnedRemoved: [DeviceID] = []
+        /// Devices whose class, class settings or reconnect policy changed.
+        public var reconfigured: [DeviceID] = []
+        public var adaptersChanged = false
+
+        public init() {}
+
+        public var description: String {
+            "\(pinnedAdded.count) pinned added, \(pinnedRemoved.count) unpinned, \(reconfigured.count) reconfigured"
+                + (adaptersChanged ? ", adapters changed" : "")
+        }
+    }
+
+    mutating func reload(
+        _ new: FleetRuntimeConfiguration, objects: [DeviceID: [DeviceObject]], now: MonotonicInstant, _ actions: inout [Action]
+    ) -> ReloadSummary {
+        let old = configuration
+        configuration = new
+        var summary = ReloadSummary()
+        policy.reconfigure(new.pool, now: now)
+
+        let newPinned = Dictionary(new.pinned.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        for pinned in new.pinned where devices[pinned.id]?.pinned != true {
+            guard !summary.pinnedAdded.contains(pinned.id) else { continue }
+            summary.pinnedAdded.append(pinned.id)
+            if devices[pinned.id] == nil {
+                addDevice(pinned.id, pinned: true, name: pinned.name, className: pinned.className, priority: pinned.priority, &actions)
+                noteObjects(pinned.id, objects[pinned.id] ?? [])
+                if running { introduce(pinned.id, wanted: true, now: now, &actions) }
+            } else {
+                // A pool device becomes pinned: same machine, same link, now always wanted.
+                devices[pinned.id]?.pinned = true
+                devices[pinned.id]?.wanted = true
+                if running { actions.append(.deliver(pinned.id, .policyUpdated(wanted: true))) }
+            }
+        }
+        for id in devices.keys.sorted() where devices[id]?.pinned == true && newPinned[id] == nil {
+            summary.pinnedRemoved.append(id)
+            devices[id]?.pinned = false
+            devices[id]?.priority = 0
+            devices[id]?.className = new.poolClassName
+            // With the pool on, the next placement decides whether it keeps its link.
+            if !new.poolEnabled { forget(id, &actions) }
+        }
+
+        for id in devices.keys.sorted() {
+            if let pinned = newPinned[id] {
+                if let name = pinned.name { devices[id]?.name = name }
+                devices[id]?.priority = pinned.priority
+                devices[id]?.className = pinned.className
+            }
+            guard let device = devices[id] else { continue }
+            let wanted = new.deviceConfiguration(className: device.className)
+            if device.machineConfiguration != wanted || device.reconnectPolicy != new.reconnect {
+                devices[id]?.machineConfiguration = wanted
+                devices[id]?.reconnectPolicy = new.reconnect
+                actions.append(.reconfigureDevice(id, wanted, new.reconnect))
+                if !summary.pinnedAdded.contains(id) { summary.reconfigured.append(id) }
+            }
+            // Every device's write options are taken from its (possibly new) class.
+            if device.writesConfigured {
+                actions.append(.configureWrites(id, new.writeSettings(className: device.className).options))
+            }
+        }
+
+        if old.scanUUIDs != new.scanUUIDs || old.minimumRSSI != new.minimumRSSI {
+            actions.append(.updateScanFilter(scanUUIDs: new.scanUUIDs, minimumRSSI: new.minimumRSSI))
+        }
+        if old.adapters != new.adapters {
+            summary.adaptersChanged = true
+            applyAdapterSelection(&actions)
+        }
+        actions.append(.publish(.reloaded(summary)))
+        requestEvaluation(&actions)
+        return summary
+    }
+
+    /// After `[fleet] adapters` changed: adapters no longer selected are treated as powered off
+    /// (their links and attempts end), newly selected ones are taken up as bluetoothd has them.
+    private mutating func applyAdapterSelection(_ actions: inout [Action]) {
+        for id in adapters.keys.sorted() {
+            guard let adapter = adapters[id] else { continue }
+            let selected = isSelected(id)
+            if adapter.selected, !selected {
+                if adapter.powered {
+                    actions.append(.publish(.adapterPowerChanged(id, powered: false)))
+                    actions.append(.centralStopped(id))
+                    deliverToAll(.adapterUnpowered(id), &actions)
+                }
+                adapters[id]?.selected = false
+                if adapter.poolSearching {
+                    adapters[id]?.poolSearching = false
+                    actions.append(.setPoolSearching(id, false))
+                }
+            } else if !adapter.selected, selected {
+                adapters[id]?.selected = true
+                actions.append(.createCentral(id, scanUUIDs: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI))
+                guard adapter.powered, bluetoothdPresent else { continue }
+                actions.append(.publish(.adapterPowerChanged(id, powered: true)))
+                actions.append(.resumeCentral(id))
+                deliverToAll(.adapterPowered(id), &actions)
+            }
+        }
+    }
+}

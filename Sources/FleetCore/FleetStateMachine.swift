@@ -1,0 +1,572 @@
+// Shaped like connection-pool state machines that return actions: the runtime's
+// `FleetOrchestrator` feeds every fact it learns here, one at a time, and executes the returned
+// actions in order. Nothing here performs I/O, reads a clock or draws randomness it was not given.
+
+/// The fleet's single authority: which devices it manages and why, what it knows of bluetoothd,
+/// the adapters and each device's BlueZ objects, each device's link as slot accounting sees it,
+/// the pool policy with its attempt gate, and the running configuration.
+///
+/// Guarantees:
+/// - One input is applied whole before the next: a reload is one input, so no other input ever
+///   sees the new configuration with the old devices.
+/// - A device's `link` is written only here (by facts from BlueZ, grants and finished attempts).
+/// - Attempts start only through the pool policy's grants (at most one in flight per adapter,
+///   within the fleet rate limit, never beyond slots or `max_connections`).
+/// - Pinned devices are always wanted; pool devices only while the policy places them.
+/// - Evaluation requests coalesce: `requestEvaluation` is asked for once until `.evaluate` comes.
+public struct FleetStateMachine: Sendable {
+    /// The fleet's record of one device.
+    public struct Device: Sendable, Hashable {
+        public internal(set) var pinned: Bool
+        /// Configured (pinned), advertised (pool), or learned from BlueZ's alias.
+        public internal(set) var name: String?
+        public internal(set) var className: String?
+        public internal(set) var priority: Int
+        /// What its machine was last given (to tell which a reload changes).
+        var machineConfiguration: DeviceStateMachine.Configuration
+        var reconnectPolicy: ReconnectPolicy
+        /// What the policy last told the device's machine.
+        var wanted: Bool
+        /// The device's machine asked for an attempt and has not had one.
+        var wantsAttempt = false
+        public internal(set) var link: PoolLinkStatus = .disconnected
+        public internal(set) var state: DeviceState = .idle
+        /// BlueZ's objects for the device, by adapter (bluetoothd has one per adapter that heard it).
+        public internal(set) var objects: [AdapterID: DeviceObject] = [:]
+        /// The last RSSI each adapter reported (BlueZ stops reporting it once linked).
+        public internal(set) var lastRSSI: [AdapterID: Int] = [:]
+        var recentFailures = 0
+        /// Where to try when BlueZ holds no object for the device: the last link's adapter, or
+        /// the state file's.
+        public internal(set) var lastAdapter: AdapterID?
+        /// Links made through granted attempts (the control interface reports reconnects).
+        public internal(set) var linksMade: UInt64 = 0
+        /// The class of the most recent failure, kept after the device recovered.
+        public internal(set) var lastFailure: FailureClass?
+        /// Whether the device's write options were handed to the write path.
+        var writesConfigured = false
+
+        var context: FleetEvent.DeviceContext { FleetEvent.DeviceContext(name: name, adapter: link.adapter, pinned: pinned) }
+    }
+
+    /// One BlueZ `Device1` object of a device, as the runtime read it from bluetoothd's mirror.
+    public struct DeviceObject: Sendable, Hashable {
+        public var adapter: AdapterID
+        /// Alias, else advertised name.
+        public var name: String?
+        /// Advertised or resolved service UUIDs, as BlueZ spells them.
+        public var services: [String]
+        public var rssi: Int?
+        public var connected: Bool
+
+        public init(adapter: AdapterID, name: String? = nil, services: [String] = [], rssi: Int? = nil, connected: Bool = false) {
+            self.adapter = adapter
+            self.name = name
+            self.services = services
+            self.rssi = rssi
+            self.connected = connected
+        }
+    }
+
+    /// What the state file knew of a device at start.
+    public struct RestoredDevice: Sendable, Hashable {
+        public enum Membership: Sendable, Hashable { case pinned, pool }
+        public var id: DeviceID
+        public var membership: Membership
+        public var name: String?
+        public var servicesSeen: Set<String>
+        public var lastAdapter: AdapterID?
+        public var hasBeenReady: Bool
+
+        public init(
+            id: DeviceID, membership: Membership, name: String? = nil, servicesSeen: Set<String> = [], lastAdapter: AdapterID? = nil,
+            hasBeenReady: Bool = false
+        ) {
+            self.id = id
+            self.membership = membership
+            self.name = name
+            self.servicesSeen = servicesSeen
+            self.lastAdapter = lastAdapter
+            self.hasBeenReady = hasBeenReady
+        }
+    }
+
+    /// An adapter bluetoothd reported, selected or not.
+    public struct Adapter: Sendable, Hashable {
+        public internal(set) var powered: Bool
+        /// Selected by `[fleet] adapters` (or all are): the fleet uses it, and it has a central.
+        public internal(set) var selected: Bool
+        /// What the central was last told about looking for pool candidates.
+        var poolSearching = false
+    }
+
+    // MARK: - Inputs and actions
+
+    /// A normalised fact, or a request. Each is applied whole, with the `now` it is given.
+    public enum Input: Sendable, Hashable {
+        /// The state file's devices; before `start`.
+        case restore([RestoredDevice])
+        /// Create the pinned devices and the restored pool devices.
+        case start
+        /// bluetoothd is being followed: tell the pinned devices they are wanted.
+        case started
+        case stop
+        /// bluetoothd took its name and its objects were read. `held` are the devices it has
+        /// objects for, `adapters` every adapter it has (powered or not).
+        case bluetoothdAppeared(held: Set<DeviceID>, adapters: Set<AdapterID>)
+        case bluetoothdVanished
+        /// An adapter object appeared or its `Powered` changed.
+        case adapterChanged(AdapterID, powered: Bool)
+        /// The powered set changed (what every device hears).
+        case adapterPowerChanged(AdapterID, powered: Bool)
+        case adapterRemoved(AdapterID)
+        /// Something happened to a device's BlueZ objects (`event` is what its machine hears, nil
+        /// for a change only the fleet cares about, such as RSSI); `objects` are all its objects
+        /// now, on every adapter.
+        case device(DeviceID, DeviceEvent?, objects: [DeviceObject])
+        /// What a device's machine reported.
+        case deviceOutput(DeviceOutput)
+        /// Run the pool policy (a requested evaluation, or the rate limit's next refill).
+        case evaluate
+        /// Apply a new, validated configuration. `objects` are BlueZ's objects of its pinned
+        /// devices (a device the fleet did not manage yet is known to BlueZ all the same).
+        case reload(FleetRuntimeConfiguration, objects: [DeviceID: [DeviceObject]])
+        /// A write is about to be queued for the device.
+        case prepareWrite(DeviceID)
+    }
+
+    /// What the owner must do, in order.
+    public enum Action: Sendable, Hashable {
+        /// Start running a device machine (seeded for its own jitter).
+        case createDevice(DeviceStateMachine, seed: UInt64)
+        case deliver(DeviceID, DeviceEvent)
+        case reconfigureDevice(DeviceID, DeviceStateMachine.Configuration, ReconnectPolicy)
+        /// Stop a device machine: cancel its timers and operations, drop its notify sockets and
+        /// queued writes; `disconnect` its link first if it has one.
+        case retireDevice(DeviceID, disconnect: Bool)
+        /// Stop every device machine (the daemon stops); `disconnect` the listed links, giving
+        /// up after `within`.
+        case shutDown(disconnect: [DeviceID], within: Duration)
+        /// A device's link is gone: its notification sockets are closed.
+        case dropNotifySockets(DeviceID)
+        /// Create the adapter's central (discovery, connection attempts) with this filter.
+        case createCentral(AdapterID, scanUUIDs: [String], minimumRSSI: Int16?)
+        /// The adapter is powered: discovery may run again.
+        case resumeCentral(AdapterID)
+        /// The adapter or bluetoothd stopped, and discovery with it.
+        case centralStopped(AdapterID)
+        case setPoolSearching(AdapterID, Bool)
+        case updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?)
+        case configureWrites(DeviceID, OutgoingDeviceOptions)
+        case openWriteLane(DeviceID, useSocket: Bool)
+        case closeWriteLane(DeviceID)
+        /// Feed `.evaluate` after the inputs already waiting.
+        case requestEvaluation
+        /// Feed `.evaluate` at `instant`, replacing an earlier timer; nil cancels it.
+        case scheduleEvaluation(at: MonotonicInstant?)
+        case persist(DeviceID, DeviceEffect.StoreUpdate, PersistContext)
+        case publish(FleetEvent)
+        /// The answer to the input (a reload's summary, a write's settings, a refusal).
+        case reply(Reply)
+    }
+
+    /// What the fleet knows of a device when it asks the store to save it.
+    public struct PersistContext: Sendable, Hashable {
+        public var pinned: Bool
+        public var name: String?
+        public var adapter: AdapterID?
+
+        public init(pinned: Bool, name: String?, adapter: AdapterID?) {
+            self.pinned = pinned
+            self.name = name
+            self.adapter = adapter
+        }
+    }
+
+    public enum Reply: Sendable, Hashable {
+        case reloaded(ReloadSummary)
+        case writeSettings(FleetRuntimeConfiguration.WriteSettings)
+        case unknownDevice(DeviceID)
+    }
+
+    // MARK: - State
+
+    public internal(set) var configuration: FleetRuntimeConfiguration
+    public internal(set) var devices: [DeviceID: Device] = [:]
+    public internal(set) var adapters: [AdapterID: Adapter] = [:]
+    public internal(set) var bluetoothdPresent = false
+    public internal(set) var running = false
+    public internal(set) var policy: PoolPolicy
+    /// What the state file knew at start, by device.
+    public internal(set) var restored: [DeviceID: RestoredDevice] = [:]
+    /// An evaluation was requested and has not run yet.
+    var evaluationRequested = false
+    /// Seeds for device machines' jitter, drawn in creation order.
+    var seeds: SeededRandom
+
+    public init(configuration: FleetRuntimeConfiguration, now: MonotonicInstant, seed: UInt64) {
+        self.configuration = configuration
+        self.policy = PoolPolicy(configuration: configuration.pool, now: now)
+        self.seeds = SeededRandom(seed: seed)
+    }
+
+    /// Applies one input; returns what the owner must do, in order.
+    public mutating func handle(_ input: Input, now: MonotonicInstant) -> [Action] {
+        var actions: [Action] = []
+        switch input {
+        case .restore(let known):
+            for device in known { restored[device.id] = device }
+        case .start:
+            start(&actions)
+        case .started:
+            for id in devices.keys.sorted() where devices[id]?.pinned == true {
+                actions.append(.deliver(id, .policyUpdated(wanted: true)))
+            }
+            requestEvaluation(&actions)
+        case .stop:
+            stop(&actions)
+        case .bluetoothdAppeared(let held, let bluezAdapters):
+            bluetoothdAppeared(held: held, adapters: bluezAdapters, &actions)
+        case .bluetoothdVanished:
+            bluetoothdVanished(&actions)
+        case .adapterChanged(let adapter, let powered):
+            adapterChanged(adapter, powered: powered, &actions)
+        case .adapterPowerChanged(let adapter, let powered):
+            guard isSelected(adapter) else { break }
+            deliverToAll(powered ? .adapterPowered(adapter) : .adapterUnpowered(adapter), &actions)
+            requestEvaluation(&actions)
+        case .adapterRemoved(let adapter):
+            adapterRemoved(adapter, &actions)
+        case .device(let id, let event, let objects):
+            deviceFact(id, event, objects: objects, now: now, &actions)
+        case .deviceOutput(let output):
+            deviceOutput(output, now: now, &actions)
+        case .evaluate:
+            evaluationRequested = false
+            evaluate(now: now, &actions)
+        case .reload(let new, let objects):
+            actions.append(.reply(.reloaded(reload(new, objects: objects, now: now, &actions))))
+        case .prepareWrite(let id):
+            guard devices[id] != nil else {
+                actions.append(.reply(.unknownDevice(id)))
+                break
+            }
+            let settings = configureWritesIfNeeded(id, &actions)
+            actions.append(.reply(.writeSettings(settings)))
+        }
+        return actions
+    }
+
+    // MARK: - Lifecycle
+
+    private mutating func start(_ actions: inout [Action]) {
+        running = true
+        for pinned in configuration.pinned {
+            addDevice(pinned.id, pinned: true, name: pinned.name, className: pinned.className, priority: pinned.priority, &actions)
+        }
+        // Pool devices from the state file compete for slots again when the pool is on; pinned
+        // ones were created from the configuration, which decides membership.
+        guard configuration.poolEnabled else { return }
+        let filter = configuration.poolServiceFilter
+        for (id, known) in restored.sorted(by: { $0.key < $1.key }) where devices[id] == nil {
+            guard filter.isEmpty || !filter.isDisjoint(with: known.servicesSeen) else { continue }
+            addDevice(id, pinned: false, name: known.name, className: configuration.poolClassName, priority: 0, &actions)
+        }
+    }
+
+    private mutating func stop(_ actions: inout [Action]) {
+        running = false
+        actions.append(.scheduleEvaluation(at: nil))
+        let ids = devices.keys.sorted()
+        if configuration.disconnectOnStop {
+            for id in ids { actions.append(.deliver(id, .policyUpdated(wanted: false))) }
+        }
+        let linked = configuration.disconnectOnStop ? ids.filter { devices[$0]?.link != .disconnected } : []
+        // A hung bluetoothd must not hold the stop past systemd's `TimeoutStopSec` (each
+        // disconnect alone may wait 25 s for a reply).
+        actions.append(.shutDown(disconnect: linked, within: .seconds(10)))
+    }
+
+    // MARK: - Devices
+
+    /// Adds a device record and asks for its machine; an existing record is kept as it is.
+    mutating func addDevice(
+        _ id: DeviceID, pinned: Bool, name: String?, className: String?, priority: Int, _ actions: inout [Action]
+    ) {
+        guard devices[id] == nil else { return }
+        let known = restored[id]
+        let machineConfiguration = configuration.deviceConfiguration(className: className)
+        let machine = DeviceStateMachine(
+            device: id, configuration: machineConfiguration, reconnectPolicy: configuration.reconnect,
+            servicesSeen: known?.servicesSeen ?? [], hasBeenReady: known?.hasBeenReady ?? false)
+        var device = Device(
+            pinned: pinned, name: name ?? known?.name, className: className, priority: priority,
+            machineConfiguration: machineConfiguration, reconnectPolicy: configuration.reconnect, wanted: pinned)
+        device.lastAdapter = known?.lastAdapter
+        devices[id] = device
+        actions.append(.createDevice(machine, seed: seeds.next()))
+        actions.append(.publish(.deviceAdded(FleetObservedDevice(id: id, name: device.name, className: className, pinned: pinned))))
+    }
+
+    /// Tells a device added while running (a reload's new pin) what the others already know:
+    /// bluetoothd, the powered adapters and BlueZ's objects for it. `wanted` is applied before a
+    /// live link is reported, so a link that is already up is adopted.
+    mutating func introduce(_ id: DeviceID, wanted: Bool, now: MonotonicInstant, _ actions: inout [Action]) {
+        guard let device = devices[id] else { return }
+        if bluetoothdPresent { actions.append(.deliver(id, .bluetoothdAppeared)) }
+        for adapter in poweredAdapters { actions.append(.deliver(id, .adapterPowered(adapter))) }
+        let objects = device.objects.values.sorted { $0.adapter < $1.adapter }
+        for object in objects { actions.append(.deliver(id, .deviceFound(adapter: object.adapter))) }
+        if objects.isEmpty, let last = device.lastAdapter, isUsable(last) {
+            actions.append(.deliver(id, .deviceFound(adapter: last)))
+        }
+        if wanted { actions.append(.deliver(id, .policyUpdated(wanted: true))) }
+        if let live = objects.first(where: \.connected) {
+            devices[id]?.link = .connected(live.adapter, since: now)
+            actions.append(.deliver(id, .connected))
+        }
+    }
+
+    /// Stops managing a device: releases its link and forgets it (the state file keeps it).
+    mutating func forget(_ id: DeviceID, _ actions: inout [Action]) {
+        guard let device = devices.removeValue(forKey: id) else { return }
+        actions.append(.deliver(id, .policyUpdated(wanted: false)))
+        actions.append(.retireDevice(id, disconnect: device.link != .disconnected))
+        policy.attemptFinished(device: id)
+        actions.append(.publish(.deviceRemoved(id)))
+    }
+
+    /// A device BlueZ reports that the fleet does not manage: a pool candidate if the pool is
+    /// on and admits it (`[pool]` filters and rules, or the service filter alone).
+    private mutating func considerPoolCandidate(_ id: DeviceID, objects: [DeviceObject], _ actions: inout [Action]) -> Bool {
+        guard configuration.poolEnabled, running, let first = objects.first else { return false }
+        let name = first.name
+        let services = objects.flatMap(\.services)
+        var placement = (priority: 0, className: configuration.poolClassName)
+        if let admission = configuration.poolAdmission {
+            let rssi = objects.compactMap(\.rssi).max()
+            guard let admitted = admission.admit(name: name, services: services, rssi: rssi) else { return false }
+            placement = (admitted.priority, admitted.className)
+        } else if !configuration.poolServiceFilter.isEmpty, configuration.poolServiceFilter.isDisjoint(with: services) {
+            return false
+        }
+        addDevice(id, pinned: false, name: name, className: placement.className, priority: placement.priority, &actions)
+        actions.append(.deliver(id, .bluetoothdAppeared))
+        for adapter in poweredAdapters { actions.append(.deliver(id, .adapterPowered(adapter))) }
+        return true
+    }
+
+    // MARK: - bluetoothd and adapters
+
+    private mutating func bluetoothdAppeared(held: Set<DeviceID>, adapters bluezAdapters: Set<AdapterID>, _ actions: inout [Action]) {
+        bluetoothdPresent = true
+        actions.append(.publish(.bluetoothdAppeared))
+        deliverToAll(.bluetoothdAppeared, &actions)
+        // Every device bluetoothd does not hold learns its last adapter as a place to connect it
+        // (`deviceFound` without an object makes the central use `ConnectDevice`).
+        for id in devices.keys.sorted() where !held.contains(id) {
+            guard let last = devices[id]?.lastAdapter, bluezAdapters.contains(last) else { continue }
+            actions.append(.deliver(id, .deviceFound(adapter: last)))
+        }
+        requestEvaluation(&actions)
+    }
+
+    private mutating func bluetoothdVanished(_ actions: inout [Action]) {
+        bluetoothdPresent = false
+        actions.append(.publish(.bluetoothdVanished))
+        for id in devices.keys {
+            devices[id]?.link = .disconnected
+            devices[id]?.objects = [:]
+        }
+        deliverToAll(.bluetoothdVanished, &actions)
+        requestEvaluation(&actions)
+    }
+
+    private mutating func adapterChanged(_ adapter: AdapterID, powered: Bool, _ actions: inout [Action]) {
+        let selected = isSelected(adapter)
+        if adapters[adapter] == nil {
+            adapters[adapter] = Adapter(powered: false, selected: selected)
+            if selected {
+                actions.append(.createCentral(adapter, scanUUIDs: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI))
+            }
+        }
+        guard selected else {
+            adapters[adapter]?.powered = powered
+            return
+        }
+        setPowered(adapter, powered, &actions)
+        requestEvaluation(&actions)
+    }
+
+    /// Records a selected adapter's power, and starts or stops its central's discovery.
+    private mutating func setPowered(_ adapter: AdapterID, _ powered: Bool, _ actions: inout [Action]) {
+        if adapters[adapter]?.powered != powered {
+            actions.append(.publish(.adapterPowerChanged(adapter, powered: powered)))
+        }
+        adapters[adapter]?.powered = powered
+        actions.append(powered ? .resumeCentral(adapter) : .centralStopped(adapter))
+    }
+
+    private mutating func adapterRemoved(_ adapter: AdapterID, _ actions: inout [Action]) {
+        guard adapters[adapter] != nil else { return }
+        adapters[adapter]?.powered = false
+        if adapters[adapter]?.selected == true { actions.append(.centralStopped(adapter)) }
+        requestEvaluation(&actions)
+    }
+
+    func isSelected(_ adapter: AdapterID) -> Bool {
+        configuration.adapters.isEmpty || configuration.adapters.contains(adapter)
+    }
+
+    /// Selected and powered: the fleet may place links on it.
+    func isUsable(_ adapter: AdapterID) -> Bool {
+        guard let record = adapters[adapter] else { return false }
+        return record.selected && record.powered
+    }
+
+    /// Selected adapters that are powered, in order.
+    var poweredAdapters: [AdapterID] {
+        adapters.filter { $0.value.selected && $0.value.powered }.map(\.key).sorted()
+    }
+
+    /// LE connection slots the fleet may use on `adapter`.
+    public func slots(of adapter: AdapterID) -> Int {
+        configuration.pool.slotOverrides[adapter] ?? configuration.pool.defaultSlotsPerAdapter
+    }
+
+    // MARK: - Device facts
+
+    private mutating func deviceFact(
+        _ id: DeviceID, _ event: DeviceEvent?, objects: [DeviceObject], now: MonotonicInstant, _ actions: inout [Action]
+    ) {
+        if devices[id] == nil {
+            guard event != nil, considerPoolCandidate(id, objects: objects, &actions) else { return }
+        }
+        noteObjects(id, objects)
+        guard let event else { return }
+        switch event {
+        case .connected:
+            if case .connected = devices[id]?.link { break }
+            let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
+            if let adapter {
+                devices[id]?.link = .connected(adapter, since: now)
+                devices[id]?.lastAdapter = adapter
+            }
+        case .disconnected, .deviceLost:
+            devices[id]?.link = .disconnected
+            actions.append(.dropNotifySockets(id))
+        default:
+            break
+        }
+        actions.append(.deliver(id, event))
+        requestEvaluation(&actions)
+    }
+
+    /// Keeps the device's objects as BlueZ has them now, with the RSSI they report; a device
+    /// pinned without a name takes the name it advertises.
+    mutating func noteObjects(_ id: DeviceID, _ objects: [DeviceObject]) {
+        guard var device = devices[id] else { return }
+        device.objects = Dictionary(objects.map { ($0.adapter, $0) }, uniquingKeysWith: { first, _ in first })
+        for object in objects {
+            if let rssi = object.rssi { device.lastRSSI[object.adapter] = rssi }
+            if device.name == nil, let advertised = object.name { device.name = advertised }
+        }
+        devices[id] = device
+    }
+
+    // MARK: - Device outputs
+
+    private mutating func deviceOutput(_ output: DeviceOutput, now: MonotonicInstant, _ actions: inout [Action]) {
+        switch output {
+        case .requestAttempt(let id):
+            devices[id]?.wantsAttempt = true
+            requestEvaluation(&actions)
+        case .withdrawAttemptRequest(let id):
+            devices[id]?.wantsAttempt = false
+            requestEvaluation(&actions)
+        case .attemptFinished(let id, let adapter, let outcome):
+            policy.attemptFinished(device: id)
+            switch outcome {
+            case .connected:
+                devices[id]?.link = .connected(adapter, since: now)
+                devices[id]?.lastAdapter = adapter
+                devices[id]?.recentFailures = 0
+                devices[id]?.linksMade += 1
+            case .failed:
+                devices[id]?.link = .disconnected
+                devices[id]?.recentFailures += 1
+            case .cancelled:
+                devices[id]?.link = .disconnected
+            }
+            requestEvaluation(&actions)
+        case .persist(let id, let update):
+            guard let device = devices[id] else { break }
+            let context = PersistContext(pinned: device.pinned, name: device.name, adapter: device.link.adapter ?? device.lastAdapter)
+            actions.append(.persist(id, update, context))
+        case .lifecycle(let id, let event):
+            guard let device = devices[id] else { break }
+            actions.append(.publish(.lifecycle(id, event, context: device.context, at: now)))
+            if case .failed(let failureClass, _, _) = event { devices[id]?.lastFailure = failureClass }
+            if case .stateChanged(let from, let to, _, _) = event {
+                devices[id]?.state = to
+                followWritability(id, from: from, to: to, &actions)
+            }
+        case .resumeWrites(let id):
+            guard let device = devices[id], device.state.acceptsWrites else { break }
+            let useSocket = configuration.deviceConfiguration(className: device.className).useFileDescriptorPath
+            actions.append(.openWriteLane(id, useSocket: useSocket))
+        case .writeOutcome(let id, let event):
+            guard devices[id] != nil else { break }
+            actions.append(.deliver(id, event))
+        case .value:
+            // Values go to the data path, not through the fleet's decisions.
+            break
+        }
+    }
+
+    // MARK: - Writes
+
+    /// Opens the device's write lane when it becomes usable and closes it when it stops being so
+    /// (its queued writes wait for the next link).
+    private mutating func followWritability(_ id: DeviceID, from: DeviceState, to: DeviceState, _ actions: inout [Action]) {
+        if to.acceptsWrites, !from.acceptsWrites, let device = devices[id] {
+            _ = configureWritesIfNeeded(id, &actions)
+            let useSocket = configuration.deviceConfiguration(className: device.className).useFileDescriptorPath
+            actions.append(.openWriteLane(id, useSocket: useSocket))
+        } else if from.acceptsWrites, !to.acceptsWrites {
+            actions.append(.closeWriteLane(id))
+        }
+    }
+
+    /// The device's class write settings; the write path learns its options the first time.
+    private mutating func configureWritesIfNeeded(_ id: DeviceID, _ actions: inout [Action]) -> FleetRuntimeConfiguration.WriteSettings {
+        let settings = configuration.writeSettings(className: devices[id]?.className)
+        if devices[id]?.writesConfigured == false {
+            devices[id]?.writesConfigured = true
+            actions.append(.configureWrites(id, settings.options))
+        }
+        return settings
+    }
+
+    // MARK: - Helpers
+
+    func deliverToAll(_ event: DeviceEvent, _ actions: inout [Action]) {
+        for id in devices.keys.sorted() { actions.append(.deliver(id, event)) }
+    }
+
+    mutating func requestEvaluation(_ actions: inout [Action]) {
+        guard !evaluationRequested else { return }
+        evaluationRequested = true
+        actions.append(.requestEvaluation)
+    }
+}
+
+extension DeviceState {
+    /// Ready, or degraded but linked: writes may go out.
+    public var acceptsWrites: Bool {
+        switch self {
+        case .ready, .degraded: true
+        default: false
+        }
+    }
+}
