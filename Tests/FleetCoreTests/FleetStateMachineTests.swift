@@ -1,0 +1,312 @@
+import FleetCore
+import Testing
+
+/// The fleet machine, one story per test: feed facts, check the exact actions. No bus, no
+/// actors, no clock but the one each input is given.
+@Suite("FleetStateMachine")
+struct FleetStateMachineTests {
+    static let hci0 = AdapterID("hci0")
+    static let hci1 = AdapterID("hci1")
+    static let strap = PoolFixture.device(1)
+    static let watch = PoolFixture.device(2)
+    static let band = PoolFixture.device(3)
+    static let t0 = MonotonicInstant.zero
+
+    static func configuration(pinned: [DeviceID] = [strap], pool: Bool = false) -> FleetRuntimeConfiguration {
+        FleetRuntimeConfiguration(
+            pinned: pinned.map { FleetRuntimeConfiguration.PinnedDevice(id: $0, name: nil, className: "strap") },
+            classes: ["strap": DeviceStateMachine.Configuration()], poolClassName: "pool", poolEnabled: pool,
+            pool: PoolConfiguration(maxConnections: 4, defaultSlotsPerAdapter: 2))
+    }
+
+    /// A started machine that has seen bluetoothd with hci0 powered, and the inputs' actions.
+    static func running(_ configuration: FleetRuntimeConfiguration, restored: [FleetStateMachine.RestoredDevice] = [])
+        -> FleetStateMachine
+    {
+        var fleet = FleetStateMachine(configuration: configuration, now: t0, seed: 1)
+        _ = fleet.handle(.restore(restored), now: t0)
+        _ = fleet.handle(.start, now: t0)
+        _ = fleet.handle(.bluetoothdAppeared(held: [], adapters: [hci0]), now: t0)
+        _ = fleet.handle(.adapterChanged(hci0, powered: true), now: t0)
+        _ = fleet.handle(.adapterPowerChanged(hci0, powered: true), now: t0)
+        _ = fleet.handle(.started, now: t0)
+        _ = fleet.handle(.evaluate, now: t0)
+        return fleet
+    }
+
+    static func deliveries(_ actions: [FleetStateMachine.Action], to id: DeviceID) -> [DeviceEvent] {
+        actions.compactMap { if case .deliver(id, let event) = $0 { event } else { nil } }
+    }
+
+    static func created(_ actions: [FleetStateMachine.Action]) -> [DeviceID] {
+        actions.compactMap { if case .createDevice(let machine, _) = $0 { machine.device } else { nil } }
+    }
+
+    // MARK: - Start and restore
+
+    @Test func startCreatesThePinnedDevicesAndStartedWantsThem() {
+        var fleet = FleetStateMachine(configuration: Self.configuration(), now: Self.t0, seed: 1)
+        let start = fleet.handle(.start, now: Self.t0)
+        #expect(Self.created(start) == [Self.strap])
+        #expect(Self.deliveries(start, to: Self.strap).isEmpty, "nothing is asked of it before bluetoothd is followed")
+        let started = fleet.handle(.started, now: Self.t0)
+        #expect(Self.deliveries(started, to: Self.strap) == [.policyUpdated(wanted: true)])
+        #expect(started.contains(.requestEvaluation))
+    }
+
+    @Test func restoredPoolDevicesAreCandidatesAgainOnlyWhenThePoolIsOn() {
+        let known = FleetStateMachine.RestoredDevice(
+            id: Self.watch, membership: .pool, name: "Watch", servicesSeen: ["180d"], lastAdapter: Self.hci1, hasBeenReady: true)
+        for poolOn in [true, false] {
+            var fleet = FleetStateMachine(configuration: Self.configuration(pool: poolOn), now: Self.t0, seed: 1)
+            _ = fleet.handle(.restore([known]), now: Self.t0)
+            let start = fleet.handle(.start, now: Self.t0)
+            #expect(Self.created(start) == (poolOn ? [Self.strap, Self.watch] : [Self.strap]))
+            if poolOn {
+                // It keeps what the state file knew: its name, last adapter, services and history.
+                #expect(fleet.devices[Self.watch]?.name == "Watch")
+                #expect(fleet.devices[Self.watch]?.lastAdapter == Self.hci1)
+                let machine = start.compactMap { action -> DeviceStateMachine? in
+                    if case .createDevice(let machine, _) = action, machine.device == Self.watch { machine } else { nil }
+                }.first
+                #expect(machine?.servicesSeen == ["180d"])
+                #expect(machine?.hasBeenReady == true)
+                #expect(fleet.devices[Self.watch]?.pinned == false)
+            }
+        }
+    }
+
+    @Test func aDeviceBluetoothdForgotIsOfferedItsLastAdapterWhenBluetoothdAppears() {
+        let known = FleetStateMachine.RestoredDevice(id: Self.strap, membership: .pinned, lastAdapter: Self.hci0)
+        var fleet = FleetStateMachine(configuration: Self.configuration(pinned: [Self.strap, Self.watch]), now: Self.t0, seed: 1)
+        _ = fleet.handle(.restore([known]), now: Self.t0)
+        _ = fleet.handle(.start, now: Self.t0)
+        let appeared = fleet.handle(.bluetoothdAppeared(held: [], adapters: [Self.hci0]), now: Self.t0)
+        #expect(Self.deliveries(appeared, to: Self.strap) == [.bluetoothdAppeared, .deviceFound(adapter: Self.hci0)])
+        // The watch has no last adapter: it waits for discovery.
+        #expect(Self.deliveries(appeared, to: Self.watch) == [.bluetoothdAppeared])
+        // A held device is not offered its last adapter: its object will be reported.
+        var again = FleetStateMachine(configuration: Self.configuration(), now: Self.t0, seed: 1)
+        _ = again.handle(.restore([known]), now: Self.t0)
+        _ = again.handle(.start, now: Self.t0)
+        let held = again.handle(.bluetoothdAppeared(held: [Self.strap], adapters: [Self.hci0]), now: Self.t0)
+        #expect(Self.deliveries(held, to: Self.strap) == [.bluetoothdAppeared])
+    }
+
+    @Test func deviceSeedsAreDrawnFromTheFleetSeedInCreationOrder() {
+        func seeds(_ seed: UInt64) -> [UInt64] {
+            var fleet = FleetStateMachine(configuration: Self.configuration(pinned: [Self.strap, Self.watch]), now: Self.t0, seed: seed)
+            return fleet.handle(.start, now: Self.t0).compactMap { if case .createDevice(_, let seed) = $0 { seed } else { nil } }
+        }
+        #expect(seeds(7) == seeds(7))
+        #expect(seeds(7) != seeds(8))
+        #expect(Set(seeds(7)).count == 2)
+    }
+
+    // MARK: - bluetoothd and adapters
+
+    @Test func bluetoothdVanishingDropsEveryLinkAndTellsEveryDevice() {
+        var fleet = Self.running(Self.configuration())
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        #expect(fleet.devices[Self.strap]?.link.adapter == Self.hci0)
+        let vanished = fleet.handle(.bluetoothdVanished, now: Self.t0)
+        #expect(fleet.devices[Self.strap]?.link == .disconnected)
+        #expect(fleet.devices[Self.strap]?.objects.isEmpty == true)
+        #expect(!fleet.bluetoothdPresent)
+        #expect(Self.deliveries(vanished, to: Self.strap) == [.bluetoothdVanished])
+        #expect(vanished.contains(.publish(.bluetoothdVanished)))
+        // No attempt is granted while bluetoothd is gone, however much the device asks.
+        _ = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.t0)
+        let evaluation = fleet.handle(.evaluate, now: Self.t0)
+        #expect(Self.deliveries(evaluation, to: Self.strap).isEmpty)
+        // It returns: the device hears it, and an evaluation grants the attempt.
+        let returned = fleet.handle(.bluetoothdAppeared(held: [Self.strap], adapters: [Self.hci0]), now: Self.t0)
+        #expect(Self.deliveries(returned, to: Self.strap) == [.bluetoothdAppeared])
+        _ = fleet.handle(.device(Self.strap, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        let granted = fleet.handle(.evaluate, now: Self.t0)
+        #expect(Self.deliveries(granted, to: Self.strap) == [.attemptGranted(adapter: Self.hci0)])
+        #expect(fleet.devices[Self.strap]?.link == .attempting(Self.hci0))
+    }
+
+    @Test func anAdapterOutsideTheSelectionIsRecordedButNeverUsed() {
+        var configuration = Self.configuration()
+        configuration.adapters = [Self.hci0]
+        var fleet = Self.running(configuration)
+        let changed = fleet.handle(.adapterChanged(Self.hci1, powered: true), now: Self.t0)
+        #expect(changed.isEmpty, "no central, no evaluation for an adapter the fleet does not use")
+        let powered = fleet.handle(.adapterPowerChanged(Self.hci1, powered: true), now: Self.t0)
+        #expect(Self.deliveries(powered, to: Self.strap).isEmpty)
+        #expect(fleet.adapters[Self.hci1]?.selected == false)
+    }
+
+    @Test func evaluationRequestsCoalesceUntilTheEvaluationRuns() {
+        var fleet = Self.running(Self.configuration())
+        let first = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.t0)
+        let second = fleet.handle(.deviceOutput(.withdrawAttemptRequest(Self.strap)), now: Self.t0)
+        #expect(first.filter { $0 == .requestEvaluation }.count == 1)
+        #expect(!second.contains(.requestEvaluation), "one evaluation is already asked for")
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        let third = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.t0)
+        #expect(third.contains(.requestEvaluation))
+    }
+
+    // MARK: - Admission
+
+    @Test func anUnknownDeviceJoinsThePoolOnlyWhenAdmitted() {
+        var configuration = Self.configuration(pinned: [], pool: true)
+        configuration.poolAdmission = PoolAdmission(
+            namePrefixes: ["HRM"], minimumRSSI: -80, defaultClass: "strap",
+            rules: [PoolRule(namePrefix: "HRM-Fast", priority: 40, className: "fast")])
+        var fleet = Self.running(configuration)
+        let watch = fleet.handle(
+            .device(Self.watch, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, name: "Watch", rssi: -50)]), now: Self.t0)
+        #expect(watch.isEmpty, "a name outside the prefixes is not admitted, and nothing is kept")
+        #expect(fleet.devices[Self.watch] == nil)
+        let far = fleet.handle(
+            .device(Self.band, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, name: "HRM-Fast 1", rssi: -90)]), now: Self.t0)
+        #expect(far.isEmpty, "below the RSSI floor")
+        let near = fleet.handle(
+            .device(Self.band, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, name: "HRM-Fast 1", rssi: -60)]), now: Self.t0)
+        #expect(Self.created(near) == [Self.band])
+        #expect(fleet.devices[Self.band]?.priority == 40)
+        #expect(fleet.devices[Self.band]?.className == "fast")
+        #expect(fleet.devices[Self.band]?.name == "HRM-Fast 1")
+        // Introduced to what the fleet knows, then told the fact that made it join.
+        #expect(Self.deliveries(near, to: Self.band) == [.bluetoothdAppeared, .adapterPowered(Self.hci0), .deviceFound(adapter: Self.hci0)])
+    }
+
+    @Test func anRSSIChangeAloneNeverAdmitsADevice() {
+        var fleet = Self.running(Self.configuration(pinned: [], pool: true))
+        let update = fleet.handle(.device(Self.watch, nil, objects: [.init(adapter: Self.hci0, name: "Watch", rssi: -40)]), now: Self.t0)
+        #expect(update.isEmpty)
+        #expect(fleet.devices[Self.watch] == nil)
+    }
+
+    @Test func thePoolServiceFilterAloneDecidesWithoutAdmissionRules() {
+        var configuration = Self.configuration(pinned: [], pool: true)
+        configuration.poolServiceFilter = ["0000180d-0000-1000-8000-00805f9b34fb"]
+        var fleet = Self.running(configuration)
+        _ = fleet.handle(.device(Self.watch, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, services: ["0000180f-0000-1000-8000-00805f9b34fb"])]), now: Self.t0)
+        #expect(fleet.devices[Self.watch] == nil)
+        _ = fleet.handle(.device(Self.band, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, services: ["0000180d-0000-1000-8000-00805f9b34fb"])]), now: Self.t0)
+        #expect(fleet.devices[Self.band]?.className == "pool")
+    }
+
+    // MARK: - Links
+
+    @Test func theLinkIsWrittenByGrantsFinishedAttemptsAndBlueZFacts() {
+        var fleet = Self.running(Self.configuration())
+        _ = fleet.handle(.device(Self.strap, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        #expect(fleet.devices[Self.strap]?.link == .attempting(Self.hci0))
+        let later = Self.t0 + .seconds(1)
+        _ = fleet.handle(.deviceOutput(.attemptFinished(Self.strap, adapter: Self.hci0, outcome: .connected)), now: later)
+        #expect(fleet.devices[Self.strap]?.link == .connected(Self.hci0, since: later))
+        #expect(fleet.devices[Self.strap]?.linksMade == 1)
+        let lost = fleet.handle(.device(Self.strap, .disconnected(nil), objects: [.init(adapter: Self.hci0)]), now: later)
+        #expect(fleet.devices[Self.strap]?.link == .disconnected)
+        #expect(lost.contains(.dropNotifySockets(Self.strap)))
+        #expect(Self.deliveries(lost, to: Self.strap) == [.disconnected(nil)])
+    }
+
+    @Test func aLinkThatSurvivedARestartIsAdoptedOnTheAdapterItLivesOn() {
+        var fleet = Self.running(Self.configuration())
+        let objects: [FleetStateMachine.DeviceObject] = [.init(adapter: Self.hci0), .init(adapter: Self.hci1, connected: true)]
+        _ = fleet.handle(.device(Self.strap, .connected, objects: objects), now: Self.t0)
+        #expect(fleet.devices[Self.strap]?.link.adapter == Self.hci1)
+        #expect(fleet.devices[Self.strap]?.lastAdapter == Self.hci1)
+    }
+
+    @Test func aStateChangeOpensAndClosesTheWriteLane() {
+        var fleet = Self.running(Self.configuration())
+        let ready = fleet.handle(.deviceOutput(.lifecycle(Self.strap, .stateChanged(from: .discovering, to: .ready, session: 1, cause: nil))), now: Self.t0)
+        #expect(ready.contains(.configureWrites(Self.strap, OutgoingDeviceOptions())))
+        #expect(ready.contains(.openWriteLane(Self.strap, useSocket: false)))
+        #expect(fleet.devices[Self.strap]?.state == .ready)
+        let again = fleet.handle(.deviceOutput(.lifecycle(Self.strap, .stateChanged(from: .ready, to: .degraded(.writesFailing), session: 1, cause: nil))), now: Self.t0)
+        #expect(!again.contains { if case .configureWrites = $0 { true } else { false } }, "the write path learns its options once")
+        let lost = fleet.handle(.deviceOutput(.lifecycle(Self.strap, .stateChanged(from: .degraded(.writesFailing), to: .idle, session: 1, cause: nil))), now: Self.t0)
+        #expect(lost.contains(.closeWriteLane(Self.strap)))
+    }
+
+    // MARK: - Reload
+
+    @Test func aReloadIsAppliedWholeAndReportsWhatChanged() {
+        var fleet = Self.running(Self.configuration(pinned: [Self.strap, Self.watch], pool: true))
+        var next = Self.configuration(pinned: [Self.watch, Self.band], pool: true)
+        next.reconnect = ReconnectPolicy(baseDelay: .seconds(3))
+        let bandObject = FleetStateMachine.DeviceObject(adapter: Self.hci0, name: "Band", rssi: -55, connected: true)
+        let actions = fleet.handle(.reload(next, objects: [Self.band: [bandObject]]), now: Self.t0)
+        guard case .reply(.reloaded(let summary))? = actions.last(where: { if case .reply = $0 { true } else { false } }) else {
+            Issue.record("a reload answers with its summary")
+            return
+        }
+        #expect(summary.pinnedAdded == [Self.band])
+        #expect(summary.pinnedRemoved == [Self.strap])
+        #expect(Set(summary.reconfigured) == [Self.strap, Self.watch], "the reconnect policy changed for the devices it already had")
+        #expect(fleet.configuration == next)
+        // The new pin is introduced to what the fleet knows, its live link adopted.
+        #expect(Self.deliveries(actions, to: Self.band) == [
+            .bluetoothdAppeared, .adapterPowered(Self.hci0), .deviceFound(adapter: Self.hci0), .policyUpdated(wanted: true), .connected,
+        ])
+        #expect(fleet.devices[Self.band]?.link.adapter == Self.hci0)
+        // The unpinned strap stays as a pool candidate (the pool is on), in the pool's class.
+        #expect(fleet.devices[Self.strap]?.pinned == false)
+        #expect(fleet.devices[Self.strap]?.className == "pool")
+        #expect(actions.contains(.publish(.reloaded(summary))))
+    }
+
+    @Test func unpinningWithThePoolOffForgetsTheDeviceAndReleasesItsLink() {
+        var fleet = Self.running(Self.configuration(pinned: [Self.strap, Self.watch]))
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        let actions = fleet.handle(.reload(Self.configuration(pinned: [Self.watch]), objects: [:]), now: Self.t0)
+        #expect(fleet.devices[Self.strap] == nil)
+        #expect(actions.contains(.deliver(Self.strap, .policyUpdated(wanted: false))))
+        #expect(actions.contains(.retireDevice(Self.strap, disconnect: true)))
+        #expect(actions.contains(.publish(.deviceRemoved(Self.strap))))
+    }
+
+    @Test func aPoolDeviceThatBecomesPinnedKeepsItsMachineAndLink() {
+        var fleet = Self.running(Self.configuration(pinned: [], pool: true))
+        _ = fleet.handle(.device(Self.watch, .connected, objects: [.init(adapter: Self.hci0, name: "W", connected: true)]), now: Self.t0)
+        let actions = fleet.handle(.reload(Self.configuration(pinned: [Self.watch], pool: true), objects: [:]), now: Self.t0)
+        #expect(Self.created(actions).isEmpty)
+        #expect(fleet.devices[Self.watch]?.pinned == true)
+        #expect(fleet.devices[Self.watch]?.link.adapter == Self.hci0)
+        #expect(Self.deliveries(actions, to: Self.watch).first == .policyUpdated(wanted: true))
+    }
+
+    @Test func aReloadThatChangesNothingTouchesNoDevice() {
+        let configuration = Self.configuration(pinned: [Self.strap, Self.watch])
+        var fleet = Self.running(configuration)
+        let actions = fleet.handle(.reload(configuration, objects: [:]), now: Self.t0)
+        #expect(actions.allSatisfy {
+            switch $0 {
+            case .publish(.reloaded), .reply, .requestEvaluation: true
+            default: false
+            }
+        })
+    }
+
+    @Test func deselectingAnAdapterTreatsItAsPoweredOffAndReselectingTakesItUp() {
+        var fleet = Self.running(Self.configuration())
+        _ = fleet.handle(.adapterChanged(Self.hci1, powered: true), now: Self.t0)
+        var onlyHci1 = Self.configuration()
+        onlyHci1.adapters = [Self.hci1]
+        let deselect = fleet.handle(.reload(onlyHci1, objects: [:]), now: Self.t0)
+        #expect(deselect.contains(.centralStopped(Self.hci0)))
+        #expect(Self.deliveries(deselect, to: Self.strap) == [.adapterUnpowered(Self.hci0)])
+        #expect(fleet.adapters[Self.hci0]?.selected == false)
+        let reselect = fleet.handle(.reload(Self.configuration(), objects: [:]), now: Self.t0)
+        #expect(reselect.contains(.resumeCentral(Self.hci0)))
+        #expect(Self.deliveries(reselect, to: Self.strap) == [.adapterPowered(Self.hci0)])
+    }
+
+    @Test func writesToAnUnknownDeviceAreRefusedAndChangeNothing() {
+        var fleet = Self.running(Self.configuration())
+        let before = fleet.devices
+        #expect(fleet.handle(.prepareWrite(Self.band), now: Self.t0) == [.reply(.unknownDevice(Self.band))])
+        #expect(fleet.devices == before)
+    }
+}
