@@ -34,6 +34,7 @@ public enum DeviceEffect: Hashable, Sendable {
     /// Subscribe to a characteristic; the result comes back as `notificationsEnabled` or
     /// `subscribeFailed`.
     case subscribe(characteristic: String, via: NotifyPath)
+    case unsubscribe(characteristic: String, via: NotifyPath)
     /// Writes may proceed: the owner asks the outgoing scheduler for the next one.
     case resumeWrites
 

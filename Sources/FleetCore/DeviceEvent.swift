@@ -54,4 +54,14 @@ public enum DeviceEvent: Hashable, Sendable {
     case policyUpdated(wanted: Bool)
     /// The state file lists the device as wanted (after a restart): pursue it as if requested.
     case restoreRequested
+
+    // MARK: - Commands
+
+    /// Someone asked for the device now: forget its failures (backoff, budgets, breaker, a
+    /// give-up) and pursue it at once if it was waiting on them.
+    case reconnectRequested
+    /// Subscribe to `characteristic` from now on: at once on a set-up link, else at the next.
+    case subscriptionAdded(characteristic: String)
+    /// Stop notifications of `characteristic`: at once on a link, and on every later one.
+    case subscriptionRemoved(characteristic: String)
 }

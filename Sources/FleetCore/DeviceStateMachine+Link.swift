@@ -118,7 +118,9 @@ extension DeviceStateMachine {
     ) {
         guard state.isLinked else { return }
         effects.append(.emit(.setupProblem(characteristic: characteristic, error: failure, session: session)))
-        if link.pendingSubscriptions.remove(characteristic) != nil {
+        // A subscription the configuration asks for and that is not (or no longer) pending, such
+        // as one added on a set-up link, counts as missing too: the recovery timer retries it.
+        if link.pendingSubscriptions.remove(characteristic) != nil || configuration.subscriptions.contains(characteristic) {
             link.failedSubscriptions.insert(characteristic)
         }
         advance(now: now, &effects)

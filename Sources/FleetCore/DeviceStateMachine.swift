@@ -89,6 +89,9 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .timeout(let kind, let generation): timeout(kind, generation, now: now, random: &random, &effects)
         case .policyUpdated(let wanted): policyUpdated(wanted: wanted, now: now, &effects)
         case .restoreRequested: policyUpdated(wanted: true, now: now, &effects)
+        case .reconnectRequested: reconnectRequested(now: now, &effects)
+        case .subscriptionAdded(let characteristic): subscriptionAdded(characteristic, now: now, &effects)
+        case .subscriptionRemoved(let characteristic): subscriptionRemoved(characteristic, now: now, &effects)
         }
         if state != before {
             let cause = effects.lazy.compactMap { effect -> FailureClass? in

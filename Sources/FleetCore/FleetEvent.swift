@@ -18,6 +18,8 @@ public enum FleetEvent: Sendable, Hashable {
     /// Every device is suspended until bluetoothd returns.
     case bluetoothdVanished
     case adapterPowerChanged(AdapterID, powered: Bool)
+    /// The pins made at run time changed (the state store keeps them across restarts).
+    case runtimePinsChanged([FleetRuntimeConfiguration.PinnedDevice])
     /// A reload was applied, all at once.
     case reloaded(FleetStateMachine.ReloadSummary)
 

@@ -30,8 +30,9 @@ extension FleetStateMachine {
         var summary = ReloadSummary()
         policy.reconfigure(new.pool, now: now)
 
-        let newPinned = Dictionary(new.pinned.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
-        for pinned in new.pinned where devices[pinned.id]?.pinned != true {
+        let pins = effectivePins(new)
+        let newPinned = Dictionary(pins.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        for pinned in pins where devices[pinned.id]?.pinned != true {
             guard !summary.pinnedAdded.contains(pinned.id) else { continue }
             summary.pinnedAdded.append(pinned.id)
             if devices[pinned.id] == nil {
@@ -42,7 +43,7 @@ extension FleetStateMachine {
                 // A pool device becomes pinned: same machine, same link, now always wanted.
                 devices[pinned.id]?.pinned = true
                 devices[pinned.id]?.wanted = true
-                if running { actions.append(.deliver(pinned.id, .policyUpdated(wanted: true))) }
+                if running, devices[pinned.id]?.held == false { actions.append(.deliver(pinned.id, .policyUpdated(wanted: true))) }
             }
         }
         for id in devices.keys.sorted() where devices[id]?.pinned == true && newPinned[id] == nil {
@@ -61,7 +62,7 @@ extension FleetStateMachine {
                 devices[id]?.className = pinned.className
             }
             guard let device = devices[id] else { continue }
-            let wanted = new.deviceConfiguration(className: device.className)
+            let wanted = machineConfiguration(of: device, className: device.className, in: new)
             if device.machineConfiguration != wanted || device.reconnectPolicy != new.reconnect {
                 devices[id]?.machineConfiguration = wanted
                 devices[id]?.reconnectPolicy = new.reconnect

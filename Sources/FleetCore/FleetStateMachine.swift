@@ -45,6 +45,11 @@ public struct FleetStateMachine: Sendable {
         public internal(set) var lastFailure: FailureClass?
         /// Whether the device's write options were handed to the write path.
         var writesConfigured = false
+        /// Subscriptions added and removed by command; they outlive class changes and reloads.
+        var addedSubscriptions: [String] = []
+        var removedSubscriptions: Set<String> = []
+        /// Disconnected by command: no attempts until `reconnect` or `pin`.
+        public internal(set) var held = false
 
         var context: FleetEvent.DeviceContext { FleetEvent.DeviceContext(name: name, adapter: link.adapter, pinned: pinned) }
     }
@@ -131,8 +136,8 @@ public struct FleetStateMachine: Sendable {
         /// Apply a new, validated configuration. `objects` are BlueZ's objects of its pinned
         /// devices (a device the fleet did not manage yet is known to BlueZ all the same).
         case reload(FleetRuntimeConfiguration, objects: [DeviceID: [DeviceObject]])
-        /// A write is about to be queued for the device.
-        case prepareWrite(DeviceID)
+        /// A command: the reply says whether it was accepted.
+        case command(FleetCommand)
     }
 
     /// What the owner must do, in order.
@@ -185,8 +190,10 @@ public struct FleetStateMachine: Sendable {
 
     public enum Reply: Sendable, Hashable {
         case reloaded(ReloadSummary)
+        /// A command was accepted.
+        case done
+        case refused(FleetCommandError)
         case writeSettings(FleetRuntimeConfiguration.WriteSettings)
-        case unknownDevice(DeviceID)
     }
 
     // MARK: - State
@@ -197,6 +204,8 @@ public struct FleetStateMachine: Sendable {
     public internal(set) var bluetoothdPresent = false
     public internal(set) var running = false
     public internal(set) var policy: PoolPolicy
+    /// Pins made at run time (`FleetCommand.pin`), merged with the configuration's.
+    public internal(set) var runtimePins: [DeviceID: FleetRuntimeConfiguration.PinnedDevice] = [:]
     /// What the state file knew at start, by device.
     public internal(set) var restored: [DeviceID: RestoredDevice] = [:]
     /// An evaluation was requested and has not run yet.
@@ -246,13 +255,8 @@ public struct FleetStateMachine: Sendable {
             evaluate(now: now, &actions)
         case .reload(let new, let objects):
             actions.append(.reply(.reloaded(reload(new, objects: objects, now: now, &actions))))
-        case .prepareWrite(let id):
-            guard devices[id] != nil else {
-                actions.append(.reply(.unknownDevice(id)))
-                break
-            }
-            let settings = configureWritesIfNeeded(id, &actions)
-            actions.append(.reply(.writeSettings(settings)))
+        case .command(let command):
+            actions.append(.reply(self.command(command, now: now, &actions)))
         }
         return actions
     }
@@ -261,7 +265,7 @@ public struct FleetStateMachine: Sendable {
 
     private mutating func start(_ actions: inout [Action]) {
         running = true
-        for pinned in configuration.pinned {
+        for pinned in effectivePins(configuration) {
             addDevice(pinned.id, pinned: true, name: pinned.name, className: pinned.className, priority: pinned.priority, &actions)
         }
         // Pool devices from the state file compete for slots again when the pool is on; pinned
@@ -418,6 +422,17 @@ public struct FleetStateMachine: Sendable {
         configuration.adapters.isEmpty || configuration.adapters.contains(adapter)
     }
 
+    /// What a device's machine runs with: its class's settings, with the subscriptions commands
+    /// added or removed.
+    func machineConfiguration(of device: Device, className: String?, in configuration: FleetRuntimeConfiguration)
+        -> DeviceStateMachine.Configuration
+    {
+        var result = configuration.deviceConfiguration(className: className)
+        result.subscriptions.removeAll { device.removedSubscriptions.contains($0) }
+        for extra in device.addedSubscriptions where !result.subscriptions.contains(extra) { result.subscriptions.append(extra) }
+        return result
+    }
+
     /// Selected and powered: the fleet may place links on it.
     func isUsable(_ adapter: AdapterID) -> Bool {
         guard let record = adapters[adapter] else { return false }
@@ -539,7 +554,7 @@ public struct FleetStateMachine: Sendable {
     }
 
     /// The device's class write settings; the write path learns its options the first time.
-    private mutating func configureWritesIfNeeded(_ id: DeviceID, _ actions: inout [Action]) -> FleetRuntimeConfiguration.WriteSettings {
+    mutating func configureWritesIfNeeded(_ id: DeviceID, _ actions: inout [Action]) -> FleetRuntimeConfiguration.WriteSettings {
         let settings = configuration.writeSettings(className: devices[id]?.className)
         if devices[id]?.writesConfigured == false {
             devices[id]?.writesConfigured = true

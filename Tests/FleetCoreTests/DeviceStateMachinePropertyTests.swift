@@ -102,6 +102,9 @@ struct Chaos {
         case 26: event = .disconnected(nil)
         case 28: event = .connectFailed(Failures.notAuthorized)
         case 29: event = .servicesResolved(services: [UUIDs.heartRateService], characteristics: [UUIDs.heartRateMeasurement])
+        case 30: event = .reconnectRequested
+        case 31: event = .subscriptionAdded(characteristic: UUIDs.temperature)
+        case 32: event = .subscriptionRemoved(characteristic: UUIDs.temperature)
         case 33..<64 where !answers.isEmpty:
             event = answers.removeFirst()
         case 33..<64 where h.state == .suspended(.bluetoothdUnavailable):

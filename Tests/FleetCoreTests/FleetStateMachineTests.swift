@@ -306,7 +306,7 @@ struct FleetStateMachineTests {
     @Test func writesToAnUnknownDeviceAreRefusedAndChangeNothing() {
         var fleet = Self.running(Self.configuration())
         let before = fleet.devices
-        #expect(fleet.handle(.prepareWrite(Self.band), now: Self.t0) == [.reply(.unknownDevice(Self.band))])
+        #expect(fleet.handle(.command(.prepareWrite(Self.band)), now: Self.t0) == [.reply(.refused(.unknownDevice(Self.band)))])
         #expect(fleet.devices == before)
     }
 }

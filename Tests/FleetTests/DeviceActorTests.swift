@@ -67,6 +67,10 @@ final class ScriptedTransport: DeviceTransport {
     func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure) {
         record("subscribe \(characteristic)")
     }
+
+    func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async {
+        record("unsubscribe \(characteristic)")
+    }
 }
 
 @Suite("DeviceActor executes the state machine's effects")

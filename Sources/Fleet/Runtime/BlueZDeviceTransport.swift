@@ -126,4 +126,14 @@ public final class BlueZDeviceTransport: DeviceTransport {
             throw failure(error)
         }
     }
+
+    public func unsubscribe(_ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath) async {
+        // A notify socket of the characteristic, if it has one, closes here; BlueZ ends that
+        // session on hang-up. StopNotify ends a D-Bus session (harmless when there is none).
+        poller.remove(device: device, characteristic: uuid.lowercased())
+        guard let characteristic = try? await characteristicPath(device, uuid: uuid) else { return }
+        if path == .startNotify || characteristic.notifyAcquired == nil {
+            try? await client.stopNotify(characteristic: characteristic.path)
+        }
+    }
 }

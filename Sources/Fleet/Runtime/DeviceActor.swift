@@ -121,6 +121,8 @@ public actor DeviceActor {
                     return .subscribeFailed(characteristic: characteristic, error)
                 }
             }
+        case .unsubscribe(let characteristic, let path):
+            run { await transport.unsubscribe(device, characteristic: characteristic, via: path) }
         case .resumeWrites:
             output(.resumeWrites(device))
         case .scheduleTimer(let kind, let generation, let deadline):

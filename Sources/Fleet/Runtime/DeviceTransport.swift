@@ -24,4 +24,6 @@ public protocol DeviceTransport: Sendable {
     func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>)
     func read(_ device: DeviceID, characteristic: String) async throws(TransportFailure) -> [UInt8]
     func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure)
+    /// Ends notifications of the characteristic (StopNotify, or closing its notify socket).
+    func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async
 }

@@ -23,6 +23,10 @@ struct FleetEventLog: Sendable {
             ])
         case .lifecycle(let id, let lifecycle, let context, _):
             log(id, lifecycle, context: context)
+        case .runtimePinsChanged(let pins):
+            logger.notice("run-time pins changed", metadata: [
+                "event": "runtime_pins_changed", "pinned": "\(pins.map(\.id.address.description).joined(separator: " "))",
+            ])
         case .deviceAdded, .deviceRemoved, .attemptGranted, .reloaded:
             break
         }

@@ -16,7 +16,7 @@ extension FleetOrchestrator {
         _ id: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS? = nil, mode: OutgoingWriteMode = .automatic,
         replaceable: Bool = false
     ) async throws(FleetWriteError) -> OutgoingEnqueueResult {
-        guard case .writeSettings(let settings)? = await submit(.prepareWrite(id)) else { throw .unknownDevice(id) }
+        guard case .writeSettings(let settings)? = await submit(.command(.prepareWrite(id))) else { throw .unknownDevice(id) }
         return try await writes.enqueue(
             id, characteristic: characteristic, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode, replaceable: replaceable)
     }

@@ -27,6 +27,7 @@ public final class NotificationSocketPoller: Sendable {
     private struct Registration: Sendable {
         let fd: Int32
         let device: DeviceID
+        let characteristic: String
         let receiver: Receiver
         let mtu: Int
     }
@@ -95,7 +96,7 @@ public final class NotificationSocketPoller: Sendable {
             // epoll_ctl may run while the thread waits: the wait sees the new socket at once.
             guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else { return false }
             shared.nextToken += 1
-            shared.registrations[token] = Registration(fd: fd, device: device, receiver: receiver, mtu: Int(mtu))
+            shared.registrations[token] = Registration(fd: fd, device: device, characteristic: characteristic, receiver: receiver, mtu: Int(mtu))
             return true
         }
         if !accepted { close(fd) }
@@ -104,8 +105,17 @@ public final class NotificationSocketPoller: Sendable {
     /// Closes every socket of `device` (it disconnected or is no longer wanted): the poller stops
     /// delivering its values now, and its thread closes them before it waits again.
     public func remove(device: DeviceID) {
+        remove { $0.device == device }
+    }
+
+    /// Closes the device's socket of one characteristic (its subscription was removed).
+    public func remove(device: DeviceID, characteristic: String) {
+        remove { $0.device == device && $0.characteristic == characteristic }
+    }
+
+    private func remove(where matches: (Registration) -> Bool) {
         let closeHere = shared.withLock { shared -> [Int32] in
-            let tokens = shared.registrations.filter { $0.value.device == device }.map(\.key)
+            let tokens = shared.registrations.filter { matches($0.value) }.map(\.key)
             guard !tokens.isEmpty else { return [] }
             let fds = tokens.compactMap { shared.registrations.removeValue(forKey: $0)?.fd }
             guard !shared.exited else { return fds }

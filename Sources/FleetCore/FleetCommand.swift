@@ -1,0 +1,76 @@
+// The fleet's one way in: what another program, an operator or a test may ask of the fleet.
+// Each command is an input of `FleetStateMachine` (its decision part) and, where it touches a
+// device's GATT, an operation the runtime carries out after the machine accepted it.
+
+/// A request to the fleet. Commands that are refused change nothing.
+public enum FleetCommand: Sendable, Hashable {
+    /// Pin a device at run time (merged with the configuration's pins; a reload keeps it).
+    /// `objects` are BlueZ's objects for it now, so a device BlueZ knows is found at once.
+    case pin(DeviceID, FleetPinOptions, objects: [FleetStateMachine.DeviceObject])
+    /// Undo a run-time pin. A pin from the configuration file is refused.
+    case unpin(DeviceID)
+    /// Release the device's link and hold it (no attempts) until `reconnect` or `pin`.
+    case disconnect(DeviceID)
+    /// Pursue the device now: lift a hold, forget its backoff and a given-up budget.
+    case reconnect(DeviceID)
+    /// A read is about to be made: the device must be known and linked.
+    case prepareRead(DeviceID)
+    /// A write is about to be queued: the device must be known; answers its class's settings.
+    case prepareWrite(DeviceID)
+    /// Subscribe to a characteristic (lower-case 128-bit UUID) from now on.
+    case subscribe(DeviceID, characteristic: String)
+    case unsubscribe(DeviceID, characteristic: String)
+}
+
+/// How a device pinned at run time is handled.
+public struct FleetPinOptions: Sendable, Hashable {
+    /// A class of the configuration; nil is the `default` class.
+    public var className: String?
+    public var priority: Int
+    public var name: String?
+
+    public init(className: String? = nil, priority: Int = 0, name: String? = nil) {
+        self.className = className
+        self.priority = priority
+        self.name = name
+    }
+}
+
+/// Why a command was refused. Every refusal leaves the fleet as it was.
+public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unknownDevice(DeviceID)
+    case unknownClass(String)
+    case alreadyPinned(DeviceID)
+    /// Pinned by the configuration file: unpin it there (and reload).
+    case pinnedByConfiguration(DeviceID)
+    case notPinned(DeviceID)
+    /// The device has no usable link now (not ready or degraded).
+    case notConnected(DeviceID)
+    /// Not a Bluetooth UUID.
+    case invalidCharacteristic(String)
+    /// BlueZ shows no such characteristic on the device.
+    case unknownCharacteristic(DeviceID, String)
+    /// The characteristic's flags do not allow the operation (`read`, `notify`).
+    case notPermitted(DeviceID, String, operation: String)
+    case alreadySubscribed(DeviceID, String)
+    case notSubscribed(DeviceID, String)
+    /// bluetoothd refused or failed the operation.
+    case failed(DeviceEvent.Failure)
+
+    public var description: String {
+        switch self {
+        case .unknownDevice(let id): "\(id.address) is not a device of the fleet"
+        case .unknownClass(let name): "no device class named \(name)"
+        case .alreadyPinned(let id): "\(id.address) is already pinned"
+        case .pinnedByConfiguration(let id): "\(id.address) is pinned by the configuration file"
+        case .notPinned(let id): "\(id.address) is not pinned at run time"
+        case .notConnected(let id): "\(id.address) is not connected"
+        case .invalidCharacteristic(let text): "\(text) is not a Bluetooth UUID"
+        case .unknownCharacteristic(let id, let uuid): "\(id.address) has no characteristic \(uuid)"
+        case .notPermitted(let id, let uuid, let operation): "characteristic \(uuid) of \(id.address) does not allow \(operation)"
+        case .alreadySubscribed(let id, let uuid): "\(id.address) is already subscribed to \(uuid)"
+        case .notSubscribed(let id, let uuid): "\(id.address) is not subscribed to \(uuid)"
+        case .failed(let failure): "bluetoothd: \(failure.name)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
+        }
+    }
+}
