@@ -12,7 +12,7 @@ public enum BlueZErrorKind: Hashable, Sendable, CaseIterable {
     // MARK: org.bluez.Error.*
     /// The catch-all `org.bluez.Error.Failed`: its text says what failed (`le-connection-abort-by-local`).
     case failed
-    case inProgress, notReady, alreadyConnected, notConnected, notPermitted, notAuthorized
+    case inProgress, notReady, alreadyConnected, alreadyExists, notConnected, notPermitted, notAuthorized
     case notSupported, doesNotExist, invalidArguments, invalidValueLength, invalidOffset
     case authenticationFailed, authenticationRejected, authenticationCanceled
     /// A pairing agent did not answer in time.
@@ -53,6 +53,7 @@ public enum BlueZErrorKind: Hashable, Sendable, CaseIterable {
         case .inProgress: "org.bluez.Error.InProgress"
         case .notReady: "org.bluez.Error.NotReady"
         case .alreadyConnected: "org.bluez.Error.AlreadyConnected"
+        case .alreadyExists: "org.bluez.Error.AlreadyExists"
         case .notConnected: "org.bluez.Error.NotConnected"
         case .notPermitted: "org.bluez.Error.NotPermitted"
         case .notAuthorized: "org.bluez.Error.NotAuthorized"

@@ -45,8 +45,9 @@ public enum BlueZErrorClassifier {
         case .disconnectedByTimeout, .disconnectedByRemote, .disconnectedByLocal, .disconnectedForSuspend: .transient
         case .disconnectedForAuthentication: .denied
         case .disconnectedForUnknownReason: .unknown
-        // Our own calls' mistakes and a lost bus say nothing about the device.
-        case .invalidArguments, .invalidValueLength, .invalidOffset, .busDisconnected, .other: .unknown
+        // Our own calls' mistakes and a lost bus say nothing about the device; nor does
+        // `ConnectDevice` finding that the adapter already holds an object for it.
+        case .invalidArguments, .invalidValueLength, .invalidOffset, .alreadyExists, .busDisconnected, .other: .unknown
         }
     }
 

@@ -109,7 +109,7 @@ import Testing
         .disconnectedByTimeout: .transient, .disconnectedByRemote: .transient, .disconnectedByLocal: .transient,
         .disconnectedForSuspend: .transient, .disconnectedForAuthentication: .denied,
         .disconnectedForUnknownReason: .unknown,
-        .invalidArguments: .unknown, .invalidValueLength: .unknown, .invalidOffset: .unknown,
+        .invalidArguments: .unknown, .invalidValueLength: .unknown, .invalidOffset: .unknown, .alreadyExists: .unknown,
         .busDisconnected: .unknown, .other: .unknown,
     ]
 
