@@ -6,6 +6,11 @@ import Synchronization
 /// `DeviceTransport` over BlueZ: device operations become `Device1`/`GattCharacteristic1` calls
 /// through the BlueZ client, connection attempts go through the adapter's `CentralActor`, and
 /// `AcquireNotify` sockets are handed to the notification poller.
+///
+/// Each operation acts through one of the device's objects (one per adapter that knows it). A
+/// connection attempt uses the granted adapter's object only. The other operations have variants
+/// that name the adapter (`on:`); `DeviceTransport`'s calls name only the device and pass nil,
+/// which picks the connected object. A later change passes the link's adapter.
 public final class BlueZDeviceTransport: DeviceTransport {
     private let client: BlueZClient
     private let centrals: Mutex<[AdapterID: CentralActor]>
