@@ -192,11 +192,14 @@ actor WriteCoordinator {
         return socket
     }
 
-    /// The characteristic under the device's connected object (see
-    /// `BlueZObjectTree.deviceObject(_:on:)`; a later change passes the link's adapter).
+    /// The characteristic under the device's connected object, else under any of its objects in
+    /// path order (a later change passes the link's adapter and looks only under its object).
     private func characteristicObject(_ device: DeviceID, uuid: String) async -> BlueZCharacteristic? {
         let tree = await client.tree
-        guard let object = tree.deviceObject(device, on: nil) else { return nil }
-        return tree.characteristics(of: object.path).first { $0.uuid == uuid }
+        let objects = tree.devices(device)
+        for object in objects.filter(\.connected) + objects.filter({ !$0.connected }) {
+            if let found = tree.characteristics(of: object.path).first(where: { $0.uuid == uuid }) { return found }
+        }
+        return nil
     }
 }
