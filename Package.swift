@@ -40,8 +40,14 @@ let package = Package(
         // MARK: - Libraries
         .target(name: "DBus", dependencies: ["CDBus", "DetachedThread"]),
         .target(name: "GATT"),
-        .target(name: "FleetCore", dependencies: ["GATT"]),
-        .target(name: "BlueZ", dependencies: ["DBus"]),
+        // The vocabulary the BlueZ client, the simulator and FleetCore share: who a device is
+        // (address, address type, adapter), what a BlueZ error or disconnect reason means, what a
+        // GATT characteristic allows. Pure and dependency-free, so FleetCore stays free of D-Bus.
+        .target(name: "BluetoothVocabulary"),
+        // The one seeded random source (SplitMix64) behind FleetCore's jitter and the simulator's draws.
+        .target(name: "DeterministicRandom"),
+        .target(name: "FleetCore", dependencies: ["GATT", "BluetoothVocabulary", "DeterministicRandom"]),
+        .target(name: "BlueZ", dependencies: ["DBus", "BluetoothVocabulary"]),
         .target(
             name: "Fleet",
             dependencies: [
@@ -68,7 +74,7 @@ let package = Package(
         // Child processes and private buses, for tests, benchmarks and the demo.
         .target(name: "ProcessSupport"),
         .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "GATT"]),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "GATT", "BluetoothVocabulary", "DeterministicRandom"]),
 
         // MARK: - Executables
         .executableTarget(
@@ -106,7 +112,7 @@ let package = Package(
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
         .target(name: "TestSupport", dependencies: ["ProcessSupport"], path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BluetoothVocabulary", "DBus", "TestSupport"]),
         .testTarget(
             name: "FleetTests",
             dependencies: [
@@ -138,6 +144,7 @@ let package = Package(
             name: "GATTTests",
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
+        .testTarget(name: "BluetoothVocabularyTests", dependencies: ["BluetoothVocabulary", "DeterministicRandom"]),
         .testTarget(
             name: "FleetCoreTests",
             dependencies: ["FleetCore", .product(name: "PropertyBased", package: "swift-property-based")]

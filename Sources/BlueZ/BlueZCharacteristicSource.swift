@@ -1,3 +1,4 @@
+import BluetoothVocabulary
 import DBus
 
 /// A characteristic whose values the client is about to deliver on the D-Bus path, with what a
@@ -11,6 +12,8 @@ public struct BlueZCharacteristicSource: Sendable {
     /// The device's `Address` and `AddressType` as bluetoothd reports them (nil when absent).
     public let address: String?
     public let addressType: String?
+    /// The device's identity from those (see `BlueZDevice.identity`).
+    public var deviceIdentity: DeviceID? { DeviceID(bluezAddress: address, addressType: addressType) }
     /// The characteristic's UUID, lower-case 128-bit as BlueZ spells it.
     public let uuid: String
 }

@@ -1,3 +1,4 @@
+import BluetoothVocabulary
 import DBus
 
 /// The client's mirror of bluetoothd's object tree: built from one `GetManagedObjects`, then kept
@@ -11,7 +12,7 @@ public struct BlueZObjectTree: Sendable {
     /// path → interface → property → value.
     public private(set) var objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
     /// Upper-cased `Device1.Address` → the device objects with it (one per adapter that knows
-    /// it), kept with every change, so `devices(address:)` costs a lookup, not a walk of the tree:
+    /// it), kept with every change, so `devices(address:)` and `devices(_:)` cost a lookup, not a walk of the tree:
     /// the fleet asks it for every device on every policy evaluation.
     private var devicesByAddress: [String: Set<DBusObjectPath>] = [:]
     /// The address each device object is indexed under.
@@ -100,6 +101,18 @@ public struct BlueZObjectTree: Sendable {
     public func devices(address: String) -> [BlueZDevice] {
         guard let paths = devicesByAddress[address.uppercasedIfNeeded] else { return [] }
         return paths.sorted().compactMap { device(at: $0) }
+    }
+
+    /// Every adapter's object for this device (one per adapter that knows it), in path order:
+    /// the address index's lookup, then the address type compared.
+    public func devices(_ id: DeviceID) -> [BlueZDevice] {
+        guard let paths = devicesByAddress[id.address.description] else { return [] }
+        return paths.sorted().compactMap { path in device(at: path).flatMap { $0.identity == id ? $0 : nil } }
+    }
+
+    /// The device's object on `adapter`; nil when that adapter holds none for it.
+    public func device(_ id: DeviceID, on adapter: AdapterID) -> BlueZDevice? {
+        devices(id).first { $0.adapterID == adapter }
     }
 
     /// The GATT characteristics below a device object.

@@ -1,3 +1,4 @@
+import BluetoothVocabulary
 import DBus
 
 // Typed, read-only views of mirrored objects. Each is a snapshot: properties are read once when
@@ -32,6 +33,12 @@ public struct BlueZDevice: Sendable, Hashable {
     public let address: String?
     /// `public` or `random`.
     public let addressType: String?
+    /// Who the device is (`Address` plus `AddressType`, BlueZ's default `public` when the type is
+    /// missing or unknown); nil when bluetoothd gives it no valid address.
+    public let identity: DeviceID?
+    /// The adapter this object belongs to, by kernel name: the `Adapter` property's last
+    /// element, else the parent of the object's path (`/org/bluez/hci0/dev_…` → `hci0`).
+    public var adapterID: AdapterID { AdapterID((adapter ?? path.parent ?? .root).lastElement) }
     public let name: String?
     public let alias: String?
     public let rssi: Int16?
@@ -50,6 +57,7 @@ public struct BlueZDevice: Sendable, Hashable {
         adapter = try? properties.decodeIfPresent(DBusObjectPath.self, forKey: "Adapter")
         address = try? properties.decodeIfPresent(String.self, forKey: "Address")
         addressType = try? properties.decodeIfPresent(String.self, forKey: "AddressType")
+        identity = DeviceID(bluezAddress: address, addressType: addressType)
         name = try? properties.decodeIfPresent(String.self, forKey: "Name")
         alias = try? properties.decodeIfPresent(String.self, forKey: "Alias")
         rssi = try? properties.decodeIfPresent(Int16.self, forKey: "RSSI")
@@ -84,8 +92,8 @@ public struct BlueZCharacteristic: Sendable, Hashable {
     public let path: DBusObjectPath
     public let uuid: String?
     public let service: DBusObjectPath?
-    /// `read`, `write`, `write-without-response`, `notify`, `indicate`, …
-    public let flags: Set<String>
+    /// What it allows (`read`, `write`, `notify`, …), parsed from `Flags`.
+    public let flags: GATTCharacteristicFlags
     public let notifying: Bool
     public let mtu: UInt16?
     /// Whether BlueZ offers the fd path (`AcquireNotify`, `AcquireWrite`) for it.
@@ -96,7 +104,7 @@ public struct BlueZCharacteristic: Sendable, Hashable {
         self.path = path
         uuid = (try? properties.decodeIfPresent(String.self, forKey: "UUID")).map(\.lowercasedIfNeeded)
         service = try? properties.decodeIfPresent(DBusObjectPath.self, forKey: "Service")
-        flags = Set((try? properties.decodeIfPresent([String].self, forKey: "Flags")) ?? [])
+        flags = GATTCharacteristicFlags(bluezFlags: (try? properties.decodeIfPresent([String].self, forKey: "Flags")) ?? [])
         notifying = (try? properties.decodeIfPresent(Bool.self, forKey: "Notifying")) ?? false
         mtu = try? properties.decodeIfPresent(UInt16.self, forKey: "MTU")
         notifyAcquired = try? properties.decodeIfPresent(Bool.self, forKey: "NotifyAcquired")

@@ -1,3 +1,4 @@
+import BluetoothVocabulary
 import DBus
 import Foundation
 import GATT
@@ -36,11 +37,11 @@ extension BlueZSimulator {
                 var descriptorPaths: [DBusObjectPath] = []
                 var properties: [String: DBusValue] = [
                     "UUID": .string(layout.uuid.description), "Service": .objectPath(servicePath), "Value": .bytes(layout.initialValue),
-                    "Notifying": .boolean(false), "Flags": .stringArray(layout.flags), "Handle": .uint16(declaration + 1),
+                    "Notifying": .boolean(false), "Flags": .stringArray(layout.flags.bluezFlags), "Handle": .uint16(declaration + 1),
                     "MTU": .uint16(device.configuration.mtu),
                 ]
                 if layout.notifies { properties["NotifyAcquired"] = .boolean(false) }
-                if layout.flags.contains("write-without-response") { properties["WriteAcquired"] = .boolean(false) }
+                if layout.flags.contains(.writeWithoutResponse) { properties["WriteAcquired"] = .boolean(false) }
                 devices[address]?.characteristics[path] = SimulatedCharacteristic(
                     layout: layout, path: path, servicePath: servicePath, descriptorPaths: [], value: layout.initialValue)
                 try? await connection.export(characteristicInterface(address, path), properties: properties, at: path)
@@ -72,7 +73,7 @@ extension BlueZSimulator {
 
     func readValue(_ address: String, _ path: DBusObjectPath, options: [String: DBusValue]) async throws -> [UInt8] {
         let characteristic = try characteristic(address, path)
-        guard characteristic.layout.flags.contains("read") else { throw BlueZError.notPermitted("Read not permitted") }
+        guard characteristic.layout.flags.contains(.read) else { throw BlueZError.notPermitted("Read not permitted") }
         let offset = Int((try? options.decodeIfPresent(UInt16.self, forKey: "offset")) ?? 0)
         let epoch = devices[address]?.linkEpoch
         try? await Task.sleep(for: timings.duration(timings.writeLatency))
@@ -90,8 +91,8 @@ extension BlueZSimulator {
     func writeValue(_ address: String, _ path: DBusObjectPath, _ value: [UInt8], options: [String: DBusValue]) async throws {
         let characteristic = try characteristic(address, path)
         let flags = characteristic.layout.flags
-        let canRequest = flags.contains("write")
-        let canCommand = flags.contains("write-without-response")
+        let canRequest = flags.contains(.write)
+        let canCommand = flags.contains(.writeWithoutResponse)
         guard canRequest || canCommand else { throw BlueZError.notPermitted("Write not permitted") }
         let requested = try? options.decodeIfPresent(String.self, forKey: "type")
         let type = requested ?? (canRequest ? "request" : "command")
@@ -137,7 +138,7 @@ extension BlueZSimulator {
         guard let device = devices[address], device.link.isUp,
             let owner = device.characteristics.values.first(where: { $0.descriptorPaths.contains(path) })
         else { throw BlueZError.failed("Not connected") }
-        return owner.isNotifying ? [owner.layout.flags.contains("indicate") ? 0x02 : 0x01, 0x00] : [0x00, 0x00]
+        return owner.isNotifying ? [owner.layout.flags.contains(.indicate) ? 0x02 : 0x01, 0x00] : [0x00, 0x00]
     }
 
     // MARK: - Notify sessions
@@ -204,7 +205,7 @@ extension BlueZSimulator {
 
     func acquireWrite(_ address: String, _ path: DBusObjectPath) async throws -> [DBusValue] {
         let characteristic = try characteristic(address, path)
-        guard characteristic.layout.flags.contains("write-without-response") else { throw BlueZError.notSupported() }
+        guard characteristic.layout.flags.contains(.writeWithoutResponse) else { throw BlueZError.notSupported() }
         guard characteristic.writeSocket == nil else { throw BlueZError.notPermitted("Write acquired") }
         let (local, remote) = try SeqPacketPair.make()
         let epoch = devices[address]?.linkEpoch ?? 0

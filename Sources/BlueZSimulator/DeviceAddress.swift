@@ -1,3 +1,4 @@
+import DeterministicRandom
 import Foundation
 
 /// Bluetooth device addresses: validation, generation and BlueZ's object path element.

@@ -1,10 +1,11 @@
+import BluetoothVocabulary
 import GATT
 
 /// One characteristic of a wearable's GATT database: what BlueZ would discover on it.
 struct GATTCharacteristicLayout: Sendable {
     var uuid: BluetoothUUID
-    /// BlueZ's flag words (`read`, `write-without-response`, `notify`, …).
-    var flags: [String]
+    /// What it allows; exported as BlueZ's `Flags` words (`read`, `write-without-response`, …).
+    var flags: GATTCharacteristicFlags
     /// The value a read returns before anything changed it.
     var initialValue: [UInt8]
     /// How often a subscribed client gets a notification (simulated seconds); nil when the
@@ -13,5 +14,5 @@ struct GATTCharacteristicLayout: Sendable {
     /// True when the interval is a real rate that `timeScale` must not stretch.
     var realTimeRate = false
 
-    var notifies: Bool { flags.contains("notify") || flags.contains("indicate") }
+    var notifies: Bool { !flags.isDisjoint(with: .anyNotification) }
 }

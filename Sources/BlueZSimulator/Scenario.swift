@@ -1,3 +1,4 @@
+import DeterministicRandom
 import Foundation
 
 /// A fleet to simulate: adapters, wearables, standing faults and a fault schedule.

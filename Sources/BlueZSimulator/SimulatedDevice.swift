@@ -1,4 +1,5 @@
 import DBus
+import DeterministicRandom
 import GATT
 
 /// Run-time state of one simulated wearable, owned by `BlueZSimulator`.

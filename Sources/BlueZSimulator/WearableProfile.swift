@@ -1,3 +1,4 @@
+import BluetoothVocabulary
 import Foundation
 import GATT
 
@@ -15,7 +16,7 @@ enum WearableProfile {
                     uuid: .healthThermometerService,
                     characteristics: [
                         GATTCharacteristicLayout(
-                            uuid: .temperatureMeasurement, flags: ["indicate"], initialValue: [],
+                            uuid: .temperatureMeasurement, flags: [.indicate], initialValue: [],
                             notifyInterval: timings.slowMeasurementInterval * 5)
                     ]))
             services.append(
@@ -23,7 +24,7 @@ enum WearableProfile {
                     uuid: .pulseOximeterService,
                     characteristics: [
                         GATTCharacteristicLayout(
-                            uuid: .plxContinuousMeasurement, flags: ["notify"], initialValue: [],
+                            uuid: .plxContinuousMeasurement, flags: [.notify], initialValue: [],
                             notifyInterval: timings.slowMeasurementInterval)
                     ]))
         case .motionBand:
@@ -32,10 +33,10 @@ enum WearableProfile {
                     uuid: .motionBandService,
                     characteristics: [
                         GATTCharacteristicLayout(
-                            uuid: .motionBandData, flags: ["notify"], initialValue: [],
+                            uuid: .motionBandData, flags: [.notify], initialValue: [],
                             notifyInterval: 1 / device.notifyHz, realTimeRate: true),
                         GATTCharacteristicLayout(
-                            uuid: .motionBandControl, flags: ["write-without-response", "write", "notify"], initialValue: [],
+                            uuid: .motionBandControl, flags: [.writeWithoutResponse, .write, .notify], initialValue: [],
                             notifyInterval: nil),
                     ]))
         }
@@ -44,7 +45,7 @@ enum WearableProfile {
                 uuid: .batteryService,
                 characteristics: [
                     GATTCharacteristicLayout(
-                        uuid: .batteryLevel, flags: ["read", "notify"], initialValue: BatteryLevel(percent: 87)?.encode() ?? [87],
+                        uuid: .batteryLevel, flags: [.read, .notify], initialValue: BatteryLevel(percent: 87)?.encode() ?? [87],
                         notifyInterval: timings.slowMeasurementInterval * 30)
                 ]))
         services.append(deviceInformation(device))
@@ -56,8 +57,8 @@ enum WearableProfile {
             uuid: .heartRateService,
             characteristics: [
                 GATTCharacteristicLayout(
-                    uuid: .heartRateMeasurement, flags: ["notify"], initialValue: [], notifyInterval: timings.heartRateInterval),
-                GATTCharacteristicLayout(uuid: .bodySensorLocation, flags: ["read"], initialValue: [bodyLocation]),
+                    uuid: .heartRateMeasurement, flags: [.notify], initialValue: [], notifyInterval: timings.heartRateInterval),
+                GATTCharacteristicLayout(uuid: .bodySensorLocation, flags: [.read], initialValue: [bodyLocation]),
             ])
     }
 
@@ -76,7 +77,7 @@ enum WearableProfile {
             uuid: .deviceInformationService,
             characteristics: strings.map { field, value in
                 GATTCharacteristicLayout(
-                    uuid: field.uuid, flags: ["read"], initialValue: DeviceInformationString(field: field, value: value).encode())
+                    uuid: field.uuid, flags: [.read], initialValue: DeviceInformationString(field: field, value: value).encode())
             })
     }
 }

@@ -1,20 +1,19 @@
 // Classification lives in tables, not in `if message.contains(...)` chains scattered through the
-// code: a new BlueZ error is one row here, and the tests walk every row.
+// code: a BlueZ error name is parsed once into a `BlueZErrorKind` (the one table of names), each
+// kind has one class here, and the catch-all `org.bluez.Error.Failed` has one table of texts.
+// The tests walk every kind and every text.
 
-/// Maps BlueZ errors and disconnect reasons to a `FailureClass`.
+/// Maps BlueZ failures and disconnect reasons to a `FailureClass`.
 ///
-/// Pure and total: every input gets a class, and anything not in the tables is `.unknown`.
-/// D-Bus error names and disconnect reasons match exactly (case-sensitive, as D-Bus names are).
-/// For the catch-all `org.bluez.Error.Failed` the message decides: BlueZ's
-/// `le-connection-*` / `br-connection-*` texts and a few kernel errno texts match exactly after
-/// trimming surrounding whitespace.
+/// Pure and total: every failure gets a class, and anything not recognised is `.unknown`. The
+/// kind decides (`failureClass(of:)`, a switch the compiler checks covers every kind), except for
+/// `org.bluez.Error.Failed`, whose message decides: BlueZ's `le-connection-*` /
+/// `br-connection-*` texts and a few kernel errno texts match exactly after trimming
+/// surrounding whitespace.
 public enum BlueZErrorClassifier {
     /// Classifies a failure as BlueZ reported it.
     public static func classify(_ failure: DeviceEvent.Failure) -> FailureClass {
-        if failure.name == failedErrorName {
-            return messageTable[trimmed(failure.message)] ?? .unknown
-        }
-        return nameTable[failure.name] ?? .unknown
+        failureClass(of: failure.kind) ?? messageTable[trimmed(failure.message)] ?? .unknown
     }
 
     /// Classifies a link loss. `nil` is a disconnect from a BlueZ older than 5.83, which only
@@ -26,41 +25,31 @@ public enum BlueZErrorClassifier {
 
     // MARK: - Tables
 
-    static let failedErrorName = "org.bluez.Error.Failed"
-
-    /// Exact D-Bus error names and disconnect reasons.
-    static let nameTable: [String: FailureClass] = [
-        "org.bluez.Error.InProgress": .busy,
-        "org.bluez.Error.AlreadyConnected": .busy,
-        "org.bluez.Error.NotReady": .notReady,
-        "org.bluez.Error.NotConnected": .transient,
-        "org.bluez.Error.ConnectionAttemptFailed": .transient,
-        "org.bluez.Error.NotPermitted": .denied,
-        "org.bluez.Error.NotAuthorized": .denied,
-        "org.bluez.Error.AuthenticationFailed": .denied,
-        "org.bluez.Error.AuthenticationRejected": .denied,
-        "org.bluez.Error.AuthenticationCanceled": .denied,
+    /// The class of each kind; nil for `.failed`, whose message decides (`messageTable`).
+    public static func failureClass(of kind: BlueZErrorKind) -> FailureClass? {
+        switch kind {
+        case .failed: nil
+        case .inProgress, .alreadyConnected: .busy
+        // bluetoothd is not on the bus (yet, or any more), or not ready.
+        case .notReady, .serviceUnavailable: .notReady
+        case .notConnected, .connectionAttemptFailed: .transient
+        case .notPermitted, .notAuthorized, .authenticationFailed, .authenticationRejected, .authenticationCanceled: .denied
         // A pairing agent that did not answer in time: the device may well accept next time.
-        "org.bluez.Error.AuthenticationTimeout": .transient,
-        "org.bluez.Error.DoesNotExist": .gone,
-        "org.bluez.Error.NoSuchAdapter": .bluetoothOff,
+        case .authenticationTimeout: .transient
+        case .doesNotExist, .unknownObject: .gone
+        case .noSuchAdapter: .bluetoothOff
         // The device lacks a feature we asked for (e.g. notify on a characteristic without it).
-        "org.bluez.Error.NotSupported": .protocol,
-        "org.freedesktop.DBus.Error.UnknownObject": .gone,
-        // bluetoothd is not on the bus (yet, or any more).
-        "org.freedesktop.DBus.Error.ServiceUnknown": .notReady,
-        "org.freedesktop.DBus.Error.NameHasNoOwner": .notReady,
-        "org.freedesktop.DBus.Error.NoReply": .transient,
-        "org.freedesktop.DBus.Error.Timeout": .transient,
-        "org.freedesktop.DBus.Error.TimedOut": .transient,
+        case .notSupported: .protocol
+        case .timeout: .transient
         // Device1.Disconnected reasons (BlueZ >= 5.83).
-        "org.bluez.Reason.Timeout": .transient,
-        "org.bluez.Reason.Remote": .transient,
-        "org.bluez.Reason.Local": .transient,
-        "org.bluez.Reason.Suspend": .transient,
-        "org.bluez.Reason.Authentication": .denied,
-        "org.bluez.Reason.Unknown": .unknown,
-    ]
+        case .disconnectedByTimeout, .disconnectedByRemote, .disconnectedByLocal, .disconnectedForSuspend: .transient
+        case .disconnectedForAuthentication: .denied
+        case .disconnectedForUnknownReason: .unknown
+        // Our own calls' mistakes and a lost bus say nothing about the device; nor does
+        // `ConnectDevice` finding that the adapter already holds an object for it.
+        case .invalidArguments, .invalidValueLength, .invalidOffset, .alreadyExists, .busDisconnected, .other: .unknown
+        }
+    }
 
     /// Exact messages of `org.bluez.Error.Failed` (BlueZ's connection error strings, and the
     /// strerror texts older code paths pass through).

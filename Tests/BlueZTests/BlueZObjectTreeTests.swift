@@ -1,4 +1,5 @@
 import BlueZ
+import BluetoothVocabulary
 import DBus
 import Testing
 
@@ -41,11 +42,13 @@ struct BlueZObjectTreeTests {
         #expect(device.address == "AA:BB:CC:DD:EE:01")
         #expect(device.addressType == "random")
         #expect(device.adapter == Self.adapterPath)
+        #expect(device.identity == DeviceID(address: try #require(BluetoothAddress("AA:BB:CC:DD:EE:01")), addressType: .random))
+        #expect(device.adapterID == AdapterID("hci0"))
         #expect(device.rssi == -61)
         #expect(device.uuids == ["0000180d-0000-1000-8000-00805f9b34fb"], "UUIDs are normalised to lower case")
         let characteristic = try #require(tree.characteristics(of: Self.devicePath).first)
         #expect(characteristic.uuid == "00002a37-0000-1000-8000-00805f9b34fb")
-        #expect(characteristic.flags == ["notify"])
+        #expect(characteristic.flags == [.notify])
         #expect(characteristic.mtu == 247)
         #expect(tree.services(of: Self.devicePath).map(\.path) == [Self.servicePath])
     }
@@ -137,6 +140,35 @@ struct BlueZObjectTreeTests {
         #expect(tree.devices(address: "AA:BB:CC:DD:EE:01").isEmpty)
     }
 
+    @Test func devicesAreFoundByIdentityOnEveryAdapterOrOnOne() throws {
+        var tree = try BlueZObjectTree(managedObjects: Self.managedObjects())
+        let address = try #require(BluetoothAddress("AA:BB:CC:DD:EE:01"))
+        let random = DeviceID(address: address, addressType: .random)
+        let second: DBusObjectPath = "/org/bluez/hci1/dev_AA_BB_CC_DD_EE_01"
+        tree.interfacesAdded(second, ["org.bluez.Device1": [
+            "Address": .string("aa:bb:cc:dd:ee:01"), "AddressType": .string("random"), "Adapter": .objectPath("/org/bluez/hci1"),
+        ]])
+        // A public-address device with the same six bytes is another device.
+        let publicPath: DBusObjectPath = "/org/bluez/hci1/dev_AA_BB_CC_DD_EE_01_public"
+        tree.interfacesAdded(publicPath, ["org.bluez.Device1": ["Address": .string("AA:BB:CC:DD:EE:01")]])
+        #expect(tree.devices(random).map(\.path) == [Self.devicePath, second])
+        #expect(tree.devices(DeviceID(address: address)).map(\.path) == [publicPath], "no AddressType is BlueZ's public")
+        #expect(tree.device(random, on: AdapterID("hci1"))?.path == second)
+        #expect(tree.device(random, on: AdapterID("hci0"))?.path == Self.devicePath)
+        #expect(tree.device(random, on: AdapterID("hci2")) == nil)
+        let elsewhere = DeviceID(address: try #require(BluetoothAddress("AA:BB:CC:DD:EE:02")), addressType: .random)
+        #expect(tree.devices(elsewhere).isEmpty)
+    }
+
+    @Test func aDeviceWithoutAnAdapterPropertyBelongsToItsPathsParent() {
+        var tree = BlueZObjectTree()
+        let path: DBusObjectPath = "/org/bluez/hci3/dev_AA_BB_CC_DD_EE_03"
+        tree.interfacesAdded(path, ["org.bluez.Device1": ["Address": .string("AA:BB:CC:DD:EE:03")]])
+        #expect(tree.device(at: path)?.adapterID == AdapterID("hci3"))
+        tree.interfacesAdded("/org/bluez/hci3/dev_nobody", ["org.bluez.Device1": ["Address": .string("nope")]])
+        #expect(tree.device(at: "/org/bluez/hci3/dev_nobody")?.identity == nil)
+    }
+
     @Test func aSnapshotOfTheWrongShapeIsAnError() {
         #expect(throws: DBusDecodingError.self) { try BlueZObjectTree(managedObjects: .string("nope")) }
     }
@@ -154,6 +186,10 @@ struct BlueZErrorTests {
         ("org.freedesktop.DBus.Error.ServiceUnknown", .serviceUnavailable),
         ("org.freedesktop.DBus.Error.NoReply", .timeout),
         ("com.example.Something", .other),
+        ("org.freedesktop.DBus.Error.UnknownMethod", .unknownObject),
+        ("org.freedesktop.DBus.Error.NameHasNoOwner", .serviceUnavailable),
+        ("org.freedesktop.DBus.Error.Timeout", .timeout),
+        ("org.freedesktop.DBus.Error.Disconnected", .busDisconnected),
     ])
     func namesMapToKinds(name: String, kind: BlueZError.Kind) {
         let error = BlueZError(name: name, message: "le-connection-abort-by-local")

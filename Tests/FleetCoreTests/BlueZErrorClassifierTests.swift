@@ -84,11 +84,49 @@ import Testing
     }
 
     @Test func everyTableRowIsReachable() {
-        for (name, expected) in BlueZErrorClassifier.nameTable where name != BlueZErrorClassifier.failedErrorName {
+        for (name, kind) in BlueZErrorKind.byName where kind != .failed {
+            let expected = BlueZErrorClassifier.failureClass(of: kind)
+            #expect(expected != nil, "\(name): only Failed leaves the class to its message")
             #expect(BlueZErrorClassifier.classify(DeviceEvent.Failure(name: name)) == expected, "\(name)")
         }
         for (message, expected) in BlueZErrorClassifier.messageTable {
             #expect(BlueZErrorClassifier.classify(Self.failed(message)) == expected, "\(message)")
         }
+    }
+
+    /// Every kind, by name: the class it gets. A new kind fails here until it is given one.
+    static let classOfEveryKind: [BlueZErrorKind: FailureClass?] = [
+        .failed: nil,
+        .inProgress: .busy, .alreadyConnected: .busy,
+        .notReady: .notReady, .serviceUnavailable: .notReady,
+        .notConnected: .transient, .connectionAttemptFailed: .transient, .authenticationTimeout: .transient,
+        .timeout: .transient,
+        .notPermitted: .denied, .notAuthorized: .denied, .authenticationFailed: .denied,
+        .authenticationRejected: .denied, .authenticationCanceled: .denied,
+        .doesNotExist: .gone, .unknownObject: .gone,
+        .noSuchAdapter: .bluetoothOff,
+        .notSupported: .protocol,
+        .disconnectedByTimeout: .transient, .disconnectedByRemote: .transient, .disconnectedByLocal: .transient,
+        .disconnectedForSuspend: .transient, .disconnectedForAuthentication: .denied,
+        .disconnectedForUnknownReason: .unknown,
+        .invalidArguments: .unknown, .invalidValueLength: .unknown, .invalidOffset: .unknown, .alreadyExists: .unknown,
+        .busDisconnected: .unknown, .other: .unknown,
+    ]
+
+    @Test func everyKindHasItsClass() {
+        for kind in BlueZErrorKind.allCases {
+            let expected = Self.classOfEveryKind[kind]
+            #expect(expected != nil, "\(kind) is missing from this test's table")
+            #expect(BlueZErrorClassifier.failureClass(of: kind) == expected ?? nil, "\(kind)")
+            // The same class through a failure as BlueZ reports it, under the kind's own name.
+            let viaName = BlueZErrorClassifier.classify(DeviceEvent.Failure(name: kind.dbusName, message: "le-connection-busy"))
+            #expect(viaName == (expected ?? nil) ?? .busy, "\(kind): only Failed asks its message")
+        }
+    }
+
+    @Test func aFailureReportedByKindCarriesTheKindsOwnName() {
+        let failure = DeviceEvent.Failure(.doesNotExist, message: "characteristic gone")
+        #expect(failure == DeviceEvent.Failure(name: "org.bluez.Error.DoesNotExist", message: "characteristic gone"))
+        #expect(BlueZErrorClassifier.classify(failure) == .gone)
     }
 }

@@ -6,6 +6,11 @@ import Synchronization
 /// `DeviceTransport` over BlueZ: device operations become `Device1`/`GattCharacteristic1` calls
 /// through the BlueZ client, connection attempts go through the adapter's `CentralActor`, and
 /// `AcquireNotify` sockets are handed to the notification poller.
+///
+/// Each operation acts through one of the device's objects (one per adapter that knows it). A
+/// connection attempt uses the granted adapter's object only. The other operations have variants
+/// that name the adapter (`on:`); `DeviceTransport`'s calls name only the device and pass nil,
+/// which picks the connected object. A later change passes the link's adapter.
 public final class BlueZDeviceTransport: DeviceTransport {
     private let client: BlueZClient
     private let centrals: Mutex<[AdapterID: CentralActor]>
@@ -28,18 +33,13 @@ public final class BlueZDeviceTransport: DeviceTransport {
     private var allCentrals: [CentralActor] { centrals.withLock { Array($0.values) } }
 
     private func failure(_ error: BlueZError) -> TransportFailure {
-        TransportFailure(name: error.name, message: error.message)
+        TransportFailure(kind: error.kind, name: error.name, message: error.message)
     }
 
-    /// The device's object, preferring the given adapter.
-    private func objectPath(_ device: DeviceID, adapter: AdapterID? = nil) async -> DBusObjectPath? {
-        let candidates = await client.tree.devices(address: device.address.description).filter {
-            BlueZEventTranslator.identity(of: $0) == device
-        }
-        if let adapter, let match = candidates.first(where: { BlueZEventTranslator.adapter(of: $0) == adapter }) {
-            return match.path
-        }
-        return candidates.first?.path
+    /// The device's object (see `BlueZObjectTree.deviceObject(_:on:)`): `adapter`'s when one is
+    /// named, else the connected one.
+    private func objectPath(_ device: DeviceID, on adapter: AdapterID?) async -> DBusObjectPath? {
+        await client.tree.deviceObject(device, on: adapter)?.path
     }
 
     public func startResolve(_ device: DeviceID) async {
@@ -52,9 +52,11 @@ public final class BlueZDeviceTransport: DeviceTransport {
 
     public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
         guard let central = centrals.withLock({ $0[adapter] }) else {
-            throw TransportFailure(name: "org.bluez.Error.NotReady", message: "adapter \(adapter) is not available")
+            throw TransportFailure(.notReady, message: "adapter \(adapter) is not available")
         }
-        let path = await objectPath(device, adapter: adapter)
+        // Only this adapter's object: without one, the central connects by address on its own
+        // adapter (`Adapter1.ConnectDevice`) rather than through another adapter's object.
+        let path = await objectPath(device, on: adapter)
         do {
             try await central.connect(device, objectPath: path)
         } catch {
@@ -67,14 +69,27 @@ public final class BlueZDeviceTransport: DeviceTransport {
     }
 
     public func disconnect(_ device: DeviceID) async {
+        await disconnect(device, on: nil)
+    }
+
+    /// `Device1.Disconnect` on `adapter`'s object for the device (nil: the connected object).
+    public func disconnect(_ device: DeviceID, on adapter: AdapterID?) async {
         poller.remove(device: device)
-        guard let path = await objectPath(device) else { return }
+        guard let path = await objectPath(device, on: adapter) else { return }
         try? await client.disconnect(device: path)
     }
 
     public func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
-        guard let path = await objectPath(device) else {
-            throw TransportFailure(name: DBusError.unknownObject, message: "no object for \(device)")
+        try await awaitServices(device, on: nil)
+    }
+
+    /// Waits for `ServicesResolved` and the GATT objects on `adapter`'s object for the device
+    /// (nil: the connected object).
+    public func awaitServices(
+        _ device: DeviceID, on adapter: AdapterID?
+    ) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
+        guard let path = await objectPath(device, on: adapter) else {
+            throw TransportFailure(.unknownObject, message: "no object for \(device)")
         }
         // The machine's discovery timer bounds the whole wait; these bounds only keep a task
         // from outliving it.
@@ -82,7 +97,7 @@ public final class BlueZDeviceTransport: DeviceTransport {
             tree.device(at: path)?.servicesResolved == true
         }
         guard resolved else {
-            throw TransportFailure(name: DBusError.noReply, message: "services were not resolved")
+            throw TransportFailure(.timeout, message: "services were not resolved")
         }
         _ = await client.waitForTree(timeout: gattSettleTimeout) { tree in !tree.characteristics(of: path).isEmpty }
         let tree = await client.tree
@@ -91,17 +106,25 @@ public final class BlueZDeviceTransport: DeviceTransport {
         return (services, characteristics)
     }
 
-    private func characteristicPath(_ device: DeviceID, uuid: String) async throws(TransportFailure) -> BlueZCharacteristic {
-        guard let path = await objectPath(device),
+    private func characteristic(
+        _ device: DeviceID, uuid: String, on adapter: AdapterID?
+    ) async throws(TransportFailure) -> BlueZCharacteristic {
+        guard let path = await objectPath(device, on: adapter),
             let characteristic = await client.tree.characteristics(of: path).first(where: { $0.uuid == uuid.lowercased() })
         else {
-            throw TransportFailure(name: "org.bluez.Error.DoesNotExist", message: "no characteristic \(uuid) on \(device)")
+            throw TransportFailure(.doesNotExist, message: "no characteristic \(uuid) on \(device)")
         }
         return characteristic
     }
 
     public func read(_ device: DeviceID, characteristic uuid: String) async throws(TransportFailure) -> [UInt8] {
-        let characteristic = try await characteristicPath(device, uuid: uuid)
+        try await read(device, characteristic: uuid, on: nil)
+    }
+
+    /// `ReadValue` of a characteristic under `adapter`'s object for the device (nil: the
+    /// connected object).
+    public func read(_ device: DeviceID, characteristic uuid: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8] {
+        let characteristic = try await characteristic(device, uuid: uuid, on: adapter)
         do {
             return try await client.readValue(characteristic: characteristic.path)
         } catch {
@@ -110,7 +133,15 @@ public final class BlueZDeviceTransport: DeviceTransport {
     }
 
     public func subscribe(_ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure) {
-        let characteristic = try await characteristicPath(device, uuid: uuid)
+        try await subscribe(device, characteristic: uuid, via: path, on: nil)
+    }
+
+    /// Subscribes to a characteristic under `adapter`'s object for the device (nil: the
+    /// connected object).
+    public func subscribe(
+        _ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?
+    ) async throws(TransportFailure) {
+        let characteristic = try await characteristic(device, uuid: uuid, on: adapter)
         do throws(BlueZError) {
             // The fd path only where BlueZ offers it (`NotifyAcquired` present); else StartNotify.
             if path == .acquireNotify, characteristic.notifyAcquired != nil {
@@ -131,7 +162,7 @@ public final class BlueZDeviceTransport: DeviceTransport {
         // A notify socket of the characteristic, if it has one, closes here; BlueZ ends that
         // session on hang-up. StopNotify ends a D-Bus session (harmless when there is none).
         poller.remove(device: device, characteristic: uuid.lowercased())
-        guard let characteristic = try? await characteristicPath(device, uuid: uuid) else { return }
+        guard let characteristic = try? await characteristic(device, uuid: uuid, on: nil) else { return }
         if path == .startNotify || characteristic.notifyAcquired == nil {
             try? await client.stopNotify(characteristic: characteristic.path)
         }

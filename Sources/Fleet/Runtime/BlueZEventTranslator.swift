@@ -31,19 +31,18 @@ public struct BlueZEventTranslator: Sendable {
 
     /// The identity of a `Device1` object: address plus address type.
     public static func identity(of device: BlueZDevice) -> DeviceID? {
-        identity(address: device.address, addressType: device.addressType)
+        device.identity
     }
 
     /// The identity of a device from its `Address` and `AddressType` as bluetoothd spells them
     /// (a missing or unknown type is `public`, BlueZ's default); nil without a valid address.
     public static func identity(address text: String?, addressType: String?) -> DeviceID? {
-        guard let text, let address = BluetoothAddress(text) else { return nil }
-        return DeviceID(address: address, addressType: AddressType(rawValue: addressType ?? "public") ?? .public)
+        DeviceID(bluezAddress: text, addressType: addressType)
     }
 
     /// The adapter a device object lives under (`/org/bluez/hci0/dev_…` → `hci0`).
     public static func adapter(of device: BlueZDevice) -> AdapterID {
-        AdapterID((device.adapter ?? device.path.parent ?? .root).lastElement)
+        device.adapterID
     }
 
     public mutating func translate(_ event: BlueZEvent, tree: BlueZObjectTree) -> [Routed] {

@@ -207,7 +207,7 @@ public actor FleetOrchestrator {
         switch routed {
         case .everyone(.bluetoothdAppeared):
             return .bluetoothdAppeared(
-                held: Set(tree.devices.compactMap(BlueZEventTranslator.identity(of:))),
+                held: Set(tree.devices.compactMap(\.identity)),
                 adapters: Set(tree.adapters.map { AdapterID($0.name) }))
         case .everyone(.bluetoothdVanished):
             return .bluetoothdVanished
@@ -233,10 +233,9 @@ public actor FleetOrchestrator {
 
     /// BlueZ's objects for `id`, on every adapter that has one.
     private static func objects(of id: DeviceID, in tree: BlueZObjectTree) -> [FleetStateMachine.DeviceObject] {
-        tree.devices(address: id.address.description).compactMap { object in
-            guard BlueZEventTranslator.identity(of: object) == id else { return nil }
-            return FleetStateMachine.DeviceObject(
-                adapter: BlueZEventTranslator.adapter(of: object), name: object.alias ?? object.name, services: object.uuids,
+        tree.devices(id).map { object in
+            FleetStateMachine.DeviceObject(
+                adapter: object.adapterID, name: object.alias ?? object.name, services: object.uuids,
                 rssi: object.rssi.map(Int.init), connected: object.connected)
         }
     }

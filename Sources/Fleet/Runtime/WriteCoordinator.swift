@@ -94,8 +94,8 @@ actor WriteCoordinator {
             throw .unknownCharacteristic(device, uuid)
         }
         var properties: OutgoingWriteProperties = []
-        if found.flags.contains("write") || found.flags.contains("authenticated-signed-writes") { properties.insert(.write) }
-        if found.flags.contains("write-without-response") { properties.insert(.writeWithoutResponse) }
+        if !found.flags.isDisjoint(with: [.write, .authenticatedSignedWrites]) { properties.insert(.write) }
+        if found.flags.contains(.writeWithoutResponse) { properties.insert(.writeWithoutResponse) }
         let write = OutgoingWrite(
             characteristic: OutgoingCharacteristic(id: uuid, properties: properties), bytes: bytes, qos: qos, mode: mode,
             isReplaceable: replaceable)
@@ -140,7 +140,7 @@ actor WriteCoordinator {
         if lane.useSocket, write.writeType == .withoutResponse, let socket = await socket(device, uuid: write.characteristic.id) {
             onSocket = true
             if case .failure(let error) = await socket.send(write.bytes) {
-                failure = DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "AcquireWrite socket: \(error)")
+                failure = DeviceEvent.Failure(.failed, message: "AcquireWrite socket: \(error)")
                 lanes[device]?.sockets[write.characteristic.id] = nil
             }
         } else if let object = await characteristicObject(device, uuid: write.characteristic.id) {
@@ -149,11 +149,11 @@ actor WriteCoordinator {
                 try await client.writeValue(
                     characteristic: object.path, write.bytes, type: write.writeType == .withResponse ? .request : .command)
             } catch {
-                failure = DeviceEvent.Failure(name: error.name, message: error.message)
+                failure = DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
             }
             await report(device, failure.map { .writeFailed($0) } ?? .writeCompleted)
         } else {
-            failure = DeviceEvent.Failure(name: "org.bluez.Error.DoesNotExist", message: "characteristic \(write.characteristic.id) is gone")
+            failure = DeviceEvent.Failure(.doesNotExist, message: "characteristic \(write.characteristic.id) is gone")
         }
         var deviceCounters = counters[device] ?? WriteCounters()
         if failure != nil {
@@ -192,9 +192,12 @@ actor WriteCoordinator {
         return socket
     }
 
+    /// The characteristic under the device's connected object, else under any of its objects in
+    /// path order (a later change passes the link's adapter and looks only under its object).
     private func characteristicObject(_ device: DeviceID, uuid: String) async -> BlueZCharacteristic? {
         let tree = await client.tree
-        for object in tree.devices(address: device.address.description) where BlueZEventTranslator.identity(of: object) == device {
+        let objects = tree.devices(device)
+        for object in objects.filter(\.connected) + objects.filter({ !$0.connected }) {
             if let found = tree.characteristics(of: object.path).first(where: { $0.uuid == uuid }) { return found }
         }
         return nil

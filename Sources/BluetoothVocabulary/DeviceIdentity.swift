@@ -86,6 +86,14 @@ public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.addressType = addressType
     }
 
+    /// The identity of a device from its `Device1.Address` and `AddressType` as bluetoothd
+    /// spells them: a missing or unknown type is `public`, BlueZ's default; nil without a valid
+    /// address.
+    public init?(bluezAddress address: String?, addressType: String?) {
+        guard let address, let parsed = BluetoothAddress(address) else { return nil }
+        self.init(address: parsed, addressType: addressType.flatMap(AddressType.init(rawValue:)) ?? .public)
+    }
+
     public var description: String {
         addressType == .public ? address.description : "\(address) (random)"
     }

@@ -1,4 +1,4 @@
-import FleetCore
+import BluetoothVocabulary
 import Testing
 
 @Suite("Bluetooth addresses")
