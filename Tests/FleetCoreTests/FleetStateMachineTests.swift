@@ -309,4 +309,72 @@ struct FleetStateMachineTests {
         #expect(fleet.handle(.command(.prepareWrite(Self.band)), now: Self.t0) == [.reply(.refused(.unknownDevice(Self.band)))])
         #expect(fleet.devices == before)
     }
+
+    // MARK: - Commands
+
+    @Test func aHeldDeviceIsGrantedNoAttemptUntilReconnect() {
+        var fleet = Self.running(Self.configuration())
+        _ = fleet.handle(.device(Self.strap, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        let disconnect = fleet.handle(.command(.disconnect(Self.strap)), now: Self.t0)
+        #expect(disconnect.contains(.reply(.done)))
+        #expect(Self.deliveries(disconnect, to: Self.strap) == [.policyUpdated(wanted: false)])
+        // Even if its machine asked for one before it heard, no grant while held.
+        _ = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: Self.strap).isEmpty)
+        let reconnect = fleet.handle(.command(.reconnect(Self.strap)), now: Self.t0)
+        #expect(Self.deliveries(reconnect, to: Self.strap) == [.policyUpdated(wanted: true), .reconnectRequested])
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: Self.strap) == [.attemptGranted(adapter: Self.hci0)])
+    }
+
+    @Test func aRuntimePinSurvivesAReloadThatDoesNotMentionIt() {
+        var fleet = Self.running(Self.configuration())
+        let pin = fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", priority: 3), objects: [])), now: Self.t0)
+        #expect(pin.contains(.reply(.done)))
+        #expect(Self.created(pin) == [Self.watch])
+        #expect(pin.contains { if case .publish(.runtimePinsChanged(let pins)) = $0 { pins.map(\.id) == [Self.watch] } else { false } })
+        let reload = fleet.handle(.reload(Self.configuration(), objects: [:]), now: Self.t0)
+        guard case .reply(.reloaded(let summary))? = reload.last(where: { if case .reply = $0 { true } else { false } }) else {
+            Issue.record("a reload answers with its summary")
+            return
+        }
+        #expect(summary.pinnedRemoved.isEmpty)
+        #expect(fleet.devices[Self.watch]?.pinned == true)
+        // Unpinned by command, with the pool off, it is forgotten.
+        let unpin = fleet.handle(.command(.unpin(Self.watch)), now: Self.t0)
+        #expect(unpin.contains(.retireDevice(Self.watch, disconnect: false)))
+        #expect(fleet.devices[Self.watch] == nil)
+        #expect(fleet.handle(.command(.unpin(Self.watch)), now: Self.t0) == [.reply(.refused(.unknownDevice(Self.watch)))])
+    }
+
+    @Test func refusedCommandsChangeNothing() {
+        var fleet = Self.running(Self.configuration(pinned: [Self.strap]))
+        let before = fleet.devices
+        let refusals: [(FleetCommand, FleetCommandError)] = [
+            (.pin(Self.watch, FleetPinOptions(className: "nonesuch"), objects: []), .unknownClass("nonesuch")),
+            (.pin(Self.strap, FleetPinOptions(className: "strap"), objects: []), .pinnedByConfiguration(Self.strap)),
+            (.unpin(Self.strap), .pinnedByConfiguration(Self.strap)),
+            (.disconnect(Self.watch), .unknownDevice(Self.watch)),
+            (.reconnect(Self.watch), .unknownDevice(Self.watch)),
+            (.prepareRead(Self.strap), .notConnected(Self.strap)),
+            (.unsubscribe(Self.strap, characteristic: "x"), .notSubscribed(Self.strap, "x")),
+        ]
+        for (command, error) in refusals {
+            #expect(fleet.handle(.command(command), now: Self.t0) == [.reply(.refused(error))], "\(command)")
+        }
+        #expect(fleet.devices == before)
+    }
+
+    @Test func aSubscriptionAddedByCommandOutlivesAReloadOfItsClass() {
+        var fleet = Self.running(Self.configuration())
+        let subscribe = fleet.handle(.command(.subscribe(Self.strap, characteristic: "t")), now: Self.t0)
+        #expect(Self.deliveries(subscribe, to: Self.strap) == [.subscriptionAdded(characteristic: "t")])
+        var next = Self.configuration()
+        next.classes["strap"]?.subscriptions = ["hr"]
+        let reload = fleet.handle(.reload(next, objects: [:]), now: Self.t0)
+        let reconfigured = reload.compactMap { action -> DeviceStateMachine.Configuration? in
+            if case .reconfigureDevice(Self.strap, let configuration, _) = action { configuration } else { nil }
+        }
+        #expect(reconfigured.map(\.subscriptions) == [["hr", "t"]])
+        #expect(fleet.handle(.command(.subscribe(Self.strap, characteristic: "t")), now: Self.t0) == [.reply(.refused(.alreadySubscribed(Self.strap, "t")))])
+    }
 }

@@ -232,7 +232,7 @@ public actor FleetOrchestrator {
     }
 
     /// BlueZ's objects for `id`, on every adapter that has one.
-    private static func objects(of id: DeviceID, in tree: BlueZObjectTree) -> [FleetStateMachine.DeviceObject] {
+    static func objects(of id: DeviceID, in tree: BlueZObjectTree) -> [FleetStateMachine.DeviceObject] {
         tree.devices(id).map { object in
             FleetStateMachine.DeviceObject(
                 adapter: object.adapterID, name: object.alias ?? object.name, services: object.uuids,
@@ -365,6 +365,11 @@ public actor FleetOrchestrator {
             adapters: machine.adapters.filter(\.value.selected).map { ($0.key, $0.value.powered, used[$0.key] ?? 0, machine.slots(of: $0.key)) })
         cachedSummary = line
         return line
+    }
+
+    /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
+    public func status(of device: DeviceID) -> DeviceState? {
+        machine.devices[device]?.state
     }
 
     public func status() async -> FleetStatus {

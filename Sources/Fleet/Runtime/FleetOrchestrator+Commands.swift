@@ -1,0 +1,100 @@
+import BlueZ
+import FleetCore
+import GATT
+
+/// The fleet's one way in: what the control interface, MQTT and tests ask of the fleet. Every
+/// method answers once its outcome is known, and a refused command changes nothing.
+public protocol FleetCommands: Sendable {
+    /// Pins a device at run time (merged with the configuration's pins; a reload keeps it).
+    func pin(_ device: DeviceID, options: FleetPinOptions) async throws(FleetCommandError)
+    /// Undoes a run-time pin; a device pinned by the configuration file is refused.
+    func unpin(_ device: DeviceID) async throws(FleetCommandError)
+    /// Releases the device's link and holds it until `reconnect` (or `pin`).
+    func disconnect(_ device: DeviceID) async throws(FleetCommandError)
+    /// Pursues the device now: lifts a hold, clears its backoff and a given-up budget.
+    func reconnect(_ device: DeviceID) async throws(FleetCommandError)
+    /// Reads a characteristic of a linked device; the value is also published as a value.
+    func read(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) -> [UInt8]
+    /// Queues a write (see `FleetOrchestrator.write`).
+    func write(
+        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool
+    ) async throws(FleetWriteError) -> OutgoingEnqueueResult
+    /// Subscribes to a characteristic from now on (at once on a set-up link).
+    func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError)
+    func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError)
+}
+
+extension FleetOrchestrator: FleetCommands {
+    public func pin(_ device: DeviceID, options: FleetPinOptions = FleetPinOptions()) async throws(FleetCommandError) {
+        let objects = Self.objects(of: device, in: await client.tree)
+        try await accept(.pin(device, options, objects: objects))
+    }
+
+    public func unpin(_ device: DeviceID) async throws(FleetCommandError) {
+        try await accept(.unpin(device))
+    }
+
+    public func disconnect(_ device: DeviceID) async throws(FleetCommandError) {
+        try await accept(.disconnect(device))
+    }
+
+    public func reconnect(_ device: DeviceID) async throws(FleetCommandError) {
+        try await accept(.reconnect(device))
+    }
+
+    public func read(_ device: DeviceID, characteristic text: String) async throws(FleetCommandError) -> [UInt8] {
+        let uuid = try Self.characteristicUUID(text)
+        try await accept(.prepareRead(device))
+        try await requireCharacteristic(device, uuid, allowing: .read, operation: "read")
+        let bytes: [UInt8]
+        do {
+            bytes = try await transport.read(device, characteristic: uuid)
+        } catch {
+            throw .failed(error)
+        }
+        pipeline.ingest(device: device, characteristic: uuid, bytes: bytes)
+        return bytes
+    }
+
+    public func subscribe(_ device: DeviceID, characteristic text: String) async throws(FleetCommandError) {
+        let uuid = try Self.characteristicUUID(text)
+        try await requireCharacteristicIfLinked(device, uuid)
+        try await accept(.subscribe(device, characteristic: uuid))
+    }
+
+    public func unsubscribe(_ device: DeviceID, characteristic text: String) async throws(FleetCommandError) {
+        try await accept(.unsubscribe(device, characteristic: try Self.characteristicUUID(text)))
+    }
+
+    // MARK: - Checks
+
+    /// Submits the command; a refusal is thrown.
+    private func accept(_ command: FleetCommand) async throws(FleetCommandError) {
+        if case .refused(let error)? = await submit(.command(command)) { throw error }
+    }
+
+    /// The canonical lower-case 128-bit form BlueZ and the pipeline use.
+    static func characteristicUUID(_ text: String) throws(FleetCommandError) -> String {
+        guard let uuid = BluetoothUUID(text) else { throw .invalidCharacteristic(text) }
+        return uuid.description
+    }
+
+    /// The device's linked object must have the characteristic, with one of `flags`.
+    private func requireCharacteristic(
+        _ device: DeviceID, _ uuid: String, allowing flags: GATTCharacteristicFlags, operation: String
+    ) async throws(FleetCommandError) {
+        let tree = await client.tree
+        guard let object = tree.deviceObject(device, on: nil),
+            let characteristic = tree.characteristics(of: object.path).first(where: { $0.uuid == uuid })
+        else { throw .unknownCharacteristic(device, uuid) }
+        guard !characteristic.flags.isDisjoint(with: flags) else { throw .notPermitted(device, uuid, operation: operation) }
+    }
+
+    /// A subscription to a linked device is checked against its GATT objects now; one to a
+    /// device without a link is checked when it connects (a missing one degrades it then).
+    private func requireCharacteristicIfLinked(_ device: DeviceID, _ uuid: String) async throws(FleetCommandError) {
+        let state = await status(of: device)
+        guard state?.isLinked == true else { return }
+        try await requireCharacteristic(device, uuid, allowing: [.notify, .indicate], operation: "notify")
+    }
+}
