@@ -1,4 +1,3 @@
-import BlueZ
 import FleetCore
 import GATT
 
@@ -26,7 +25,7 @@ public protocol FleetCommands: Sendable {
 
 extension FleetOrchestrator: FleetCommands {
     public func pin(_ device: DeviceID, options: FleetPinOptions = FleetPinOptions()) async throws(FleetCommandError) {
-        let objects = Self.objects(of: device, in: await client.tree)
+        let objects = await bluetooth.objects(of: device)
         try await accept(.pin(device, options, objects: objects))
     }
 
@@ -48,7 +47,7 @@ extension FleetOrchestrator: FleetCommands {
         try await requireCharacteristic(device, uuid, allowing: .read, operation: "read")
         let bytes: [UInt8]
         do {
-            bytes = try await transport.read(device, characteristic: uuid)
+            bytes = try await bluetooth.deviceTransport.read(device, characteristic: uuid)
         } catch {
             throw .failed(error)
         }
@@ -83,10 +82,7 @@ extension FleetOrchestrator: FleetCommands {
     private func requireCharacteristic(
         _ device: DeviceID, _ uuid: String, allowing flags: GATTCharacteristicFlags, operation: String
     ) async throws(FleetCommandError) {
-        let tree = await client.tree
-        guard let object = tree.deviceObject(device, on: nil),
-            let characteristic = tree.characteristics(of: object.path).first(where: { $0.uuid == uuid })
-        else { throw .unknownCharacteristic(device, uuid) }
+        guard let characteristic = await bluetooth.characteristic(uuid, of: device) else { throw .unknownCharacteristic(device, uuid) }
         guard !characteristic.flags.isDisjoint(with: flags) else { throw .notPermitted(device, uuid, operation: operation) }
     }
 

@@ -1,5 +1,4 @@
 import BlueZ
-import DBus
 import FleetCore
 import Logging
 
@@ -19,15 +18,13 @@ public actor FleetOrchestrator {
     public typealias PersistContext = FleetStateMachine.PersistContext
 
     private var machine: FleetStateMachine
-    let client: BlueZClient
+    /// bluetoothd, as the fleet sees it (BlueZ's D-Bus API, or a test's fake).
+    let bluetooth: any FleetBluetooth
     let clock: any MonotonicClock
     let logger: Logger
-    let transport: BlueZDeviceTransport
-    let poller: NotificationSocketPoller
     public nonisolated let pipeline: ValuePipeline
     let writes: WriteCoordinator
     private var actors: [DeviceID: DeviceActor] = [:]
-    private var centrals: [AdapterID: CentralActor] = [:]
     /// Every device state change, as it happens (newest kept when nobody reads).
     public nonisolated let stateChanges: AsyncStream<(DeviceID, DeviceState)>
     private let stateChangeSink: AsyncStream<(DeviceID, DeviceState)>.Continuation
@@ -52,26 +49,32 @@ public actor FleetOrchestrator {
     var observers: [any FleetObserver] = []
     private let eventLog: FleetEventLog
 
+    /// A fleet on BlueZ's D-Bus API through `client`.
     public init(
         configuration: FleetRuntimeConfiguration, client: BlueZClient, clock: any MonotonicClock = SystemMonotonicClock(),
         logger: Logger, seed: UInt64
     ) throws {
+        let pipeline = ValuePipeline(logger: logger)
+        self.init(
+            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline), pipeline: pipeline,
+            clock: clock, logger: logger, seed: seed)
+    }
+
+    /// A fleet on any `FleetBluetooth`; `pipeline` is where its values are decoded and counted.
+    public init(
+        configuration: FleetRuntimeConfiguration, bluetooth: any FleetBluetooth, pipeline: ValuePipeline,
+        clock: any MonotonicClock = SystemMonotonicClock(), logger: Logger, seed: UInt64
+    ) {
         self.machine = FleetStateMachine(configuration: configuration, now: clock.now(), seed: seed)
-        self.client = client
+        self.bluetooth = bluetooth
         self.clock = clock
         self.logger = logger
         self.eventLog = FleetEventLog(logger: logger)
-        let pipeline = ValuePipeline(logger: logger)
         self.pipeline = pipeline
-        let poller = try NotificationSocketPoller { device, characteristic in
-            pipeline.source(device: device, characteristic: characteristic).receive
-        }
-        self.poller = poller
-        self.transport = BlueZDeviceTransport(client: client, poller: poller)
         let (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
         self.outputs = outputs
         self.outputSink = outputSink
-        self.writes = WriteCoordinator(client: client, clock: clock) { device, event in
+        self.writes = WriteCoordinator(channel: bluetooth, clock: clock) { device, event in
             outputSink.yield(.writeOutcome(device, event))
         }
         (stateChanges, stateChangeSink) = AsyncStream<(DeviceID, DeviceState)>.makeStream(bufferingPolicy: .bufferingNewest(1024))
@@ -99,35 +102,23 @@ public actor FleetOrchestrator {
                 }
             }
         })
-        let events = client.events
-        let client = self.client
+        let facts = bluetooth.facts()
         tasks.append(Task { [weak self] in
-            var translator = BlueZEventTranslator()
-            for await event in events {
-                let tree = await client.tree
-                for routed in translator.translate(event, tree: tree) {
-                    guard let input = Self.input(for: routed, tree: tree, pipeline: pipeline) else { continue }
-                    await self?.submit(input)
-                }
-            }
+            for await fact in facts { await self?.submit(fact) }
         })
-        // Notifications on the D-Bus path go straight to the pipeline on the bus thread.
-        let router = CharacteristicValueRouter(pipeline: pipeline)
-        await client.setValueReceivers { router.receiver(for: $0) }
-        try await client.start()
+        try await bluetooth.start()
         await submit(.started)
     }
 
     /// Stops pursuing devices; disconnects the links the daemon made when configured to.
     public func stop() async {
         await submit(.stop)
-        await client.stop()
+        await bluetooth.stop()
         for task in tasks { task.cancel() }
         tasks.removeAll()
         evaluationTimer?.cancel()
         finishStoreUpdates?()
         await storeWriter?.value
-        poller.stop()
         pipeline.finish()
         stateChangeSink.finish()
     }
@@ -143,9 +134,8 @@ public actor FleetOrchestrator {
     /// Applies a reloaded, already validated configuration, as one input.
     @discardableResult
     public func reconfigure(_ new: FleetRuntimeConfiguration) async -> ReloadSummary {
-        let tree = await client.tree
         var objects: [DeviceID: [FleetStateMachine.DeviceObject]] = [:]
-        for pinned in new.pinned { objects[pinned.id] = Self.objects(of: pinned.id, in: tree) }
+        for pinned in new.pinned { objects[pinned.id] = await bluetooth.objects(of: pinned.id) }
         guard case .reloaded(let summary)? = await submit(.reload(new, objects: objects)) else { return ReloadSummary() }
         return summary
     }
@@ -200,46 +190,6 @@ public actor FleetOrchestrator {
         return reply
     }
 
-    /// Turns what the BlueZ client saw into the machine's input; values go to the pipeline.
-    private static func input(
-        for routed: BlueZEventTranslator.Routed, tree: BlueZObjectTree, pipeline: ValuePipeline
-    ) -> FleetStateMachine.Input? {
-        switch routed {
-        case .everyone(.bluetoothdAppeared):
-            return .bluetoothdAppeared(
-                held: Set(tree.devices.compactMap(\.identity)),
-                adapters: Set(tree.adapters.map { AdapterID($0.name) }))
-        case .everyone(.bluetoothdVanished):
-            return .bluetoothdVanished
-        case .everyone(.adapterPowered(let adapter)):
-            return .adapterPowerChanged(adapter, powered: true)
-        case .everyone(.adapterUnpowered(let adapter)):
-            return .adapterPowerChanged(adapter, powered: false)
-        case .everyone:
-            return nil
-        case .device(let id, let event):
-            return .device(id, event, objects: objects(of: id, in: tree))
-        case .deviceUpdated(let id):
-            return .device(id, nil, objects: objects(of: id, in: tree))
-        case .value(let id, let characteristic, let bytes):
-            pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
-            return nil
-        case .adapterChanged(let adapter, let powered):
-            return .adapterChanged(adapter, powered: powered)
-        case .adapterRemoved(let adapter):
-            return .adapterRemoved(adapter)
-        }
-    }
-
-    /// BlueZ's objects for `id`, on every adapter that has one.
-    static func objects(of id: DeviceID, in tree: BlueZObjectTree) -> [FleetStateMachine.DeviceObject] {
-        tree.devices(id).map { object in
-            FleetStateMachine.DeviceObject(
-                adapter: object.adapterID, name: object.alias ?? object.name, services: object.uuids,
-                rssi: object.rssi.map(Int.init), connected: object.connected)
-        }
-    }
-
     // MARK: - Actions
 
     private func execute(_ action: FleetStateMachine.Action) async {
@@ -247,42 +197,38 @@ public actor FleetOrchestrator {
         case .createDevice(let machine, let seed):
             let sink = outputSink
             actors[machine.device] = DeviceActor(
-                machine: machine, transport: transport, clock: clock, seed: seed, output: { sink.yield($0) })
+                machine: machine, transport: bluetooth.deviceTransport, clock: clock, seed: seed, output: { sink.yield($0) })
         case .deliver(let id, let event):
             await actors[id]?.handle(event)
         case .reconfigureDevice(let id, let configuration, let reconnectPolicy):
             await actors[id]?.reconfigure(configuration, reconnectPolicy: reconnectPolicy)
         case .retireDevice(let id, let disconnect):
             await actors.removeValue(forKey: id)?.shutDown()
-            poller.remove(device: id)
-            if disconnect { await transport.disconnect(id) }
+            bluetooth.dropNotifySockets(of: id)
+            if disconnect { await bluetooth.deviceTransport.disconnect(id) }
             await writes.remove(id)
         case .shutDown(let linked, let limit):
             for (id, actor) in actors.sorted(by: { $0.key < $1.key }) {
                 await actor.shutDown()
-                poller.remove(device: id)
+                bluetooth.dropNotifySockets(of: id)
             }
             await disconnectAll(linked, within: limit)
         case .dropNotifySockets(let id):
-            poller.remove(device: id)
+            bluetooth.dropNotifySockets(of: id)
         case .createCentral(let adapter, let scanUUIDs, let minimumRSSI):
-            guard centrals[adapter] == nil else { break }
             do {
-                centrals[adapter] = try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
-                transport.setCentrals(centrals)
+                try await bluetooth.addAdapter(adapter, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
             } catch {
                 logger.error("invalid adapter name", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
             }
         case .resumeCentral(let adapter):
-            await centrals[adapter]?.resume()
+            await bluetooth.resumeDiscovery(on: adapter)
         case .centralStopped(let adapter):
-            await centrals[adapter]?.discoveryStopped()
+            await bluetooth.discoveryStopped(on: adapter)
         case .setPoolSearching(let adapter, let searching):
-            await centrals[adapter]?.setPoolSearching(searching)
+            await bluetooth.setPoolSearching(searching, on: adapter)
         case .updateScanFilter(let scanUUIDs, let minimumRSSI):
-            for (_, central) in centrals.sorted(by: { $0.key < $1.key }) {
-                await central.updateFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
-            }
+            await bluetooth.updateScanFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
         case .configureWrites(let id, let options):
             await writes.configure(id, options: options)
         case .openWriteLane(let id, let useSocket):
@@ -322,7 +268,7 @@ public actor FleetOrchestrator {
     /// Disconnects every listed link at once, giving up after `limit`.
     private func disconnectAll(_ linked: [DeviceID], within limit: Duration) async {
         guard !linked.isEmpty else { return }
-        let transport = self.transport
+        let transport = bluetooth.deviceTransport
         let finished = await withTaskGroup(of: Bool.self) { race in
             race.addTask {
                 await withTaskGroup(of: Void.self) { calls in
@@ -390,7 +336,7 @@ public actor FleetOrchestrator {
             let attempting = fleet.devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered, slots: fleet.slots(of: id), linksAndAttempts: used, attemptsInFlight: attempting,
-                discovering: await centrals[id]?.isDiscovering ?? false))
+                discovering: await bluetooth.isDiscovering(on: id)))
         }
         return FleetStatus(
             bluetoothdPresent: fleet.bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())

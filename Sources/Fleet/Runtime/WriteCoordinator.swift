@@ -1,11 +1,9 @@
-import BlueZ
-import DBus
 import FleetCore
 import GATT
 
 /// Carries out the fleet's GATT writes: FleetCore's `OutgoingScheduler` decides the order
 /// (bounded queues per device and QoS, deficit round robin across devices), this actor performs
-/// each write on BlueZ and reports its outcome back to the scheduler and the device.
+/// each write through the fleet's `GATTWriteChannel` (BlueZ) and reports its outcome back to the scheduler and the device.
 ///
 /// Guarantees:
 /// - Writes to one device go out in the order the scheduler released them: each device has one
@@ -26,7 +24,7 @@ actor WriteCoordinator {
     }
 
     private var scheduler = OutgoingScheduler()
-    private let client: BlueZClient
+    private let channel: any GATTWriteChannel
     private let clock: any MonotonicClock
     private let window: Int
     private var lanes: [DeviceID: Lane] = [:]
@@ -35,8 +33,8 @@ actor WriteCoordinator {
 
     /// - Parameter report: feeds write outcomes to the device's actor (its write timer and
     ///   consecutive-failure count).
-    init(client: BlueZClient, clock: any MonotonicClock, window: Int = 2, report: @escaping @Sendable (DeviceID, DeviceEvent) async -> Void) {
-        self.client = client
+    init(channel: any GATTWriteChannel, clock: any MonotonicClock, window: Int = 2, report: @escaping @Sendable (DeviceID, DeviceEvent) async -> Void) {
+        self.channel = channel
         self.clock = clock
         self.window = max(1, window)
         self.report = report
@@ -90,7 +88,7 @@ actor WriteCoordinator {
         _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, replaceable: Bool
     ) async throws(FleetWriteError) -> OutgoingEnqueueResult {
         let uuid = BluetoothUUID(characteristic)?.description ?? characteristic.lowercased()
-        guard let found = await characteristicObject(device, uuid: uuid) else {
+        guard let found = await channel.characteristic(uuid, of: device) else {
             throw .unknownCharacteristic(device, uuid)
         }
         var properties: OutgoingWriteProperties = []
@@ -143,13 +141,12 @@ actor WriteCoordinator {
                 failure = DeviceEvent.Failure(.failed, message: "AcquireWrite socket: \(error)")
                 lanes[device]?.sockets[write.characteristic.id] = nil
             }
-        } else if let object = await characteristicObject(device, uuid: write.characteristic.id) {
+        } else if let characteristic = await channel.characteristic(write.characteristic.id, of: device) {
             await report(device, .writeStarted)
             do {
-                try await client.writeValue(
-                    characteristic: object.path, write.bytes, type: write.writeType == .withResponse ? .request : .command)
+                try await channel.writeValue(write.bytes, to: characteristic, withResponse: write.writeType == .withResponse)
             } catch {
-                failure = DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
+                failure = error
             }
             await report(device, failure.map { .writeFailed($0) } ?? .writeCompleted)
         } else {
@@ -181,25 +178,13 @@ actor WriteCoordinator {
     /// BlueZ does not offer one (the write then goes through WriteValue).
     private func socket(_ device: DeviceID, uuid: String) async -> WriteSocket? {
         if let socket = lanes[device]?.sockets[uuid] { return socket }
-        guard let object = await characteristicObject(device, uuid: uuid), object.writeAcquired != nil else { return nil }
-        guard let acquired = try? await client.acquireWrite(characteristic: object.path),
-            let descriptor = acquired.descriptor.take()
+        guard let characteristic = await channel.characteristic(uuid, of: device),
+            let acquired = await channel.acquireWrite(characteristic)
         else { return nil }
-        let socket = WriteSocket(descriptor: descriptor, mtu: acquired.mtu, label: "write-\(device.address)")
+        let socket = WriteSocket(descriptor: acquired.descriptor, mtu: acquired.mtu, label: "write-\(device.address)")
         // The link may have dropped while acquiring: then the socket closes with this scope.
         guard lanes[device] != nil else { return nil }
         lanes[device]?.sockets[uuid] = socket
         return socket
-    }
-
-    /// The characteristic under the device's connected object, else under any of its objects in
-    /// path order (a later change passes the link's adapter and looks only under its object).
-    private func characteristicObject(_ device: DeviceID, uuid: String) async -> BlueZCharacteristic? {
-        let tree = await client.tree
-        let objects = tree.devices(device)
-        for object in objects.filter(\.connected) + objects.filter({ !$0.connected }) {
-            if let found = tree.characteristics(of: object.path).first(where: { $0.uuid == uuid }) { return found }
-        }
-        return nil
     }
 }

@@ -1,0 +1,181 @@
+import BlueZ
+import DBus
+import FleetCore
+import Synchronization
+
+/// `FleetBluetooth` over BlueZ's D-Bus API: the client's mirror and events become fleet inputs
+/// (`BlueZEventTranslator`), each adapter has a `CentralActor`, device operations go through
+/// `BlueZDeviceTransport`, and AcquireNotify sockets are read by one `NotificationSocketPoller`.
+public final class BlueZFleetBluetooth: FleetBluetooth {
+    let client: BlueZClient
+    let poller: NotificationSocketPoller
+    private let pipeline: ValuePipeline
+    private let transport: BlueZDeviceTransport
+    private let centrals = Mutex<[AdapterID: CentralActor]>([:])
+
+    /// `pipeline` receives the values of notification sockets (the fd path).
+    public init(client: BlueZClient, pipeline: ValuePipeline) throws {
+        self.client = client
+        self.pipeline = pipeline
+        let poller = try NotificationSocketPoller { device, characteristic in
+            pipeline.source(device: device, characteristic: characteristic).receive
+        }
+        self.poller = poller
+        self.transport = BlueZDeviceTransport(client: client, poller: poller)
+    }
+
+    public var deviceTransport: any DeviceTransport { transport }
+
+    public func facts() -> AsyncStream<FleetStateMachine.Input> {
+        let pipeline = self.pipeline
+        let (facts, sink) = AsyncStream<FleetStateMachine.Input>.makeStream()
+        let events = client.events
+        let client = self.client
+        let task = Task {
+            var translator = BlueZEventTranslator()
+            for await event in events {
+                let tree = await client.tree
+                for routed in translator.translate(event, tree: tree) {
+                    if let input = Self.input(for: routed, tree: tree, pipeline: pipeline) { sink.yield(input) }
+                }
+            }
+            sink.finish()
+        }
+        sink.onTermination = { _ in task.cancel() }
+        return facts
+    }
+
+    public func start() async throws {
+        // Notifications on the D-Bus path go straight to the pipeline on the bus thread.
+        let router = CharacteristicValueRouter(pipeline: pipeline)
+        await client.setValueReceivers { router.receiver(for: $0) }
+        try await client.start()
+    }
+
+    public func stop() async {
+        await client.stop()
+        poller.stop()
+    }
+
+    public func objects(of device: DeviceID) async -> [FleetStateMachine.DeviceObject] {
+        Self.objects(of: device, in: await client.tree)
+    }
+
+    public func dropNotifySockets(of device: DeviceID) {
+        poller.remove(device: device)
+    }
+
+    // MARK: - Translation
+
+    /// Turns what the BlueZ client saw into the machine's input; values go to the pipeline.
+    static func input(
+        for routed: BlueZEventTranslator.Routed, tree: BlueZObjectTree, pipeline: ValuePipeline
+    ) -> FleetStateMachine.Input? {
+        switch routed {
+        case .everyone(.bluetoothdAppeared):
+            return .bluetoothdAppeared(held: Set(tree.devices.compactMap(\.identity)), adapters: Set(tree.adapters.map { AdapterID($0.name) }))
+        case .everyone(.bluetoothdVanished):
+            return .bluetoothdVanished
+        case .everyone(.adapterPowered(let adapter)):
+            return .adapterPowerChanged(adapter, powered: true)
+        case .everyone(.adapterUnpowered(let adapter)):
+            return .adapterPowerChanged(adapter, powered: false)
+        case .everyone:
+            return nil
+        case .device(let id, let event):
+            return .device(id, event, objects: objects(of: id, in: tree))
+        case .deviceUpdated(let id):
+            return .device(id, nil, objects: objects(of: id, in: tree))
+        case .value(let id, let characteristic, let bytes):
+            pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
+            return nil
+        case .adapterChanged(let adapter, let powered):
+            return .adapterChanged(adapter, powered: powered)
+        case .adapterRemoved(let adapter):
+            return .adapterRemoved(adapter)
+        }
+    }
+
+    /// BlueZ's objects for `id`, on every adapter that has one.
+    static func objects(of id: DeviceID, in tree: BlueZObjectTree) -> [FleetStateMachine.DeviceObject] {
+        tree.devices(id).map { object in
+            FleetStateMachine.DeviceObject(
+                adapter: object.adapterID, name: object.alias ?? object.name, services: object.uuids,
+                rssi: object.rssi.map(Int.init), connected: object.connected)
+        }
+    }
+
+    // MARK: - Adapters
+
+    private func central(_ adapter: AdapterID) -> CentralActor? {
+        centrals.withLock { $0[adapter] }
+    }
+
+    public func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws {
+        guard central(adapter) == nil else { return }
+        let central = try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
+        let all = centrals.withLock { centrals in
+            centrals[adapter] = centrals[adapter] ?? central
+            return centrals
+        }
+        transport.setCentrals(all)
+    }
+
+    public func resumeDiscovery(on adapter: AdapterID) async {
+        await central(adapter)?.resume()
+    }
+
+    public func discoveryStopped(on adapter: AdapterID) async {
+        await central(adapter)?.discoveryStopped()
+    }
+
+    public func setPoolSearching(_ searching: Bool, on adapter: AdapterID) async {
+        await central(adapter)?.setPoolSearching(searching)
+    }
+
+    public func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async {
+        let all = centrals.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
+        for central in all { await central.updateFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI) }
+    }
+
+    public func isDiscovering(on adapter: AdapterID) async -> Bool {
+        await central(adapter)?.isDiscovering ?? false
+    }
+
+    // MARK: - Characteristics and writes
+
+    /// The characteristic under the device's connected object, else under any of its objects in
+    /// path order.
+    private func characteristicObject(_ uuid: String, of device: DeviceID) async -> BlueZCharacteristic? {
+        let tree = await client.tree
+        let objects = tree.devices(device)
+        for object in objects.filter(\.connected) + objects.filter({ !$0.connected }) {
+            if let found = tree.characteristics(of: object.path).first(where: { $0.uuid == uuid }) { return found }
+        }
+        return nil
+    }
+
+    public func characteristic(_ uuid: String, of device: DeviceID) async -> FleetCharacteristic? {
+        guard let object = await characteristicObject(uuid, of: device) else { return nil }
+        return FleetCharacteristic(handle: object.path.rawValue, flags: object.flags, writeAcquirable: object.writeAcquired != nil)
+    }
+
+    public func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure) {
+        guard let path = try? DBusObjectPath(characteristic.handle) else {
+            throw DeviceEvent.Failure(.doesNotExist, message: "no characteristic object \(characteristic.handle)")
+        }
+        do {
+            try await client.writeValue(characteristic: path, bytes, type: withResponse ? .request : .command)
+        } catch {
+            throw DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
+        }
+    }
+
+    public func acquireWrite(_ characteristic: FleetCharacteristic) async -> (descriptor: Int32, mtu: UInt16)? {
+        guard characteristic.writeAcquirable, let path = try? DBusObjectPath(characteristic.handle),
+            let acquired = try? await client.acquireWrite(characteristic: path),
+            let descriptor = acquired.descriptor.take()
+        else { return nil }
+        return (descriptor, acquired.mtu)
+    }
+}

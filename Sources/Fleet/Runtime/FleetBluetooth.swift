@@ -1,0 +1,61 @@
+import FleetCore
+
+/// Everything the fleet's executor asks of bluetoothd, in the fleet's own words: facts come out
+/// as `FleetStateMachine` inputs, device operations go through a `DeviceTransport`, discovery is
+/// driven per adapter, and writes go through `GATTWriteChannel`. `BlueZFleetBluetooth` is the
+/// implementation over BlueZ's D-Bus API; tests drive the executor with a fake, no bus needed.
+public protocol FleetBluetooth: GATTWriteChannel {
+    /// What bluetoothd's changes mean to the fleet, in the order they happened. Characteristic
+    /// values take the data path (the fleet's `ValuePipeline`) instead. Call once, before `start`.
+    func facts() -> AsyncStream<FleetStateMachine.Input>
+    /// Starts following bluetoothd (the first facts may arrive before this returns).
+    func start() async throws
+    /// Stops following bluetoothd and closes every notification socket.
+    func stop() async
+    /// The device's objects on every adapter, as bluetoothd has them now.
+    func objects(of device: DeviceID) async -> [FleetStateMachine.DeviceObject]
+    /// The operations a device actor asks for.
+    var deviceTransport: any DeviceTransport { get }
+    /// The device's notification sockets close (its link is gone, or it left the fleet).
+    func dropNotifySockets(of device: DeviceID)
+
+    // MARK: - Adapters
+
+    /// Prepares discovery and connection attempts on `adapter`, with this scan filter. Calling it
+    /// again for the same adapter changes nothing.
+    func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws
+    /// The adapter is powered: discovery runs again if someone needs it.
+    func resumeDiscovery(on adapter: AdapterID) async
+    /// bluetoothd or the adapter stopped discovery.
+    func discoveryStopped(on adapter: AdapterID) async
+    /// Whether the pool wants candidates from `adapter` (it has free slots).
+    func setPoolSearching(_ searching: Bool, on adapter: AdapterID) async
+    func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async
+    func isDiscovering(on adapter: AdapterID) async -> Bool
+}
+
+/// A characteristic as the write path and commands need to know it.
+public struct FleetCharacteristic: Sendable, Hashable {
+    /// Names this characteristic object to the channel that found it (BlueZ: its object path).
+    public var handle: String
+    public var flags: GATTCharacteristicFlags
+    /// BlueZ offers `AcquireWrite` for it.
+    public var writeAcquirable: Bool
+
+    public init(handle: String, flags: GATTCharacteristicFlags, writeAcquirable: Bool = false) {
+        self.handle = handle
+        self.flags = flags
+        self.writeAcquirable = writeAcquirable
+    }
+}
+
+/// How the write path reaches a device's characteristics: looked up by UUID under the device's
+/// connected object first.
+public protocol GATTWriteChannel: Sendable {
+    func characteristic(_ uuid: String, of device: DeviceID) async -> FleetCharacteristic?
+    /// `WriteValue` on a characteristic `characteristic(_:of:)` found, as a request (with
+    /// response) or a command (without).
+    func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure)
+    /// An `AcquireWrite` socket (the caller owns the descriptor), or nil when none can be had.
+    func acquireWrite(_ characteristic: FleetCharacteristic) async -> (descriptor: Int32, mtu: UInt16)?
+}
