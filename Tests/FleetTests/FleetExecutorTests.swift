@@ -1,0 +1,138 @@
+import Fleet
+import FleetCore
+import Logging
+import Testing
+import TestSupport
+
+/// The executor (`FleetOrchestrator`) on a fake bluetoothd: start, restore, admission, reload and
+/// bluetoothd's vanishing and return carried out end to end, with no dbus-daemon.
+@Suite("FleetOrchestrator on a fake bluetoothd")
+struct FleetExecutorTests {
+    static let hci0 = AdapterID("hci0")
+    static let hci1 = AdapterID("hci1")
+    static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
+    static let heartRate = "00002a37-0000-1000-8000-00805f9b34fb"
+
+    struct Fleet {
+        let bluetooth: FakeBluetooth
+        let orchestrator: FleetOrchestrator
+        let changes: AsyncStream<(DeviceID, DeviceState)>
+
+        func waitForStatus(_ what: String, _ condition: @escaping @Sendable (FleetStatus) -> Bool) async throws -> FleetStatus {
+            let orchestrator = self.orchestrator
+            let changes = self.changes
+            return try await withTimeout(.seconds(10), what) {
+                let now = await orchestrator.status()
+                if condition(now) { return now }
+                for await _ in changes {
+                    let status = await orchestrator.status()
+                    if condition(status) { return status }
+                }
+                throw CancellationError()
+            }
+        }
+    }
+
+    static func device(_ last: UInt8) -> DeviceID {
+        guard let address = BluetoothAddress(bytes: [0xC0, 0xFF, 0xEE, 0, 0, last]) else { fatalError("six bytes make an address") }
+        return DeviceID(address: address)
+    }
+
+    static func strapClass() -> DeviceStateMachine.Configuration {
+        var strap = DeviceStateMachine.Configuration()
+        strap.requiredServices = [heartRateService]
+        strap.subscriptions = [heartRate]
+        return strap
+    }
+
+    static func configuration(pinned: [DeviceID], pool: Bool = false) -> FleetRuntimeConfiguration {
+        FleetRuntimeConfiguration(
+            pinned: pinned.map { FleetRuntimeConfiguration.PinnedDevice(id: $0, className: "strap") },
+            classes: ["strap": strapClass(), "default": DeviceStateMachine.Configuration()], poolClassName: "strap", poolEnabled: pool,
+            pool: PoolConfiguration(maxConnections: 8, defaultSlotsPerAdapter: 4))
+    }
+
+    static func start(_ configuration: FleetRuntimeConfiguration, restored: [KnownDevice] = []) async throws -> Fleet {
+        let bluetooth = FakeBluetooth(services: [heartRateService], characteristics: [heartRate])
+        let logger = Logger(label: "executor-test") { _ in SwiftLogNoOpLogHandler() }
+        let orchestrator = FleetOrchestrator(
+            configuration: configuration, bluetooth: bluetooth, pipeline: ValuePipeline(logger: logger), logger: logger, seed: 7)
+        await orchestrator.restore(restored)
+        let changes = orchestrator.stateChanges
+        try await orchestrator.start()
+        return Fleet(bluetooth: bluetooth, orchestrator: orchestrator, changes: changes)
+    }
+
+    @Test func pinnedDevicesBluetoothdHoldsBecomeReadyThroughGrants() async throws {
+        let strap = Self.device(1), watch = Self.device(2)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap, watch]))
+        fleet.bluetooth.appear(
+            adapters: [Self.hci0], objects: [strap: [.init(adapter: Self.hci0, rssi: -50)], watch: [.init(adapter: Self.hci0, rssi: -60)]])
+        try await fleet.waitForStatus("both ready") { $0.pinnedReady == 2 }
+        let calls = fleet.bluetooth.calls
+        #expect(calls.contains("addAdapter hci0"))
+        #expect(calls.filter { $0.hasPrefix("connect") }.count == 2, "one granted attempt each: \(calls)")
+        await fleet.orchestrator.stop()
+        let released = Set(fleet.bluetooth.calls.filter { $0.hasPrefix("disconnect") })
+        #expect(released == ["disconnect \(strap.address)", "disconnect \(watch.address)"], "the links the daemon made are released")
+    }
+
+    @Test func aRestoredDeviceBluetoothdForgotIsConnectedOnItsLastAdapter() async throws {
+        let strap = Self.device(3)
+        let known = KnownDevice(id: strap, adapter: Self.hci1, servicesSeen: [Self.heartRateService], membership: .pinned)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap]), restored: [known])
+        fleet.bluetooth.appear(adapters: [Self.hci0, Self.hci1])
+        try await fleet.waitForStatus("the strap ready") { $0.pinnedReady == 1 }
+        #expect(fleet.bluetooth.calls.contains("connect \(strap.address) hci1"), "its last adapter, without a discovery")
+        #expect(!fleet.bluetooth.calls.contains("startResolve \(strap.address)"))
+        await fleet.orchestrator.stop()
+    }
+
+    @Test func bluetoothdVanishingSuspendsEveryDeviceAndItsReturnBringsThemBack() async throws {
+        let strap = Self.device(4)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap]))
+        let objects: [DeviceID: [FleetStateMachine.DeviceObject]] = [strap: [.init(adapter: Self.hci0)]]
+        fleet.bluetooth.appear(adapters: [Self.hci0], objects: objects)
+        try await fleet.waitForStatus("ready") { $0.pinnedReady == 1 }
+        fleet.bluetooth.vanish()
+        let gone = try await fleet.waitForStatus("suspended") { $0.devices.first?.state == .suspended(.bluetoothdUnavailable) }
+        #expect(!gone.bluetoothdPresent)
+        #expect(gone.adapters.allSatisfy { !$0.powered })
+        fleet.bluetooth.appear(adapters: [Self.hci0], objects: objects)
+        try await fleet.waitForStatus("ready again") { $0.pinnedReady == 1 && $0.bluetoothdPresent }
+        await fleet.orchestrator.stop()
+    }
+
+    @Test func aReloadPinsAndUnpinsWithoutTouchingOtherLinks() async throws {
+        let strap = Self.device(5), spare = Self.device(6)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap]))
+        fleet.bluetooth.appear(
+            adapters: [Self.hci0], objects: [strap: [.init(adapter: Self.hci0)], spare: [.init(adapter: Self.hci0, name: "Spare")]])
+        try await fleet.waitForStatus("the strap ready") { $0.pinnedReady == 1 }
+        let summary = await fleet.orchestrator.reconfigure(Self.configuration(pinned: [strap, spare]))
+        #expect(summary.pinnedAdded == [spare])
+        let both = try await fleet.waitForStatus("both ready") { $0.pinnedReady == 2 }
+        #expect(both.devices.first { $0.id == spare }?.name == "Spare", "named as it advertises")
+        let strapConnects = fleet.bluetooth.calls.filter { $0 == "connect \(strap.address) hci0" }.count
+        let unpinned = await fleet.orchestrator.reconfigure(Self.configuration(pinned: [strap]))
+        #expect(unpinned.pinnedRemoved == [spare])
+        try await fleet.waitForStatus("the spare forgotten") { $0.devices.map(\.id) == [strap] }
+        #expect(fleet.bluetooth.calls.contains("disconnect \(spare.address)"))
+        #expect(fleet.bluetooth.calls.filter { $0 == "connect \(strap.address) hci0" }.count == strapConnects, "the strap's link untouched")
+        await fleet.orchestrator.stop()
+    }
+
+    @Test func anAdmittedPoolCandidateIsConnectedAndAnIneligibleOneIgnored() async throws {
+        var configuration = Self.configuration(pinned: [], pool: true)
+        configuration.poolAdmission = PoolAdmission(namePrefixes: ["HRM"], minimumRSSI: -90, defaultClass: "strap")
+        let fleet = try await Self.start(configuration)
+        fleet.bluetooth.appear(adapters: [Self.hci0])
+        let candidate = Self.device(7), stranger = Self.device(8)
+        fleet.bluetooth.add(.init(adapter: Self.hci0, name: "Watch", rssi: -40), for: stranger)
+        fleet.bluetooth.add(.init(adapter: Self.hci0, name: "HRM 7", rssi: -50), for: candidate)
+        let status = try await fleet.waitForStatus("the candidate connected") { $0.poolConnected == 1 }
+        #expect(status.devices.map(\.id) == [candidate])
+        #expect(fleet.bluetooth.calls.contains("poolSearching hci0 true"), "the pool looked for candidates while it had room")
+        await fleet.orchestrator.stop()
+    }
+}
