@@ -1,12 +1,15 @@
 import FleetCore
 
 /// A discrete-event simulation of the fleet after every link drops at once, driven by the real
-/// `PoolPolicy` and a simulated clock.
+/// `FleetStateMachine` and a real `DeviceStateMachine` per device, on a simulated clock: the
+/// executor's part is played by a loop that applies inputs in order and carries out actions as
+/// `FleetOrchestrator` does.
 ///
-/// Model: every device is connected, spread evenly over the adapters, until t = 0, when every
-/// link drops at once; each device asks for an attempt `firstRetryDelay` later; a granted attempt holds its adapter for `connectLatency` (connect and resolve) and
-/// always succeeds, after which the device is ready. The policy is evaluated at every event
-/// instant: retry due, attempt finished, and the plan's `nextGrantInstant`.
+/// Model: every pinned device is connected and ready, spread over the adapters by the pool
+/// policy, long enough for its reconnect controller to count the link as stable; then every link
+/// drops at once (t = 0). Each device's machine retries as its controller decides (the fast first
+/// retry, `firstRetryDelay`), asks the fleet for an attempt, and a granted attempt holds its
+/// adapter for `connectLatency` (connect and service resolution) and always succeeds.
 struct FleetScenarioSimulation {
     struct Parameters: CustomStringConvertible {
         var devices: Int
@@ -24,7 +27,8 @@ struct FleetScenarioSimulation {
     }
 
     struct Outcome {
-        /// When the last device became ready, or nil if the simulation stalled.
+        /// When the last device became ready again (from the loss at t = 0), or nil if the
+        /// simulation stalled.
         var allReadyAt: MonotonicInstant?
         var grantInstants: [MonotonicInstant] = []
         var maxAttemptsInFlightOnOneAdapter = 0
@@ -33,79 +37,170 @@ struct FleetScenarioSimulation {
         var evaluations = 0
     }
 
+    /// Something due at an instant: a fleet input, or an event for one device's machine.
+    private enum Due {
+        case fleet(FleetStateMachine.Input)
+        case device(DeviceID, DeviceEvent)
+        case evaluationTimer(generation: Int)
+    }
+
+    private var fleet: FleetStateMachine
+    private var machines: [DeviceID: DeviceStateMachine] = [:]
+    private var randoms: [DeviceID: SeededRandom] = [:]
+    private var now = MonotonicInstant.zero
+    /// Inputs waiting to be applied now, in order (the executor's `pending`).
+    private var pending: [FleetStateMachine.Input] = []
+    private var scheduled: [(at: MonotonicInstant, sequence: Int, due: Due)] = []
+    private var sequence = 0
+    private var evaluationTimerGeneration = 0
+    private let connectLatency: Duration
+    private let adapterIDs: [AdapterID]
+    /// Set at the loss: instants are reported relative to it.
+    private var lossAt: MonotonicInstant?
+    private var outcome = Outcome()
+
     static func run(_ parameters: Parameters) -> Outcome {
+        var simulation = FleetScenarioSimulation(parameters)
+        return simulation.run(parameters)
+    }
+
+    private init(_ parameters: Parameters) {
+        var reconnect = ReconnectPolicy()
+        reconnect.fastFirstRetryDelay = parameters.firstRetryDelay
+        let ids = (0..<parameters.devices).map(PoolFixture.device)
+        let configuration = FleetRuntimeConfiguration(
+            pinned: ids.map { FleetRuntimeConfiguration.PinnedDevice(id: $0, className: "wearable") },
+            classes: ["wearable": DeviceStateMachine.Configuration()],
+            pool: PoolConfiguration(
+                maxConnections: parameters.devices, defaultSlotsPerAdapter: parameters.slotsPerAdapter,
+                attemptRateLimit: parameters.rateLimit),
+            reconnect: reconnect)
+        fleet = FleetStateMachine(configuration: configuration, now: .zero, seed: parameters.seed)
+        connectLatency = parameters.connectLatency
+        adapterIDs = (0..<parameters.adapters).map(PoolFixture.adapter)
+    }
+
+    private mutating func run(_ parameters: Parameters) -> Outcome {
+        // Every adapter hears every device, at an RSSI of its own.
         var rng = SeededRandom(seed: parameters.seed)
-        let adapterIDs = (0..<parameters.adapters).map(PoolFixture.adapter)
-        let adapters = adapterIDs.map { AdapterSnapshot(id: $0, isPowered: true) }
-        var devices: [DeviceID: PoolDeviceSnapshot] = [:]
+        var objects: [DeviceID: [FleetStateMachine.DeviceObject]] = [:]
         for number in 0..<parameters.devices {
-            var rssi: [AdapterID: Int] = [:]
-            for adapter in adapterIDs { rssi[adapter] = Int.random(in: -95 ... -40, using: &rng) }
-            let id = PoolFixture.device(number)
-            devices[id] = PoolDeviceSnapshot(id: id, membership: .pinned, rssi: rssi, link: .disconnected)
+            objects[PoolFixture.device(number)] = adapterIDs.map {
+                FleetStateMachine.DeviceObject(adapter: $0, rssi: Int.random(in: -95 ... -40, using: &rng))
+            }
         }
-        let configuration = PoolConfiguration(
-            maxConnections: parameters.devices,
-            defaultSlotsPerAdapter: parameters.slotsPerAdapter,
-            attemptRateLimit: parameters.rateLimit
-        )
-        var policy = PoolPolicy(configuration: configuration, now: .zero)
-        let retryDue = MonotonicInstant.zero + parameters.firstRetryDelay
-        var finishing: [DeviceID: MonotonicInstant] = [:]
-        var outcome = Outcome()
-        var now = MonotonicInstant.zero
-        var nextGrant: MonotonicInstant?
-
-        // Before the loss: a healthy fleet, which the policy leaves alone.
-        for (index, id) in devices.keys.sorted().enumerated() {
-            devices[id]?.link = .connected(adapterIDs[index % adapterIDs.count], since: .zero)
+        pending.append(.start)
+        pending.append(.bluetoothdAppeared(held: Set(objects.keys), adapters: Set(adapterIDs)))
+        for adapter in adapterIDs {
+            pending.append(.adapterChanged(adapter, powered: true))
+            pending.append(.adapterPowerChanged(adapter, powered: true))
         }
-        let healthy = policy.evaluate(devices: Array(devices.values), adapters: adapters, conditions: .running, now: now)
-        outcome.evictions += healthy.evictions.count
-        outcome.grantInstants += healthy.grants.map { _ in now }
-        for id in devices.keys { devices[id]?.link = .disconnected }
-
-        while outcome.evaluations < 100_000 {
-            for (id, at) in finishing where at <= now {
-                finishing[id] = nil
-                if case .attempting(let adapter) = devices[id]?.link {
-                    devices[id]?.link = .connected(adapter, since: now)
-                }
-                policy.attemptFinished(device: id)
-            }
-            if now >= retryDue {
-                for (id, device) in devices where device.link == .disconnected { devices[id]?.wantsAttempt = true }
-            }
-            if devices.values.allSatisfy({ if case .connected = $0.link { true } else { false } }) {
-                outcome.allReadyAt = now
-                return outcome
-            }
-
-            let plan = policy.evaluate(devices: Array(devices.values), adapters: adapters, conditions: .running, now: now)
-            outcome.evaluations += 1
-            outcome.evictions += plan.evictions.count
-            for grant in plan.grants {
-                devices[grant.device]?.link = .attempting(grant.adapter)
-                devices[grant.device]?.wantsAttempt = false
-                finishing[grant.device] = now + parameters.connectLatency
-                outcome.grantInstants.append(now)
-            }
-            for adapter in adapterIDs {
-                let links = devices.values.filter { $0.link.adapter == adapter }
-                outcome.maxLinksOnOneAdapter = max(outcome.maxLinksOnOneAdapter, links.count)
-                outcome.maxAttemptsInFlightOnOneAdapter = max(
-                    outcome.maxAttemptsInFlightOnOneAdapter, links.filter(\.link.isAttempting).count
-                )
-            }
-            nextGrant = plan.nextGrantInstant
-
-            var upcoming = Array(finishing.values)
-            if now < retryDue { upcoming.append(retryDue) }
-            if let nextGrant, nextGrant > now { upcoming.append(nextGrant) }
-            guard let next = upcoming.min() else { return outcome }
-            now = next
+        for (id, list) in objects.sorted(by: { $0.key < $1.key }) {
+            for object in list { pending.append(.device(id, .deviceFound(adapter: object.adapter), objects: list)) }
         }
+        pending.append(.started)
+        // The healthy fleet: everyone connects and stays up past the controller's stable period.
+        guard runUntilQuiet(limit: .seconds(86_400)), machines.values.allSatisfy({ $0.state == .ready }) else { return outcome }
+        now = now + ReconnectPolicy().stablePeriod + .seconds(1)
+        let loss = now
+        lossAt = loss
+        for (id, list) in objects.sorted(by: { $0.key < $1.key }) {
+            pending.append(.device(id, .disconnected(nil), objects: list))
+        }
+        _ = runUntilQuiet(limit: .seconds(86_400))
         return outcome
+    }
+
+    /// Runs until nothing is pending or scheduled; false if it would pass `limit`.
+    private mutating func runUntilQuiet(limit: Duration) -> Bool {
+        let end = now + limit
+        while outcome.evaluations < 1_000_000 {
+            if !pending.isEmpty {
+                apply(pending.removeFirst())
+                continue
+            }
+            guard let next = scheduled.indices.min(by: { (scheduled[$0].at, scheduled[$0].sequence) < (scheduled[$1].at, scheduled[$1].sequence) })
+            else { return true }
+            let item = scheduled.remove(at: next)
+            guard item.at <= end else { return false }
+            now = max(now, item.at)
+            switch item.due {
+            case .fleet(let input):
+                pending.append(input)
+            case .device(let id, let event):
+                feed(id, event)
+            case .evaluationTimer(let generation):
+                if generation == evaluationTimerGeneration { pending.append(.evaluate) }
+            }
+        }
+        return false
+    }
+
+    private mutating func schedule(_ due: Due, at instant: MonotonicInstant) {
+        sequence += 1
+        scheduled.append((instant, sequence, due))
+    }
+
+    // MARK: - The executor's part
+
+    private mutating func apply(_ input: FleetStateMachine.Input) {
+        if case .evaluate = input { outcome.evaluations += 1 }
+        for action in fleet.handle(input, now: now) {
+            switch action {
+            case .createDevice(let machine, let seed):
+                machines[machine.device] = machine
+                randoms[machine.device] = SeededRandom(seed: seed)
+            case .deliver(let id, let event):
+                feed(id, event)
+            case .requestEvaluation:
+                pending.append(.evaluate)
+            case .scheduleEvaluation(let instant):
+                evaluationTimerGeneration += 1
+                if let instant { schedule(.evaluationTimer(generation: evaluationTimerGeneration), at: instant) }
+            case .publish(.attemptGranted(_, _, let at)):
+                if let lossAt { outcome.grantInstants.append(.zero + at.duration(since: lossAt)) }
+            case .publish(.evicted):
+                if lossAt != nil { outcome.evictions += 1 }
+            default:
+                break
+            }
+        }
+        guard lossAt != nil else { return }
+        var attempting: [AdapterID: Int] = [:]
+        var linked: [AdapterID: Int] = [:]
+        for device in fleet.devices.values {
+            guard let adapter = device.link.adapter else { continue }
+            linked[adapter, default: 0] += 1
+            if device.link.isAttempting { attempting[adapter, default: 0] += 1 }
+        }
+        outcome.maxAttemptsInFlightOnOneAdapter = max(outcome.maxAttemptsInFlightOnOneAdapter, attempting.values.max() ?? 0)
+        outcome.maxLinksOnOneAdapter = max(outcome.maxLinksOnOneAdapter, linked.values.max() ?? 0)
+    }
+
+    /// The device actor's part: the machine reduces the event, its effects become outputs for
+    /// the fleet, answers from a world where everything works, and timers.
+    private mutating func feed(_ id: DeviceID, _ event: DeviceEvent) {
+        guard var machine = machines[id], var random = randoms[id] else { return }
+        let effects = machine.reduce(event, now: now, random: &random)
+        machines[id] = machine
+        randoms[id] = random
+        for effect in effects {
+            switch effect {
+            case .requestAttempt: pending.append(.deviceOutput(.requestAttempt(id)))
+            case .withdrawAttemptRequest: pending.append(.deviceOutput(.withdrawAttemptRequest(id)))
+            case .attemptFinished(let adapter, let outcome): pending.append(.deviceOutput(.attemptFinished(id, adapter: adapter, outcome: outcome)))
+            case .emit(let event): pending.append(.deviceOutput(.lifecycle(id, event)))
+            case .connect: schedule(.device(id, .connected), at: now + connectLatency)
+            case .awaitServices: schedule(.device(id, .servicesResolved(services: [], characteristics: [])), at: now)
+            case .read(let characteristic): schedule(.device(id, .valueReceived(characteristic: characteristic)), at: now)
+            case .subscribe(let characteristic, _): schedule(.device(id, .notificationsEnabled(characteristic: characteristic)), at: now)
+            case .scheduleTimer(let kind, let generation, let deadline): schedule(.device(id, .timeout(kind, generation: generation)), at: deadline)
+            default: break
+            }
+        }
+        if let lossAt, outcome.allReadyAt == nil, machine.state == .ready, machines.values.allSatisfy({ $0.state == .ready }) {
+            outcome.allReadyAt = .zero + now.duration(since: lossAt)
+        }
     }
 
     /// The largest number of grants inside any window, minus what the token bucket allows for
