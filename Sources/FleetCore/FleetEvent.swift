@@ -18,6 +18,13 @@ public enum FleetEvent: Sendable, Hashable {
     /// Every device is suspended until bluetoothd returns.
     case bluetoothdVanished
     case adapterPowerChanged(AdapterID, powered: Bool)
+    /// The device's machine learned something the state file keeps (services seen, a link made,
+    /// its name and membership): the state store's input.
+    case learned(DeviceID, DeviceEffect.StoreUpdate, FleetStateMachine.PersistContext)
+    /// A write to the device finished: nil failure means BlueZ took it.
+    case writeFinished(DeviceID, failure: DeviceEvent.Failure?)
+    /// A read command finished (the value itself is published as a value).
+    case readFinished(DeviceID, characteristic: String, failure: DeviceEvent.Failure?)
     /// The pins made at run time changed (the state store keeps them across restarts).
     case runtimePinsChanged([FleetRuntimeConfiguration.PinnedDevice])
     /// A reload was applied, all at once.

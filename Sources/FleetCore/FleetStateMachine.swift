@@ -169,7 +169,6 @@ public struct FleetStateMachine: Sendable {
         case requestEvaluation
         /// Feed `.evaluate` at `instant`, replacing an earlier timer; nil cancels it.
         case scheduleEvaluation(at: MonotonicInstant?)
-        case persist(DeviceID, DeviceEffect.StoreUpdate, PersistContext)
         case publish(FleetEvent)
         /// The answer to the input (a reload's summary, a write's settings, a refusal).
         case reply(Reply)
@@ -517,7 +516,7 @@ public struct FleetStateMachine: Sendable {
         case .persist(let id, let update):
             guard let device = devices[id] else { break }
             let context = PersistContext(pinned: device.pinned, name: device.name, adapter: device.link.adapter ?? device.lastAdapter)
-            actions.append(.persist(id, update, context))
+            actions.append(.publish(.learned(id, update, context)))
         case .lifecycle(let id, let event):
             guard let device = devices[id] else { break }
             actions.append(.publish(.lifecycle(id, event, context: device.context, at: now)))
@@ -533,6 +532,11 @@ public struct FleetStateMachine: Sendable {
         case .writeOutcome(let id, let event):
             guard devices[id] != nil else { break }
             actions.append(.deliver(id, event))
+            switch event {
+            case .writeCompleted: actions.append(.publish(.writeFinished(id, failure: nil)))
+            case .writeFailed(let failure): actions.append(.publish(.writeFinished(id, failure: failure)))
+            default: break
+            }
         case .value:
             // Values go to the data path, not through the fleet's decisions.
             break

@@ -89,7 +89,9 @@ public final class FleetMetricsRecorder: FleetObserver {
         case .deviceRemoved(let device): deviceRemoved(device)
         case .lifecycle(let device, let lifecycle, _, let instant): self.lifecycle(device, lifecycle, at: instant)
         case .attemptGranted(let device, let adapter, let instant): attemptGranted(device, adapter: adapter, at: instant)
-        case .evicted, .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .runtimePinsChanged, .reloaded: break
+        case .evicted, .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .runtimePinsChanged, .reloaded, .learned,
+            .writeFinished, .readFinished:
+            break
         }
     }
 

@@ -27,7 +27,16 @@ struct FleetEventLog: Sendable {
             logger.notice("run-time pins changed", metadata: [
                 "event": "runtime_pins_changed", "pinned": "\(pins.map(\.id.address.description).joined(separator: " "))",
             ])
-        case .deviceAdded, .deviceRemoved, .attemptGranted, .reloaded:
+        case .writeFinished(let id, let failure?):
+            logger.warning("write failed", metadata: [
+                "device_address": "\(id.address)", "event": "write_failed", "bluez_error": "\(failure.name): \(failure.message)",
+            ])
+        case .readFinished(let id, let characteristic, let failure?):
+            logger.warning("read failed", metadata: [
+                "device_address": "\(id.address)", "event": "read_failed", "characteristic": "\(characteristic)",
+                "bluez_error": "\(failure.name): \(failure.message)",
+            ])
+        case .deviceAdded, .deviceRemoved, .attemptGranted, .reloaded, .learned, .writeFinished, .readFinished:
             break
         }
     }

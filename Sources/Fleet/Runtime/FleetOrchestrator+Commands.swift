@@ -49,9 +49,11 @@ extension FleetOrchestrator: FleetCommands {
         do {
             bytes = try await bluetooth.deviceTransport.read(device, characteristic: uuid)
         } catch {
+            publish(.readFinished(device, characteristic: uuid, failure: error))
             throw .failed(error)
         }
         pipeline.ingest(device: device, characteristic: uuid, bytes: bytes)
+        publish(.readFinished(device, characteristic: uuid, failure: nil))
         return bytes
     }
 

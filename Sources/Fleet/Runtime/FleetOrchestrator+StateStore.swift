@@ -11,7 +11,7 @@ extension FleetOrchestrator {
     /// Call before `start()`.
     public func saveKnowledge(in store: StateStore) {
         let (updates, sink) = AsyncStream<(DeviceID, DeviceEffect.StoreUpdate, PersistContext, Date)>.makeStream()
-        onPersist { id, update, context in sink.yield((id, update, context, Date())) }
+        addObserver(StoreFeeder(sink: sink))
         storeWriter = Task {
             for await (id, update, context, now) in updates {
                 let membership: KnownDevice.Membership = context.pinned ? .pinned : .pool
@@ -37,5 +37,16 @@ extension FleetOrchestrator {
         await orchestrator.restore(known)
         await orchestrator.saveKnowledge(in: store)
         return orchestrator
+    }
+}
+
+/// The state store's consumer of fleet events: what the fleet learned, stamped with the wall
+/// clock, in the order it was learned.
+private struct StoreFeeder: FleetObserver {
+    let sink: AsyncStream<(DeviceID, DeviceEffect.StoreUpdate, FleetOrchestrator.PersistContext, Date)>.Continuation
+
+    func observe(_ event: FleetEvent) {
+        guard case .learned(let id, let update, let context) = event else { return }
+        sink.yield((id, update, context, Date()))
     }
 }

@@ -40,8 +40,6 @@ public actor FleetOrchestrator {
     private var nextTicket: UInt64 = 0
     private var waiting: [UInt64: CheckedContinuation<FleetStateMachine.Reply?, Never>] = [:]
     private var draining = false
-    /// Called for every `persist` action (the state store subscribes here).
-    var persistHandler: (@Sendable (DeviceID, DeviceEffect.StoreUpdate, PersistContext) -> Void)?
     /// `saveKnowledge(in:)`: persist effects queued for the store, and the task applying them.
     var finishStoreUpdates: (@Sendable () -> Void)?
     var storeWriter: Task<Void, Never>?
@@ -78,10 +76,6 @@ public actor FleetOrchestrator {
             outputSink.yield(.writeOutcome(device, event))
         }
         (stateChanges, stateChangeSink) = AsyncStream<(DeviceID, DeviceState)>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-    }
-
-    public func onPersist(_ handler: @escaping @Sendable (DeviceID, DeviceEffect.StoreUpdate, PersistContext) -> Void) {
-        persistHandler = handler
     }
 
     // MARK: - Lifecycle
@@ -247,8 +241,6 @@ public actor FleetOrchestrator {
                 do { try await clock.sleep(until: instant) } catch { return }
                 await self?.submit(.evaluate)
             }
-        case .persist(let id, let update, let context):
-            persistHandler?(id, update, context)
         case .publish(let event):
             publish(event)
         case .reply:
@@ -257,7 +249,7 @@ public actor FleetOrchestrator {
     }
 
     /// Hands a fleet event to its consumers: the journal, the observers, the state stream.
-    private func publish(_ event: FleetEvent) {
+    func publish(_ event: FleetEvent) {
         eventLog.record(event)
         for observer in observers { observer.observe(event) }
         if case .lifecycle(let id, .stateChanged(_, let to, _, _), _, _) = event {
