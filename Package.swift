@@ -115,6 +115,7 @@ let package = Package(
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
         .target(name: "TestSupport", dependencies: ["ProcessSupport"], path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
         .testTarget(
             name: "FleetTests",
