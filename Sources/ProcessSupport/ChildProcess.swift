@@ -3,8 +3,8 @@ import Glibc
 import Subprocess
 import SystemPackage
 
-/// A child process, started and watched by swift-subprocess: the daemon's tests, the benchmarks
-/// and the demo run dbus-daemon, bluez-sim and peers this way.
+/// A child process, started and watched by swift-subprocess: the daemon's tests and the
+/// benchmarks run dbus-daemon, bluez-sim, wearfleetd and peers this way.
 ///
 /// - The child starts with an empty signal mask and every handler at its default (swift-subprocess
 ///   resets all of them, in `posix_spawn` or in its forked child): threads of the Swift runtime
