@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C libraries (pkg-config)
@@ -71,8 +73,15 @@ let package = Package(
         ),
         // Named POSIX threads for the daemon's poll loops, without linking Foundation.
         .target(name: "DetachedThread", dependencies: ["CSocketSupport"]),
-        // Child processes and private buses, for tests, benchmarks and the demo.
-        .target(name: "ProcessSupport"),
+        // Child processes (over swift-subprocess) and private buses, for tests and benchmarks.
+        // Never a dependency of wearfleetd.
+        .target(
+            name: "ProcessSupport",
+            dependencies: [
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .target(name: "SystemdSupport", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
         .target(name: "BlueZSimulator", dependencies: ["DBus", "GATT", "BluetoothVocabulary", "DeterministicRandom"]),
 
@@ -112,6 +121,7 @@ let package = Package(
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
         .target(name: "TestSupport", dependencies: ["ProcessSupport"], path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BluetoothVocabulary", "DBus", "TestSupport"]),
         .testTarget(
             name: "FleetTests",

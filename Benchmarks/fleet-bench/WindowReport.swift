@@ -38,7 +38,7 @@ struct ReportingReceiver {
 
     /// Ends the current window and returns its report (lines that are not JSON are skipped).
     func report(within seconds: Double = 15) throws -> WindowReport {
-        kill(process.pid, SIGUSR1)
+        process.signal(SIGUSR1)
         let deadline = MonotonicTime.seconds + seconds
         while true {
             let left = deadline - MonotonicTime.seconds

@@ -1,205 +1,158 @@
-import Foundation
+import Dispatch
 import Glibc
+import Subprocess
+import SystemPackage
 
-/// A child process started with `posix_spawn`: the daemon's tests, the benchmarks and the demo
-/// run dbus-daemon, bluez-sim and peers this way.
+/// A child process, started and watched by swift-subprocess: the daemon's tests and the
+/// benchmarks run dbus-daemon, bluez-sim, wearfleetd and peers this way.
 ///
-/// - The child starts with an empty signal mask and default handlers: threads of the Swift
-///   runtime block most signals and a spawned child inherits the mask, so without the reset a
-///   dbus-daemon ignores SIGTERM forever.
+/// - The child starts with an empty signal mask and every handler at its default (swift-subprocess
+///   resets all of them, in `posix_spawn` or in its forked child): threads of the Swift runtime
+///   block most signals and a spawned child inherits the mask, so without the reset a dbus-daemon
+///   ignores SIGTERM forever.
 /// - It never inherits systemd's `NOTIFY_SOCKET`/`WATCHDOG_*` (a dbus-daemon would announce its
-///   own READY=1 to whoever listens there), nor our other descriptors (all close-on-exec).
-/// - Reading stdout can be bounded by a deadline, and `terminate()` escalates to SIGKILL, so a
-///   silent or stuck child ends a run instead of hanging it.
+///   own READY=1 to whoever listens there), nor any descriptor but 0, 1 and 2: swift-subprocess
+///   closes the rest in the child, and creates its pipes close-on-exec (`pipe2`), so a child
+///   spawned by another thread at the same moment inherits none of them. Stdin is `/dev/null`.
+/// - Stdout is read as it arrives and kept until read, so a child never blocks on a full pipe;
+///   reading a line can be bounded by a deadline, and `terminate()` escalates to SIGKILL, so a
+///   silent or stuck child ends a run instead of hanging it. Output ends at end of file or when
+///   the child exits, even if a grandchild still holds the pipe.
+/// - The child is reaped only after its exit was seen here, so `signal(_:)` never reaches a
+///   process that reused its pid.
 ///
-/// `@unchecked Sendable`: `pid`, `name` and `output` are immutable; the read buffer and the exit
-/// status are only touched with their locks held (`outputLock` for the buffer, `lock` for the status).
-public final class ChildProcess: @unchecked Sendable {
+/// The calls below block their caller's thread (a reader waiting for a line, `terminate()`
+/// waiting for the exit), but never wait for the Swift concurrency pool: the child's output is
+/// read on a thread of its own (`ChildProcessExecutor`), and its exit is seen on the caller's
+/// thread (`Supervision`), so they may be called from a task.
+public final class ChildProcess: Sendable {
     public let pid: pid_t
     /// The executable's file name and first argument, for messages.
     public let name: String
-    private let output: Int32?
-    /// Guards the exit status (terminate, wait). Reading has its own lock, so a reader blocked
-    /// waiting for output never keeps another thread from ending the child.
-    private let lock = NSLock()
-    private let outputLock = NSLock()
-    private var buffered: [UInt8] = []
-    private var exitStatus: Int32?
+    private let supervision: Supervision
 
-    /// Starts `executable`. Stdout is captured when `captureOutput` is true; stderr is inherited
-    /// (so a failing child explains itself) unless `stderrPath` names a file to append to, or
-    /// `mergeStderr` sends it into the captured output (for daemons that log to stderr).
-    /// `notifySocket` is the one way to give a child a `NOTIFY_SOCKET`: for a caller that plays
-    /// systemd's part (the benchmark times a daemon's `READY=1`).
+    /// Starts `executable`. Stdout is captured when `captureOutput` is true (else inherited);
+    /// stderr is inherited (so a failing child explains itself) unless `stderrPath` names a file to
+    /// append to, or `mergeStderr` sends it into the captured output (for daemons that log to
+    /// stderr). `notifySocket` is the one way to give a child a `NOTIFY_SOCKET`: for a caller that
+    /// plays systemd's part (the benchmark times a daemon's `READY=1`). Returns once the child
+    /// runs; throws when it cannot be started.
     public init(
         _ executable: String, _ arguments: [String], captureOutput: Bool = true, environment: [String: String]? = nil,
         stderrPath: String? = nil, mergeStderr: Bool = false, notifySocket: String? = nil
     ) throws {
         name = (executable.split(separator: "/").last.map(String.init) ?? executable)
             + (arguments.first.map { " " + $0 } ?? "")
-        var fileActions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&fileActions)
-        defer { posix_spawn_file_actions_destroy(&fileActions) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        var defaultSignals = sigset_t()
-        sigemptyset(&defaultSignals)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaultSignals, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaultSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var pipeFDs: [Int32] = [-1, -1]
-        if captureOutput {
-            guard pipe(&pipeFDs) == 0 else { throw ChildProcessError.spawnFailed(executable, errno) }
-            for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            posix_spawn_file_actions_adddup2(&fileActions, pipeFDs[1], 1)
-            if mergeStderr { posix_spawn_file_actions_adddup2(&fileActions, pipeFDs[1], 2) }
-        }
+        let standardError: Supervision.StandardError
         if let stderrPath {
-            posix_spawn_file_actions_addopen(&fileActions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            do {
+                standardError = .file(
+                    try FileDescriptor.open(
+                        FilePath(stderrPath), .writeOnly, options: [.create, .append, .closeOnExec],
+                        permissions: [.ownerReadWrite, .groupRead, .otherRead]))
+            } catch {
+                throw ChildProcessError.spawnFailed(executable, "cannot open \(stderrPath): \(error)")
+            }
+        } else {
+            standardError = mergeStderr ? .merged : .inherited
         }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for arg in argv { free(arg) } }
-        var inherited = (environment ?? ProcessInfo.processInfo.environment).filter {
-            !["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key)
+        let configuration = Configuration(
+            executable: .path(FilePath(executable)), arguments: Arguments(arguments),
+            environment: Self.environment(environment, notifySocket: notifySocket))
+        let supervision = Supervision()
+        Task(executorPreference: ChildProcessExecutor.shared) {
+            await supervision.run(configuration, captureOutput: captureOutput, standardError: standardError)
         }
-        if let notifySocket { inherited["NOTIFY_SOCKET"] = notifySocket }
-        let env = inherited.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for entry in env { free(entry) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, executable, &fileActions, &attributes, argv, env)
-        if captureOutput { close(pipeFDs[1]) }
-        guard result == 0 else {
-            if captureOutput { close(pipeFDs[0]) }
-            throw ChildProcessError.spawnFailed(executable, result)
+        switch supervision.started() {
+        case .success(let pid): self.pid = pid
+        case .failure(let failure): throw ChildProcessError.spawnFailed(executable, failure.reason)
         }
-        pid = child
-        output = captureOutput ? pipeFDs[0] : nil
+        self.supervision = supervision
+    }
+
+    /// `environment` (or ours) without systemd's notification variables; `NOTIFY_SOCKET` only when
+    /// given.
+    private static func environment(_ environment: [String: String]?, notifySocket: String?) -> Environment {
+        let notification: [Environment.Key: String?] = [
+            "NOTIFY_SOCKET": notifySocket, "WATCHDOG_USEC": nil, "WATCHDOG_PID": nil,
+        ]
+        guard let environment else { return Environment.inherit.updating(notification) }
+        var custom: [Environment.Key: String] = [:]
+        for (key, value) in environment {
+            guard let key = Environment.Key(rawValue: key) else { continue }
+            custom[key] = value
+        }
+        return Environment.custom(custom).updating(notification)
     }
 
     deinit {
         terminate()
-        if let output { close(output) }
     }
 
     // MARK: - Output
 
-    /// The next line of stdout without its newline; nil at end of file. Blocks until then.
+    /// The next line of stdout without its newline; nil at end of output. Blocks until then.
     public func readLine() -> String? {
         try? readLine(deadline: nil)
     }
 
-    /// The next line of stdout; throws at end of file or when `seconds` pass without one.
+    /// The next line of stdout; throws at end of output or when `seconds` pass without one.
     public func readLine(within seconds: Double) throws -> String {
-        guard let line = try readLine(deadline: monotonicSeconds() + seconds) else {
+        guard let line = try readLine(deadline: .now() + seconds) else {
             throw ChildProcessError.noOutput(name, "exited without the expected output")
         }
         return line
     }
 
-    private func readLine(deadline: Double?) throws -> String? {
-        guard let output else { return nil }
-        outputLock.lock()
-        defer { outputLock.unlock() }
-        while true {
-            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffered[..<newline], as: UTF8.self)
-                buffered.removeSubrange(...newline)
-                return line
+    private func readLine(deadline: DispatchTime?) throws -> String? {
+        let line: String?? = supervision.wait(until: deadline) { state in
+            if let newline = state.output.firstIndex(of: UInt8(ascii: "\n")) {
+                defer { state.output.removeSubrange(...newline) }
+                return .some(String(decoding: state.output[..<newline], as: UTF8.self))
             }
-            var timeout: Int32 = -1
-            if let deadline {
-                let left = deadline - monotonicSeconds()
-                guard left > 0 else { throw ChildProcessError.noOutput(name, "no output in time") }
-                timeout = Int32(left * 1000) + 1
-            }
-            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, timeout)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(output, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                // End of file: whatever is left is the last, unterminated line.
-                if buffered.isEmpty { return nil }
-                defer { buffered.removeAll() }
-                return String(decoding: buffered, as: UTF8.self)
-            }
-            buffered.append(contentsOf: chunk[..<count])
+            guard state.outputEnded else { return nil }
+            // End of output: whatever is left is the last, unterminated line.
+            if state.output.isEmpty { return .some(nil) }
+            defer { state.output.removeAll() }
+            return .some(String(decoding: state.output, as: UTF8.self))
         }
+        guard let line else { throw ChildProcessError.noOutput(name, "no output in time") }
+        return line
     }
 
     // MARK: - Ending
 
+    /// Sends `signal` to the child unless it has exited.
+    public func signal(_ signal: Int32) {
+        supervision.send(signal)
+    }
+
     /// Sends `signal` (SIGTERM by default), waits up to `grace` for the child to exit, then
-    /// kills it. Returns the raw wait status; idempotent.
+    /// kills it. Returns the exit code (128 + signal when a signal ended it); idempotent.
     @discardableResult
     public func terminate(signal: Int32 = SIGTERM, grace: Double = 2) -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        if let exitStatus { return exitStatus }
-        kill(pid, signal)
-        let status = reap(within: grace) ?? killAndReap()
-        exitStatus = status
-        return status
+        if let code = supervision.exitCode(waitingUntil: .now()) { return code }
+        supervision.send(signal)
+        return finish(waitingUntil: .now() + grace)
     }
 
     /// Waits for the child to exit by itself; returns its exit code (or 128 + signal).
     public func waitForExit() -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        if let exitStatus { return Self.code(exitStatus) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        exitStatus = status
-        return Self.code(status)
+        // Without a deadline the wait only ends with an exit code.
+        supervision.exitCode(waitingUntil: nil) ?? -1
     }
 
     /// Waits up to `seconds` for the child to exit by itself, then kills it; true when it exited
     /// with status 0.
     @discardableResult
     public func finish(within seconds: Double) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if let exitStatus { return exitStatus == 0 }
-        let status = reap(within: seconds) ?? killAndReap()
-        exitStatus = status
-        return status == 0
+        finish(waitingUntil: .now() + seconds) == 0
     }
 
-    private func reap(within seconds: Double) -> Int32? {
-        let deadline = monotonicSeconds() + seconds
-        var status: Int32 = 0
-        while monotonicSeconds() < deadline {
-            let reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == pid { return status }
-            if reaped < 0 && errno != EINTR { return status }
-            usleep(5_000)
-        }
-        return nil
-    }
-
-    private func killAndReap() -> Int32 {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return status
-    }
-
-    private static func code(_ status: Int32) -> Int32 {
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
-    }
-
-    private func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    private func finish(waitingUntil deadline: DispatchTime) -> Int32 {
+        if let code = supervision.exitCode(waitingUntil: deadline) { return code }
+        supervision.send(SIGKILL)
+        return waitForExit()
     }
 }
 
@@ -214,12 +167,12 @@ extension ChildProcess {
 }
 
 public enum ChildProcessError: Error, CustomStringConvertible {
-    case spawnFailed(String, Int32)
+    case spawnFailed(String, String)
     case noOutput(String, String)
 
     public var description: String {
         switch self {
-        case .spawnFailed(let executable, let code): return "cannot start \(executable): error \(code)"
+        case .spawnFailed(let executable, let reason): return "cannot start \(executable): \(reason)"
         case .noOutput(let name, let what): return "\(name): \(what)"
         }
     }

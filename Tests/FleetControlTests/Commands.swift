@@ -38,8 +38,8 @@ enum Commands {
                     }
                 }
             } onCancel: {
-                // The reading thread holds the child's lock: signal directly, it then sees EOF.
-                kill(child.pid, SIGKILL)
+                // The reading thread then sees the end of the output.
+                child.signal(SIGKILL)
             }
         }
         let errors = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""

@@ -9,8 +9,6 @@ import TestSupport
 final class DaemonProcess: Sendable {
     let child: ChildProcess
     let lines: AsyncStream<String>
-    /// Set once the child was reaped: its pid must not be signalled after that.
-    private let reaped = Mutex(false)
     /// Every line read so far: log lines do not come in a fixed order (a device may be ready
     /// before the control interface is), so waits look at the whole log.
     private let seen = Mutex<[String]>([])
@@ -47,26 +45,22 @@ final class DaemonProcess: Sendable {
 
     /// SIGTERM, then the exit code once the daemon has exited (SIGKILL after `timeout`).
     ///
-    /// The reading thread holds the child's lock while it waits for output, so this signals the
-    /// pid directly and waits for end of file before reaping.
+    /// Waits for the end of the output (the child's exit ends it) rather than for the exit
+    /// itself, which would block a thread of the pool.
     func stop(within timeout: Duration = .seconds(15)) async -> Int32 {
-        kill(child.pid, SIGTERM)
+        child.signal(SIGTERM)
         do {
             try await withTimeout(timeout, "wearfleetd to exit") { for await _ in self.lines {} }
         } catch {
-            kill(child.pid, SIGKILL)
+            child.signal(SIGKILL)
             for await _ in lines {}
         }
-        let code = child.waitForExit()
-        reaped.withLock { $0 = true }
-        return code
+        return child.waitForExit()
     }
 
     /// A test that failed before `stop()` must not leave a daemon behind.
     deinit {
-        reaped.withLock { done in
-            if !done { kill(child.pid, SIGKILL) }
-        }
+        child.signal(SIGKILL)
     }
 }
 

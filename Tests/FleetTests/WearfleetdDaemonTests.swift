@@ -213,7 +213,7 @@ struct WearfleetdDaemonTests {
         // A drop-in that does not parse: reported as file:line, the running configuration stays.
         let bad = setup.dropIns.appendingPathComponent("20-bad.toml")
         try "[fleet]\nmax_connections = \"many\"\n".write(to: bad, atomically: true, encoding: .utf8)
-        kill(daemon.process.pid, SIGHUP)
+        daemon.process.signal(SIGHUP)
         let rejected = try await daemon.waitForLog("the bad drop-in to be rejected") { entry in
             Self.event("reload_rejected")(entry) && (entry["message"] as? String ?? "").contains("20-bad.toml:2:")
         }
@@ -227,7 +227,7 @@ struct WearfleetdDaemonTests {
             name = "third"
             class = "strap"
             """.write(to: setup.dropIns.appendingPathComponent("10-third.toml"), atomically: true, encoding: .utf8)
-        kill(daemon.process.pid, SIGHUP)
+        daemon.process.signal(SIGHUP)
         try await daemon.waitForLog("the reload to be applied", Self.event("reloaded"))
         try await daemon.waitForReady([Self.third])
         let counters = await simulator.counterSnapshot()
