@@ -135,4 +135,46 @@ struct FleetExecutorTests {
         #expect(fleet.bluetooth.calls.contains("poolSearching hci0 true"), "the pool looked for candidates while it had room")
         await fleet.orchestrator.stop()
     }
+
+    @Test func theActivityFeedCarriesFleetEventsAndValuesWithTheirBytes() async throws {
+        let strap = Self.device(9)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap]))
+        let feed = fleet.orchestrator.activity()
+        fleet.bluetooth.appear(adapters: [Self.hci0], objects: [strap: [.init(adapter: Self.hci0)]])
+        try await fleet.waitForStatus("ready") { $0.pinnedReady == 1 }
+        fleet.orchestrator.pipeline.ingest(device: strap, characteristic: Self.heartRate, bytes: [0x00, 72])
+        let (sawReady, value) = try await withTimeout(.seconds(10), "a state change and a value") {
+            var sawReady = false
+            for await activity in feed {
+                switch activity {
+                case .fleet(.lifecycle(strap, .stateChanged(_, .ready, _, _), _, _)): sawReady = true
+                case .value(let value) where sawReady: return (sawReady, value)
+                default: continue
+                }
+            }
+            throw CancellationError()
+        }
+        #expect(sawReady)
+        #expect(value.device == strap && value.characteristic == Self.heartRate && value.bytes == [0x00, 72])
+        #expect(feed.dropped == 0)
+        await fleet.orchestrator.stop()
+    }
+
+    @Test func aFeedNobodyReadsDropsItsOldestAndCountsThemWithoutHoldingIngest() async throws {
+        let strap = Self.device(10)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap]))
+        let stalled = fleet.orchestrator.activity(bufferingNewest: 8)
+        let before = fleet.orchestrator.pipeline.counters(for: strap).notifications
+        for beat in 0..<200 {
+            fleet.orchestrator.pipeline.ingest(device: strap, characteristic: Self.heartRate, bytes: [0x00, UInt8(60 + beat % 60)])
+        }
+        // Ingest went on: every value was decoded and counted, whatever the feed holds.
+        #expect(fleet.orchestrator.pipeline.counters(for: strap).notifications == before + 200)
+        #expect(stalled.dropped == 192, "all but the newest 8 were dropped for this consumer")
+        var kept: [[UInt8]] = []
+        await fleet.orchestrator.stop()
+        for await activity in stalled { if case .value(let value) = activity { kept.append(value.bytes) } }
+        #expect(kept.count == 8)
+        #expect(kept.last == [0x00, UInt8(60 + 199 % 60)], "the newest are the ones kept")
+    }
 }

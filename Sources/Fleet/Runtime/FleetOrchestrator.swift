@@ -46,6 +46,7 @@ public actor FleetOrchestrator {
     /// Told about fleet events as they happen (metrics); see `FleetOrchestrator+Observers`.
     var observers: [any FleetObserver] = []
     private let eventLog: FleetEventLog
+    private nonisolated let feeds = FleetEventFeeds()
 
     /// A fleet on BlueZ's D-Bus API through `client`.
     public init(
@@ -114,6 +115,7 @@ public actor FleetOrchestrator {
         finishStoreUpdates?()
         await storeWriter?.value
         pipeline.finish()
+        feeds.finish()
         stateChangeSink.finish()
     }
 
@@ -132,6 +134,24 @@ public actor FleetOrchestrator {
         for pinned in new.pinned { objects[pinned.id] = await bluetooth.objects(of: pinned.id) }
         guard case .reloaded(let summary)? = await submit(.reload(new, objects: objects)) else { return ReloadSummary() }
         return summary
+    }
+
+    /// A new feed of everything the fleet does from now on: fleet events and decoded values,
+    /// at most `limit` waiting (the oldest dropped and counted when the consumer falls behind).
+    public nonisolated func activity(bufferingNewest limit: Int = 4096) -> FleetActivityFeed {
+        let feeds = self.feeds
+        let pipeline = self.pipeline
+        return FleetActivityFeed(limit: limit) { continuation, feed in
+            guard let id = feeds.add(feed, continuation) else {
+                continuation.finish()
+                return {}
+            }
+            let tap = pipeline.tap { value in feed.yield(.value(value), to: continuation) }
+            return {
+                feeds.remove(id)
+                pipeline.untap(tap)
+            }
+        }
     }
 
     // MARK: - Inputs
@@ -248,10 +268,12 @@ public actor FleetOrchestrator {
         }
     }
 
-    /// Hands a fleet event to its consumers: the journal, the observers, the state stream.
+    /// Hands a fleet event to its consumers: the journal, the observers (metrics, the state
+    /// store), the activity feeds and the state stream.
     func publish(_ event: FleetEvent) {
         eventLog.record(event)
         for observer in observers { observer.observe(event) }
+        feeds.publish(event)
         if case .lifecycle(let id, .stateChanged(_, let to, _, _), _, _) = event {
             stateChangeSink.yield((id, to))
         }

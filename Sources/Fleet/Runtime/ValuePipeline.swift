@@ -1,4 +1,5 @@
 import FleetCore
+import FoundationEssentials
 import GATT
 import Logging
 import Synchronization
@@ -20,10 +21,16 @@ public final class ValuePipeline: Sendable {
         /// counts live in per-device memory that a notification would otherwise write to.
         private let source: Source
         public let result: Result<CharacteristicEvent, GATTDecodeError>
+        /// The bytes as the device sent them.
+        public let bytes: [UInt8]
+        /// When the daemon received it (wall clock).
+        public let receivedAt: Date
 
-        fileprivate init(source: Source, result: Result<CharacteristicEvent, GATTDecodeError>) {
+        fileprivate init(source: Source, result: consuming Result<CharacteristicEvent, GATTDecodeError>, bytes: consuming [UInt8]) {
             self.source = source
             self.result = result
+            self.bytes = bytes
+            receivedAt = Date()
         }
 
         public var device: DeviceID { source.device }
@@ -74,20 +81,19 @@ public final class ValuePipeline: Sendable {
                 do throws(GATTDecodeError) {
                     result = .success(decoded(try decoder(bytes[...])))
                 } catch {
-                    outlets.logUndecodable(error, errors: record.countUndecodable(), device: device, characteristic: characteristic)
+                    outlets.journal.undecodable(error, errors: record.countUndecodable(), device: device, characteristic: characteristic)
                     result = .failure(error)
                 }
             } else {
                 result = .success(decoded(.raw(RawCharacteristicValue(uuid: uuid ?? .init(0), bytes: bytes))))
             }
-            // Built here, where `result` is used for the last time, so it moves into the value:
-            // built in `publish` (an autoclosure), it was copied.
-            outlets.publish(Value(source: self, result: result))
+            // `result` and `bytes` move into the value, which is built only when someone listens.
+            outlets.publish(source: self, result: result, bytes: bytes)
         }
 
         /// Counts and logs a value that decoded.
         private func decoded(_ event: CharacteristicEvent) -> CharacteristicEvent {
-            outlets.logDecoded(event, first: record.countDecoded(event), device: device, characteristic: characteristic)
+            outlets.journal.decoded(event, first: record.countDecoded(event), device: device, characteristic: characteristic)
             return event
         }
     }
@@ -128,10 +134,12 @@ public final class ValuePipeline: Sendable {
         }
     }
 
-    /// What every source shares: the registry, the logger and the subscribers.
+    /// What every source shares: the registry, the journal's value log and the subscribers.
     fileprivate final class Outlets: Sendable {
         struct Subscribers {
             var observers: [@Sendable (Value) -> Void] = []
+            /// Removable observers (the fleet's activity feeds), by the id `tap` returned.
+            var taps: [UInt64: @Sendable (Value) -> Void] = [:]
             var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
             var nextStream: UInt64 = 0
             var finished = false
@@ -141,7 +149,8 @@ public final class ValuePipeline: Sendable {
             var receivers: Receivers?
 
             mutating func changed() {
-                receivers = observers.isEmpty && streams.isEmpty ? nil : Receivers(observers: observers, streams: Array(streams.values))
+                receivers = observers.isEmpty && taps.isEmpty && streams.isEmpty
+                    ? nil : Receivers(observers: observers + taps.sorted { $0.key < $1.key }.map(\.value), streams: Array(streams.values))
             }
         }
 
@@ -156,50 +165,18 @@ public final class ValuePipeline: Sendable {
         }
 
         let registry: CharacteristicRegistry
-        let logger: Logger
-        /// Whether every value is logged (debug level): asked once, because asking the logger
-        /// copies its handler out, per value. The logger is a copy of its own, so its level
-        /// cannot change after this.
-        private let logsEveryValue: Bool
+        /// The journal's consumer of noteworthy values.
+        let journal: ValueLog
         let subscribers = Mutex(Subscribers())
 
         init(registry: CharacteristicRegistry, logger: Logger) {
             self.registry = registry
-            self.logger = logger
-            logsEveryValue = logger.logLevel <= .debug
+            journal = ValueLog(logger: logger)
         }
 
-        /// The first value of each class a device sends is worth a line in the journal; every
-        /// value is there at debug level. The metadata is built only when the level is on (the
-        /// arguments are autoclosures).
-        func logDecoded(_ event: CharacteristicEvent, first: Bool, device: DeviceID, characteristic: String) {
-            guard first || logsEveryValue else { return }
-            func metadata() -> Logger.Metadata {
-                [
-                    "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
-                    "value": "\(event.summary)",
-                ]
-            }
-            if first {
-                logger.info("first \(event.name) from device", metadata: metadata())
-            } else {
-                logger.debug("\(event.name)", metadata: metadata())
-            }
-        }
-
-        /// Logged at 1, 2, 4, 8, … errors per device: visible without flooding the journal.
-        func logUndecodable(_ error: GATTDecodeError, errors: Int, device: DeviceID, characteristic: String) {
-            guard errors & (errors - 1) == 0 else { return }
-            logger.warning(
-                "undecodable value from device",
-                metadata: [
-                    "device_address": "\(device.address)", "characteristic": "\(characteristic)",
-                    "decode_error": "\(error)", "decode_errors": "\(errors)",
-                ])
-        }
-
-        func publish(_ value: Value) {
+        func publish(source: Source, result: consuming Result<CharacteristicEvent, GATTDecodeError>, bytes: consuming [UInt8]) {
             guard let receivers = subscribers.withLock({ $0.receivers }) else { return }
+            let value = Value(source: source, result: result, bytes: bytes)
             for observer in receivers.observers { observer(value) }
             for stream in receivers.streams { stream.yield(value) }
         }
@@ -276,6 +253,23 @@ public final class ValuePipeline: Sendable {
     public func observe(_ observer: @escaping @Sendable (Value) -> Void) {
         outlets.subscribers.withLock { subscribers in
             subscribers.observers.append(observer)
+            subscribers.changed()
+        }
+    }
+
+    /// Like `observe`, until `untap` with the returned id.
+    public func tap(_ observer: @escaping @Sendable (Value) -> Void) -> UInt64 {
+        outlets.subscribers.withLock { subscribers in
+            subscribers.nextStream += 1
+            subscribers.taps[subscribers.nextStream] = observer
+            subscribers.changed()
+            return subscribers.nextStream
+        }
+    }
+
+    public func untap(_ id: UInt64) {
+        outlets.subscribers.withLock { subscribers in
+            subscribers.taps[id] = nil
             subscribers.changed()
         }
     }

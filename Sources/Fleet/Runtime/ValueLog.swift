@@ -1,0 +1,45 @@
+import FleetCore
+import GATT
+import Logging
+
+/// The journal's consumer of values: the first value of each class a device sends, every value
+/// at debug level, and undecodable bytes at 1, 2, 4, 8, … errors per device. The pipeline asks
+/// it only with what it has already counted, so a value that is not logged costs one comparison.
+struct ValueLog: Sendable {
+    private let logger: Logger
+    /// Whether every value is logged (debug level): asked once, because asking the logger
+    /// copies its handler out, per value. The logger is a copy of its own, so its level cannot
+    /// change after this.
+    private let logsEveryValue: Bool
+
+    init(logger: Logger) {
+        self.logger = logger
+        logsEveryValue = logger.logLevel <= .debug
+    }
+
+    /// The metadata is built only when the level is on (the arguments are autoclosures).
+    func decoded(_ event: CharacteristicEvent, first: Bool, device: DeviceID, characteristic: String) {
+        guard first || logsEveryValue else { return }
+        func metadata() -> Logger.Metadata {
+            [
+                "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
+                "value": "\(event.summary)",
+            ]
+        }
+        if first {
+            logger.info("first \(event.name) from device", metadata: metadata())
+        } else {
+            logger.debug("\(event.name)", metadata: metadata())
+        }
+    }
+
+    func undecodable(_ error: GATTDecodeError, errors: Int, device: DeviceID, characteristic: String) {
+        guard errors & (errors - 1) == 0 else { return }
+        logger.warning(
+            "undecodable value from device",
+            metadata: [
+                "device_address": "\(device.address)", "characteristic": "\(characteristic)",
+                "decode_error": "\(error)", "decode_errors": "\(errors)",
+            ])
+    }
+}
