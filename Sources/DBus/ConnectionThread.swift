@@ -50,7 +50,7 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     /// first: one poll() per wake-up rather than two.
     var hasSignalsToHandOver = false
     /// False once a watch came, went or was toggled (`watchesChanged`): the loop then rebuilds
-    /// its poll set before the next poll. Each wake-up used to rebuild it.
+    /// its poll set before the next poll, not on every wake-up.
     private var pollSetIsCurrent = false
 
     init(name: String) throws {
@@ -131,8 +131,8 @@ final class ConnectionThread: SerialExecutor, @unchecked Sendable {
     }
 
     /// poll()'s set and the watches it covers. Local to the loop rather than the thread's
-    /// properties: each access to a class's stored array is checked for exclusivity at run time,
-    /// three or four checks per wake-up (callgrind), and nothing but the loop needs them.
+    /// properties, which would be checked for exclusivity at run time on every access (figures:
+    /// NOTES.md, "Hidden reference counting and exclusivity checks").
     private struct PollSet {
         var fds: [pollfd] = []
         var watches: [OpaquePointer] = []

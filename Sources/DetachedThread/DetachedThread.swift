@@ -5,7 +5,7 @@ import Glibc
 ///
 /// For the daemon's few long-lived loops (a `poll()` over sockets) that must never sit on the
 /// Swift concurrency pool. Foundation's `Thread` would do the same, but linking Foundation (not
-/// just FoundationEssentials) maps its ICU data and libraries into the daemon: ~8 MB of RSS.
+/// just FoundationEssentials) maps its ICU data and libraries into the daemon (RSS figures: NOTES.md).
 ///
 /// On Linux a nice value belongs to a thread, and a new thread inherits its creator's. The
 /// concurrency runtime's worker threads run at nice values of their own (libdispatch maps QoS

@@ -1,3 +1,18 @@
+extension DeviceStateMachine {
+    /// What has happened on the current link; starts empty on every link.
+    struct LinkProgress: Hashable, Sendable {
+        var servicesKnown = false
+        var pendingReads: Set<String> = []
+        var pendingSubscriptions: Set<String> = []
+        var failedSubscriptions: Set<String> = []
+        var setupFinished = false
+        var outstandingWrites = 0
+        var consecutiveWriteFailures = 0
+    }
+}
+
+// MARK: -
+
 // From a granted attempt to a usable link: connect, wait for services, check the required ones,
 // read and subscribe, then settle in `ready` or `degraded`.
 

@@ -125,3 +125,226 @@ extension DeviceStateMachine {
         return (next, effects)
     }
 }
+
+// MARK: -
+
+// Events are normalized: the runtime turns D-Bus signals, method replies and timer firings into
+// these, so the machine never sees object paths, variants or BlueZ version differences.
+
+/// Something that happened to or around one device, fed to `DeviceStateMachine.reduce`.
+public enum DeviceEvent: Hashable, Sendable {
+    // MARK: - Central (fed to every device)
+
+    /// An adapter is powered (at startup for each powered adapter, then on changes).
+    case adapterPowered(AdapterID)
+    /// An adapter lost power or disappeared.
+    case adapterUnpowered(AdapterID)
+    /// bluetoothd owns its bus name (at startup, or after a restart).
+    case bluetoothdAppeared
+    /// bluetoothd left the bus: every BlueZ object and link is gone.
+    case bluetoothdVanished
+
+    // MARK: - Device
+
+    /// bluetoothd has an object for the device (in the initial tree, or `InterfacesAdded`).
+    case deviceFound(adapter: AdapterID)
+    /// bluetoothd removed the device's object.
+    case deviceLost
+    /// `Device1.Connected` became true.
+    case connected
+    /// The link went down; `nil` when BlueZ gave no reason (before 5.83).
+    case disconnected(Failure?)
+    /// `Device1.Connect` returned an error.
+    case connectFailed(Failure)
+    /// `ServicesResolved` became true; these are the service and characteristic UUIDs present
+    /// (lower-case 128-bit form).
+    case servicesResolved(services: Set<String>, characteristics: Set<String>)
+    /// A subscription (`StartNotify` or `AcquireNotify`) is active.
+    case notificationsEnabled(characteristic: String)
+    /// A subscription failed.
+    case subscribeFailed(characteristic: String, Failure)
+    /// A value arrived (a read-on-connect reply or a notification).
+    case valueReceived(characteristic: String)
+    /// A read-on-connect failed; non-fatal.
+    case readFailed(characteristic: String, Failure)
+    /// The runtime started a write for this device (so the machine can watch it for a hang).
+    case writeStarted
+    case writeCompleted
+    case writeFailed(Failure)
+    /// The write socket became writable again (fd path).
+    case writeCreditAvailable
+
+    // MARK: - Internal
+
+    /// A timer the machine scheduled fired. Stale generations are ignored.
+    case timeout(DeviceStateMachine.TimerKind, generation: UInt64)
+    /// The fleet gate granted a connection attempt on `adapter`.
+    case attemptGranted(adapter: AdapterID)
+    /// Whether the pool policy wants the device connected; `false` is also eviction and stop.
+    case policyUpdated(wanted: Bool)
+    /// The state file lists the device as wanted (after a restart): pursue it as if requested.
+    case restoreRequested
+
+    // MARK: - Commands
+
+    /// Someone asked for the device now: forget its failures (backoff, budgets, breaker, a
+    /// give-up) and pursue it at once if it was waiting on them.
+    case reconnectRequested
+    /// Subscribe to `characteristic` from now on: at once on a set-up link, else at the next.
+    case subscriptionAdded(characteristic: String)
+    /// Stop notifications of `characteristic`: at once on a link, and on every later one.
+    case subscriptionRemoved(characteristic: String)
+}
+
+// MARK: -
+
+// BlueZ reports failures as a D-Bus error name plus a free-text message, and (since 5.83) link
+// loss as a `Device1.Disconnected(reason, message)` signal. Both travel to the state machine with
+// their kind parsed once (`BlueZErrorKind`) and their raw name and text kept, so that
+// classification happens in exactly one place: `BlueZErrorClassifier`.
+
+extension DeviceEvent {
+    /// A failure as BlueZ reported it, before classification.
+    ///
+    /// `kind` is what the name means; `name` is the D-Bus error name
+    /// (`org.bluez.Error.Failed`, `org.freedesktop.DBus.Error.UnknownObject`) or disconnect
+    /// reason (`org.bluez.Reason.Remote`) exactly as received, and `message` the accompanying text
+    /// (`le-connection-abort-by-remote`), empty when BlueZ sent none. Name and text are kept
+    /// verbatim so logs can show `BLUEZ_ERROR` as received.
+    public struct Failure: Hashable, Sendable, CustomStringConvertible {
+        public var kind: BlueZErrorKind
+        public var name: String
+        public var message: String
+
+        /// A failure whose kind is already known (a `BlueZError` carries one).
+        public init(kind: BlueZErrorKind, name: String, message: String = "") {
+            self.kind = kind
+            self.name = name
+            self.message = message
+        }
+
+        /// A failure by its received name; the kind is parsed from it.
+        public init(name: String, message: String = "") {
+            self.init(kind: BlueZErrorKind(dbusName: name), name: name, message: message)
+        }
+
+        /// A failure the runtime reports itself, under the kind's own name.
+        public init(_ kind: BlueZErrorKind, message: String = "") {
+            self.init(kind: kind, name: kind.dbusName, message: message)
+        }
+
+        public var description: String { message.isEmpty ? name : "\(name): \(message)" }
+    }
+}
+
+// MARK: -
+
+// Effects are intents, not calls: the runtime's DeviceActor executes them in order against BlueZ,
+// the fleet gate and the state store. Keeping them data is what makes the machine testable.
+
+/// Something the owner of a `DeviceStateMachine` must do, in the order returned.
+public enum DeviceEffect: Hashable, Sendable {
+    // MARK: - Finding the device
+
+    /// Look for the device (discovery with a filter on its address) until it is found.
+    case startResolve
+    /// Stop looking (found, given up, or no longer wanted).
+    case stopResolve
+
+    // MARK: - Fleet gate
+
+    /// Ask the fleet gate for a connection attempt; it answers later with `attemptGranted`.
+    case requestAttempt
+    /// A requested attempt is no longer wanted; drop it from the gate's queue.
+    case withdrawAttemptRequest
+    /// The granted attempt on `adapter` is over: release its in-flight slot.
+    case attemptFinished(adapter: AdapterID, outcome: AttemptOutcome)
+
+    // MARK: - Link
+
+    /// `Device1.Connect` through `adapter`.
+    case connect(adapter: AdapterID)
+    /// Abort the in-flight connect (`Device1.Disconnect` cancels a pending connect).
+    case cancelConnect
+    /// `Device1.Disconnect`.
+    case disconnect
+    /// Wait for `ServicesResolved` and report the GATT tree with `servicesResolved`.
+    case awaitServices
+    /// Read a characteristic once; the value comes back as `valueReceived`.
+    case read(characteristic: String)
+    /// Subscribe to a characteristic; the result comes back as `notificationsEnabled` or
+    /// `subscribeFailed`.
+    case subscribe(characteristic: String, via: NotifyPath)
+    case unsubscribe(characteristic: String, via: NotifyPath)
+    /// Writes may proceed: the owner asks the outgoing scheduler for the next one.
+    case resumeWrites
+
+    // MARK: - Timers, storage, reporting
+
+    /// Arm `kind` to fire at `deadline` (replacing any armed timer of that kind), then feed
+    /// `.timeout(kind, generation:)`.
+    case scheduleTimer(DeviceStateMachine.TimerKind, generation: UInt64, deadline: MonotonicInstant)
+    /// Disarm `kind`. A timeout already in flight is harmless: its generation is stale.
+    case cancelTimer(DeviceStateMachine.TimerKind)
+    /// Something the state file stores changed.
+    case persist(StoreUpdate)
+    /// A structured lifecycle event for logs and metrics.
+    case emit(LifecycleEvent)
+
+    /// How notifications are delivered.
+    public enum NotifyPath: Hashable, Sendable {
+        /// `StartNotify` and `PropertiesChanged` on the bus.
+        case startNotify
+        /// `AcquireNotify`: a socket per characteristic, off the bus.
+        case acquireNotify
+    }
+
+    /// How a granted attempt ended, so the fleet gate can rate-limit per adapter.
+    public enum AttemptOutcome: Hashable, Sendable {
+        case connected
+        case failed(FailureClass)
+        /// Withdrawn by us (no longer wanted, bluetoothd or adapter gone, connect timeout).
+        case cancelled
+    }
+}
+
+// MARK: -
+
+extension DeviceEffect {
+    /// A structured event for journald fields (`DEVICE_STATE`, `SESSION_ID`, `ERROR_CLASS`,
+    /// `BLUEZ_ERROR`) and metrics. `session` numbers connection attempts of this device from 1;
+    /// 0 means no attempt has been granted yet.
+    public enum LifecycleEvent: Hashable, Sendable {
+        /// The state changed; always the last effect of the reduce call that changed it.
+        /// `cause` is the class of the failure that made it change, nil when no failure did.
+        case stateChanged(from: DeviceState, to: DeviceState, session: UInt64, cause: FailureClass?)
+        /// An attempt or a link failed. `error` is BlueZ's report when there was one (nil for our
+        /// own timeouts and for missing services).
+        case failed(FailureClass, error: Failure?, session: UInt64)
+        /// A non-fatal problem on a linked device (a subscription or read-on-connect failed).
+        case setupProblem(characteristic: String, error: Failure?, session: UInt64)
+
+        public typealias Failure = DeviceEvent.Failure
+    }
+}
+
+// MARK: -
+
+extension DeviceEffect {
+    /// What the state file should now hold for the device. The runtime stamps wall-clock time
+    /// itself (FleetCore only has monotonic time, which does not survive a reboot).
+    public struct StoreUpdate: Hashable, Sendable {
+        /// Every service UUID ever seen on the device, sorted.
+        public var servicesSeen: [String]
+        /// Whether the device has ever reached `ready`.
+        public var hasBeenReady: Bool
+        /// The device just reached `ready`: record "last connected" as now.
+        public var connectedNow: Bool
+
+        public init(servicesSeen: [String], hasBeenReady: Bool, connectedNow: Bool) {
+            self.servicesSeen = servicesSeen
+            self.hasBeenReady = hasBeenReady
+            self.connectedNow = connectedNow
+        }
+    }
+}

@@ -38,3 +38,72 @@ public struct PoolPlan: Hashable, Sendable {
 
     public func isWanted(_ device: DeviceID) -> Bool { placements[device] != nil }
 }
+
+// MARK: -
+
+/// A link the runtime should close because the plan gives its slot to someone else.
+public struct PoolEviction: Hashable, Sendable {
+    public enum Reason: Hashable, Sendable {
+        /// A pinned device needs the slot.
+        case makeRoomForPinned
+        /// Higher-ranked pool devices fill the pool (beaten by the margin, after the dwell time),
+        /// or the pool shrank.
+        case outranked
+        /// The device is no longer eligible.
+        case notEligible
+        /// The adapter holds more links than its configured slots (the slots were lowered).
+        case overCapacity
+    }
+
+    public var device: DeviceID
+    public var adapter: AdapterID
+    public var reason: Reason
+
+    public init(device: DeviceID, adapter: AdapterID, reason: Reason) {
+        self.device = device
+        self.adapter = adapter
+        self.reason = reason
+    }
+}
+
+// MARK: -
+
+/// Permission for one device to start one connection attempt on one adapter now.
+///
+/// The runtime hands it to the device (`attemptGranted(adapter:)`) and must report the end of the
+/// attempt, however it ends, with `PoolPolicy.attemptFinished(device:)`: until then the adapter
+/// counts the attempt as in flight.
+public struct AttemptGrant: Hashable, Sendable {
+    public var device: DeviceID
+    public var adapter: AdapterID
+
+    public init(device: DeviceID, adapter: AdapterID) {
+        self.device = device
+        self.adapter = adapter
+    }
+}
+
+// MARK: -
+
+/// Why a device that wants a connection attempt did not get one in this evaluation. Reported so
+/// that logs and metrics can say what the fleet is waiting for.
+public enum AttemptSuppression: Hashable, Sendable {
+    case engineStopped
+    case bluetoothdGone
+    /// Every adapter that reaches the device is powered off.
+    case adapterOff
+    case notEligible
+    case restoreInProgress
+    /// No adapter sees the device or knows how to connect it.
+    case unreachable
+    /// The plan has no slot for it: pinned devices or higher-ranked pool devices fill them.
+    case notSelected
+    /// Its target adapter already has an attempt in flight.
+    case adapterBusy(AdapterID)
+    /// Its target adapter's slots are still held (for example by a device being evicted).
+    case slotsHeld(AdapterID)
+    /// Granting would exceed `maxConnections` (pool devices only).
+    case maxConnections
+    /// The fleet-wide token bucket is empty.
+    case rateLimited
+}

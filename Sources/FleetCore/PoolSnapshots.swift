@@ -58,3 +58,59 @@ public struct PoolDeviceSnapshot: Hashable, Sendable {
         rssi[adapter] != nil || knownConnectable.contains(adapter) || link.adapter == adapter
     }
 }
+
+// MARK: -
+
+/// Where a device's link stands, as far as slot accounting is concerned. Both an attempt in
+/// flight and an established link hold one slot of their adapter.
+public enum PoolLinkStatus: Hashable, Sendable {
+    case disconnected
+    case attempting(AdapterID)
+    case connected(AdapterID, since: MonotonicInstant)
+
+    /// The adapter whose slot this link holds, if any.
+    public var adapter: AdapterID? {
+        switch self {
+        case .disconnected: nil
+        case .attempting(let adapter), .connected(let adapter, _): adapter
+        }
+    }
+
+    public var isAttempting: Bool {
+        if case .attempting = self { true } else { false }
+    }
+}
+
+// MARK: -
+
+/// What the pool policy needs to know about one local adapter at the moment of a decision.
+///
+/// An adapter that is not powered offers no slots and receives no attempts; its slot count comes
+/// from `PoolConfiguration.slots(for:)`.
+public struct AdapterSnapshot: Hashable, Sendable {
+    public var id: AdapterID
+    public var isPowered: Bool
+
+    public init(id: AdapterID, isPowered: Bool) {
+        self.id = id
+        self.isPowered = isPowered
+    }
+}
+
+// MARK: -
+
+/// Conditions that hold for the whole fleet at once; when either is false no attempt is granted
+/// and no eviction is asked for, because there is nothing that could carry them out.
+public struct PoolCentralConditions: Hashable, Sendable {
+    /// bluetoothd owns its bus name.
+    public var bluetoothdPresent: Bool
+    /// The engine has been started and is not stopping.
+    public var engineRunning: Bool
+
+    public init(bluetoothdPresent: Bool, engineRunning: Bool) {
+        self.bluetoothdPresent = bluetoothdPresent
+        self.engineRunning = engineRunning
+    }
+
+    public static let running = PoolCentralConditions(bluetoothdPresent: true, engineRunning: true)
+}
