@@ -50,10 +50,17 @@ let package = Package(
         .target(name: "DeterministicRandom"),
         .target(name: "FleetCore", dependencies: ["GATT", "BluetoothVocabulary", "DeterministicRandom"]),
         .target(name: "BlueZ", dependencies: ["DBus", "BluetoothVocabulary"]),
+        // The TOML reader the configuration uses: every key and value keeps its file position.
+        .target(name: "TOML"),
+        // The configuration file: reading, merging drop-ins, validating with file:line errors, and
+        // mapping onto FleetCore's inputs.
+        .target(name: "FleetConfiguration", dependencies: ["TOML", "FleetCore", "GATT"]),
+        // The known-devices file: atomic saves, recovery from a bad file.
+        .target(name: "FleetState", dependencies: ["FleetCore", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "Fleet",
             dependencies: [
-                "FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", "DetachedThread", "CSocketSupport",
+                "FleetConfiguration", "FleetState", "FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", "DetachedThread", "CSocketSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -126,7 +133,8 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: [
-                "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "DetachedThread", "TestSupport",
+                "Fleet", "FleetConfiguration", "FleetState", "TOML", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus",
+                "DetachedThread", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

@@ -1,5 +1,7 @@
 import Testing
 @testable import Fleet
+@testable import FleetConfiguration
+@testable import TOML
 
 @Suite struct ConfigDurationTests {
     @Test(arguments: [

@@ -3,6 +3,8 @@ import FleetCore
 import GATT
 import Testing
 @testable import Fleet
+@testable import FleetConfiguration
+@testable import TOML
 
 @Suite struct ConfigLoaderTests {
     /// Writes `files` (relative path → text) into a fresh directory and runs `body` with it.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Fleet
+@testable import FleetConfiguration
+@testable import TOML
 
 /// Loading stays linear: a large generated configuration, and a very long line, parse quickly.
 @Suite struct ConfigScaleTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import Fleet
+@testable import FleetConfiguration
+@testable import TOML
 
 /// Every kind of semantic error, with the exact `file:line: message` an operator sees.
 @Suite struct ConfigSemanticErrorTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import Fleet
+@testable import FleetConfiguration
+@testable import TOML
 
 @Suite struct ConfigTOMLParserTests {
     func parse(_ text: String) throws -> TOMLTable {

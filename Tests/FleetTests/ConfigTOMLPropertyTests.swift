@@ -1,6 +1,8 @@
 import PropertyBased
 import Testing
 @testable import Fleet
+@testable import FleetConfiguration
+@testable import TOML
 
 /// The parser and the decoder face whatever an operator (or an editor crash) leaves in a file;
 /// a reload must report it, never trap.

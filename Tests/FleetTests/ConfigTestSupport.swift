@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Fleet
+@testable import FleetConfiguration
+@testable import TOML
 
 /// Decodes `text` as the only configuration file, named `main.toml`.
 func decodeConfiguration(_ text: String, file: String = "main.toml") -> Result<WearfleetConfiguration, ConfigurationErrors> {

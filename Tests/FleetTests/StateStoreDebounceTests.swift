@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Fleet
+@testable import FleetState
 
 /// Saves are debounced: the tests fire the debounce timer by hand and count saves through the
 /// writer, so nothing depends on wall-clock timing.

@@ -2,6 +2,7 @@ import FleetCore
 import Foundation
 import Testing
 @testable import Fleet
+@testable import FleetState
 
 @Suite struct StateStoreFileFormatTests {
     @Test func encodeThenDecodeGivesTheSameDevices() throws {

@@ -2,6 +2,7 @@ import FleetCore
 import Foundation
 import Testing
 @testable import Fleet
+@testable import FleetState
 
 /// Crashes mid-save and bad files: what the daemon learned must survive both.
 @Suite struct StateStoreRecoveryTests {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Synchronization
 @testable import Fleet
+@testable import FleetState
 
 /// A fresh directory under the system's temporary directory, removed when released.
 final class TemporaryDirectory: Sendable {

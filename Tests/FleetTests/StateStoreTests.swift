@@ -2,6 +2,7 @@ import FleetCore
 import Foundation
 import Testing
 @testable import Fleet
+@testable import FleetState
 
 @Suite struct StateStoreTests {
     @Test func devicesSurviveARestart() async throws {

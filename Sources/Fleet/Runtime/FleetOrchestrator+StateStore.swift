@@ -1,5 +1,6 @@
 import BlueZ
 import FleetCore
+import FleetState
 import FoundationEssentials
 import Logging
 

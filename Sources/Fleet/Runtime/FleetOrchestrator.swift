@@ -1,5 +1,6 @@
 import BlueZ
 import FleetCore
+import FleetState
 import Logging
 
 /// The fleet at run time: the executor of FleetCore's `FleetStateMachine`. It turns what BlueZ,

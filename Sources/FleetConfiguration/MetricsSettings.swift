@@ -1,3 +1,5 @@
+import TOML
+
 /// `[metrics]`: the Prometheus endpoint. Off when `enabled = false` or `listen = ""`.
 public struct MetricsSettings: Equatable, Sendable {
     /// Whether the endpoint is served; `listen = ""` in the config sets it false.

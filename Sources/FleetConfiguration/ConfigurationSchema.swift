@@ -1,3 +1,5 @@
+import TOML
+
 // The keys each section accepts, in one place: the decoder rejects everything else, the
 // unknown-key message can say where a misplaced key belongs, and a test checks that the example
 // configuration documents every one of them.

@@ -1,3 +1,4 @@
+import TOML
 import Logging
 
 /// `[daemon]`: how the daemon itself behaves, apart from any device.

@@ -2,6 +2,7 @@
 // own value types. These conversions are the only place the two meet, so the daemon wires the
 // policy objects directly from a loaded configuration.
 
+import TOML
 import FleetCore
 
 extension WearfleetConfiguration {

@@ -1,3 +1,5 @@
+import TOML
+
 // Durations are strings with units so that a config never leaves a reader guessing whether `30`
 // meant seconds or milliseconds.
 

@@ -1,3 +1,5 @@
+import TOML
+
 /// The text of one configuration file and the name it is reported under.
 public struct ConfigurationSource: Hashable, Sendable {
     /// The path as given (messages print it unchanged).

@@ -1,3 +1,5 @@
+import TOML
+
 /// One thing wrong with the configuration, located at the key or value that is wrong.
 ///
 /// `description` is `file:line: message` (syntax errors add the column: `file:line:column:`), or

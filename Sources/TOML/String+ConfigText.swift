@@ -2,7 +2,7 @@
 
 extension String {
     /// Zero-padded on the left to `width` characters: `"7".leftPadded(to: 4)` is `"0007"`.
-    func leftPadded(to width: Int) -> String {
+    package func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 

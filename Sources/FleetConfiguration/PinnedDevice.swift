@@ -1,3 +1,4 @@
+import TOML
 import FleetCore
 
 /// One `[[pinned]]` entry: a device the daemon keeps connected whenever it is reachable.

@@ -1,3 +1,4 @@
+import TOML
 import FleetCore
 
 /// The daemon's whole configuration, valid by construction: it is only ever produced by

@@ -162,7 +162,7 @@ public actor StateStore {
     }
 
     /// Waits until the currently scheduled save (if any) has run. For tests.
-    func waitForScheduledSave() async {
+    package func waitForScheduledSave() async {
         await scheduledSave?.value
     }
 }

@@ -1,3 +1,5 @@
+import TOML
+
 /// A table of the configuration together with the name used for it in messages (`[fleet]`,
 /// `[classes.band]`, `[[pinned]]`).
 struct ConfigSection {

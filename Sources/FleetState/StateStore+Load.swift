@@ -68,7 +68,7 @@ extension StateStore {
             prefix += prefix.isEmpty || prefix.hasSuffix("/") ? String(component) : "/" + component
             guard mkdir(prefix, 0o750) != 0 else { continue }
             let code = errno
-            guard code == EEXIST, PathKind(of: prefix) == .directory else {
+            guard code == EEXIST, Self.isDirectory(prefix) else {
                 throw .directoryUnusable(path: path, reason: "cannot create \(prefix): \(StateStoreError.text(code))")
             }
         }
@@ -140,5 +140,13 @@ extension StateStore {
         }
         return pad(parts.tm_year + 1900, 4) + pad(parts.tm_mon + 1, 2) + pad(parts.tm_mday, 2) + "T"
             + pad(parts.tm_hour, 2) + pad(parts.tm_min, 2) + pad(parts.tm_sec, 2) + "Z"
+    }
+}
+
+extension StateStore {
+    /// Whether `path` names a directory, following links.
+    fileprivate static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 }

@@ -1,3 +1,4 @@
+import TOML
 import Glibc
 
 /// What a path names, following symbolic links (as opening it would).

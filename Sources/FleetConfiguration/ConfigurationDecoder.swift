@@ -2,6 +2,7 @@
 // and the section decoders keep the default for that key, so one pass reports every error in the
 // configuration. The caller discards the value whenever `errors` is not empty.
 
+import TOML
 import FleetCore
 import GATT
 

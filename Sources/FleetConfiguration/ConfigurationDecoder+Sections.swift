@@ -1,6 +1,7 @@
 // One function per section. Each applies the keys that are present and valid over the defaults;
 // cross-section checks (class names, duplicate addresses) run once every section is decoded.
 
+import TOML
 import FleetCore
 import GATT
 import Logging

@@ -1,3 +1,5 @@
+import TOML
+
 // A misspelt key is the most common config mistake; naming the likely intended key saves a trip
 // to the documentation.
 

@@ -1,3 +1,5 @@
+import TOML
+
 /// `wearfleetd --check-config [--config FILE]`: validates the configuration the daemon would load.
 public enum ConfigurationCheck {
     /// `EX_CONFIG` from sysexits.h: the configuration is wrong.

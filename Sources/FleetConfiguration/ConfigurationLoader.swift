@@ -2,6 +2,7 @@
 // pure function of the files' contents that returns either a complete, valid configuration or every
 // error it found. A reload that gets errors keeps the running configuration.
 
+import TOML
 import FoundationEssentials
 import Glibc
 

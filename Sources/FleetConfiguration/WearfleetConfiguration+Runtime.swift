@@ -1,3 +1,4 @@
+import TOML
 import FleetCore
 
 extension WearfleetConfiguration {

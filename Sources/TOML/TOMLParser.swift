@@ -333,7 +333,7 @@ public struct TOMLParser {
     }
 
     /// A key as it would be written: bare when it can be, quoted otherwise.
-    static func displayKey(_ name: String) -> String {
+    package static func displayKey(_ name: String) -> String {
         name.utf8.allSatisfy(isBareKeyByte) && !name.isEmpty ? name : "\"\(name)\""
     }
 }
