@@ -341,7 +341,7 @@ public struct FleetStateMachine: Sendable {
 
     /// A device BlueZ reports that the fleet does not manage: a pool candidate if the pool is
     /// on and admits it (`[pool]` filters and rules, or the service filter alone).
-    private mutating func considerPoolCandidate(_ id: DeviceID, objects: [DeviceObject], _ actions: inout [Action]) -> Bool {
+    mutating func considerPoolCandidate(_ id: DeviceID, objects: [DeviceObject], _ actions: inout [Action]) -> Bool {
         guard configuration.poolEnabled, running, let first = objects.first else { return false }
         let name = first.name
         let services = objects.flatMap(\.services)
@@ -446,125 +446,6 @@ public struct FleetStateMachine: Sendable {
     /// LE connection slots the fleet may use on `adapter`.
     public func slots(of adapter: AdapterID) -> Int {
         configuration.pool.slotOverrides[adapter] ?? configuration.pool.defaultSlotsPerAdapter
-    }
-
-    // MARK: - Device facts
-
-    private mutating func deviceFact(
-        _ id: DeviceID, _ event: DeviceEvent?, objects: [DeviceObject], now: MonotonicInstant, _ actions: inout [Action]
-    ) {
-        if devices[id] == nil {
-            guard event != nil, considerPoolCandidate(id, objects: objects, &actions) else { return }
-        }
-        noteObjects(id, objects)
-        guard let event else { return }
-        switch event {
-        case .connected:
-            if case .connected = devices[id]?.link { break }
-            let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
-            if let adapter {
-                devices[id]?.link = .connected(adapter, since: now)
-                devices[id]?.lastAdapter = adapter
-            }
-        case .disconnected, .deviceLost:
-            devices[id]?.link = .disconnected
-            actions.append(.dropNotifySockets(id))
-        default:
-            break
-        }
-        actions.append(.deliver(id, event))
-        requestEvaluation(&actions)
-    }
-
-    /// Keeps the device's objects as BlueZ has them now, with the RSSI they report; a device
-    /// pinned without a name takes the name it advertises.
-    mutating func noteObjects(_ id: DeviceID, _ objects: [DeviceObject]) {
-        guard var device = devices[id] else { return }
-        device.objects = Dictionary(objects.map { ($0.adapter, $0) }, uniquingKeysWith: { first, _ in first })
-        for object in objects {
-            if let rssi = object.rssi { device.lastRSSI[object.adapter] = rssi }
-            if device.name == nil, let advertised = object.name { device.name = advertised }
-        }
-        devices[id] = device
-    }
-
-    // MARK: - Device outputs
-
-    private mutating func deviceOutput(_ output: DeviceOutput, now: MonotonicInstant, _ actions: inout [Action]) {
-        switch output {
-        case .requestAttempt(let id):
-            devices[id]?.wantsAttempt = true
-            requestEvaluation(&actions)
-        case .withdrawAttemptRequest(let id):
-            devices[id]?.wantsAttempt = false
-            requestEvaluation(&actions)
-        case .attemptFinished(let id, let adapter, let outcome):
-            policy.attemptFinished(device: id)
-            switch outcome {
-            case .connected:
-                devices[id]?.link = .connected(adapter, since: now)
-                devices[id]?.lastAdapter = adapter
-                devices[id]?.recentFailures = 0
-                devices[id]?.linksMade += 1
-            case .failed:
-                devices[id]?.link = .disconnected
-                devices[id]?.recentFailures += 1
-            case .cancelled:
-                devices[id]?.link = .disconnected
-            }
-            requestEvaluation(&actions)
-        case .persist(let id, let update):
-            guard let device = devices[id] else { break }
-            let context = PersistContext(pinned: device.pinned, name: device.name, adapter: device.link.adapter ?? device.lastAdapter)
-            actions.append(.publish(.learned(id, update, context)))
-        case .lifecycle(let id, let event):
-            guard let device = devices[id] else { break }
-            actions.append(.publish(.lifecycle(id, event, context: device.context, at: now)))
-            if case .failed(let failureClass, _, _) = event { devices[id]?.lastFailure = failureClass }
-            if case .stateChanged(let from, let to, _, _) = event {
-                devices[id]?.state = to
-                followWritability(id, from: from, to: to, &actions)
-            }
-        case .resumeWrites(let id):
-            guard let device = devices[id], device.state.acceptsWrites else { break }
-            let useSocket = configuration.deviceConfiguration(className: device.className).useFileDescriptorPath
-            actions.append(.openWriteLane(id, useSocket: useSocket))
-        case .writeOutcome(let id, let event):
-            guard devices[id] != nil else { break }
-            actions.append(.deliver(id, event))
-            switch event {
-            case .writeCompleted: actions.append(.publish(.writeFinished(id, failure: nil)))
-            case .writeFailed(let failure): actions.append(.publish(.writeFinished(id, failure: failure)))
-            default: break
-            }
-        case .value:
-            // Values go to the data path, not through the fleet's decisions.
-            break
-        }
-    }
-
-    // MARK: - Writes
-
-    /// Opens the device's write lane when it becomes usable and closes it when it stops being so
-    /// (its queued writes wait for the next link).
-    private mutating func followWritability(_ id: DeviceID, from: DeviceState, to: DeviceState, _ actions: inout [Action]) {
-        if to.acceptsWrites, !from.acceptsWrites, let device = devices[id] {
-            _ = configureWritesIfNeeded(id, &actions)
-            let useSocket = configuration.deviceConfiguration(className: device.className).useFileDescriptorPath
-            actions.append(.openWriteLane(id, useSocket: useSocket))
-        } else if from.acceptsWrites, !to.acceptsWrites {
-            actions.append(.closeWriteLane(id))
-        }
-    }
-
-    /// The device's class write settings; the write path learns its options the first time.
-    mutating func configureWritesIfNeeded(_ id: DeviceID, _ actions: inout [Action]) -> FleetRuntimeConfiguration.WriteSettings {
-        let settings = configuration.writeSettings(className: devices[id]?.className)
-        if devices[id]?.writesConfigured == false {
-            devices[id]?.writesConfigured = true
-            actions.append(.configureWrites(id, settings.options))
-        }
-        return settings
     }
 
     // MARK: - Helpers
