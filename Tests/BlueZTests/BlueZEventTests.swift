@@ -209,4 +209,55 @@ struct BlueZEventTests {
         await client.stop()
         await fixture.close()
     }
+
+    @Test func signalsAlreadyInTheSnapshotAreSkippedAndLaterOnesApplied() async throws {
+        let bus = try PrivateBus()
+        let connection = try await DBusConnection.connect(to: .address(bus.address), threadName: "fake-bluez")
+        let device = FakeBluetoothd.devicePath(1)
+        let snapshot: [DBusObjectPath: [String: [String: DBusValue]]] = [
+            FakeBluetoothd.adapterPath: ["org.bluez.Adapter1": ["Powered": .boolean(true)]],
+            device: ["org.bluez.Device1": ["Address": .string("AA:BB:CC:DD:EE:01"), "Connected": .boolean(false)]],
+        ]
+        @Sendable func connected(_ connected: Bool) async throws {
+            try await connection.emitSignal(
+                path: device, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                [.string("org.bluez.Device1"), .stringVariantMap(["Connected": .boolean(connected)]), .stringArray([])])
+        }
+        let manager = DBusInterface("org.freedesktop.DBus.ObjectManager", methods: [
+            DBusMethod("GetManagedObjects", outputs: [DBusArgument("objects", .dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant))))], handler: .async { _ in
+                // Sent before the reply, so its serial is lower: the snapshot already has it
+                // (and here, to tell, the snapshot says otherwise).
+                try await connected(true)
+                return [snapshot.dbusValue]
+            }),
+        ])
+        try await connection.export(manager, at: .root)
+        _ = try await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "RequestName", [.string("org.bluez"), .uint32(4)])
+        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
+        try await client.start()
+        let events = client.events
+        #expect(await client.tree.device(at: device)?.connected == false, "the signal older than the snapshot was skipped")
+
+        try await connected(true)
+        let seen = try await withTimeout(.seconds(5), "the later change") {
+            var seen: [BlueZEvent] = []
+            for await event in events {
+                seen.append(event)
+                if case .deviceConnectionChanged = event { break }
+            }
+            return seen
+        }
+        guard case .appeared(_, _, let devices) = seen.first else {
+            Issue.record("no appeared event first: \(seen)")
+            return
+        }
+        #expect(devices.map(\.connected) == [false])
+        #expect(Array(seen.dropFirst()) == [.deviceConnectionChanged(device, connected: true)])
+        #expect(await client.tree.device(at: device)?.connected == true)
+        #expect(await client.malformedSignals == 0)
+        await client.stop()
+        await connection.close()
+    }
 }
