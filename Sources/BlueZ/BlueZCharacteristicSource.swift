@@ -1,10 +1,11 @@
 import BluetoothVocabulary
 import DBus
 
-/// A characteristic whose values the client is about to deliver on the D-Bus path, with what a
-/// consumer needs to attribute them: `setValueReceivers` asks where its values go once, with
-/// this, rather than attributing every value again.
-public struct BlueZCharacteristicSource: Sendable {
+/// A characteristic whose values the client delivers on the D-Bus path, with what a consumer
+/// needs to attribute them (`BlueZObjectTree.characteristicSource(at:)`): `setValueReceivers`
+/// asks where its values go once, with this, rather than attributing every value again, and a
+/// `valueChanged` event carries it.
+public struct BlueZCharacteristicSource: Sendable, Hashable {
     /// The `GattCharacteristic1` object.
     public let characteristicPath: DBusObjectPath
     /// The `Device1` object the characteristic belongs to.

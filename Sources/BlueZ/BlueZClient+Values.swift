@@ -13,8 +13,9 @@ final class CharacteristicRoute {
 
 // Characteristic values for the value receivers (`setValueReceivers`), two ways: `claimValue`
 // reads a notification in place before the connection decodes it (the way nearly every value
-// takes); `characteristicValue` reads one that was decoded anyway (held during a snapshot and
-// replayed, or of a shape the fast way leaves alone).
+// takes); `characteristicValue` takes one that was decoded anyway (held during a snapshot and
+// replayed), with the decoded path's one parse of `Value` (`BlueZCharacteristic.value(in:)`),
+// which the `valueChanged` events share.
 extension BlueZClient {
     /// Takes a signal whole when it is exactly what `handle` would pass to a value receiver:
     /// from the current bluetoothd, newer than the snapshot, not held, a `PropertiesChanged`
@@ -64,21 +65,19 @@ extension BlueZClient {
     /// array's size starts counting.
     private static func valueEntrySize(_ count: Int) -> Int { 20 + count }
 
-    /// The value of a decoded `Value`-only change (`sa{sv}as` with one entry, `Value`, and
-    /// nothing invalidated) of a mirrored characteristic, with where it goes; nil when the
-    /// change is something else or the characteristic is unknown (then it takes the normal way).
-    /// Reads the body in place: no dictionary is built for the one entry. Throws when `Value` is
-    /// not an `ay`.
+    /// The value of a decoded `Value`-only change (one entry, `Value`, and nothing invalidated)
+    /// of a mirrored characteristic, with where it goes; nil when the change is something else
+    /// or the characteristic is unknown (then it takes the normal way: the mirror and `events`).
+    /// Throws when `Value` is not an `ay`. Only signals the fast way did not take come here:
+    /// those held during a snapshot and replayed.
     func characteristicValue(
-        _ path: DBusObjectPath, _ body: [DBusValue]
+        _ path: DBusObjectPath, _ interface: String, _ changed: [String: DBusValue], _ invalidated: [String]
     ) throws(DBusDecodingError) -> (route: CharacteristicRoute, bytes: [UInt8])? {
-        guard body.count == 3, case .string(BlueZInterfaces.gattCharacteristic) = body[0],
-            case .dictionary(.string, .variant, let entries) = body[1], entries.count == 1,
-            case .string("Value") = entries[0].key, case .variant(let raw) = entries[0].value,
-            case .array(.string, let invalidated) = body[2], invalidated.isEmpty,
-            let route = characteristicRoute(path)
+        guard interface == BlueZInterfaces.gattCharacteristic, changed.count == 1, invalidated.isEmpty,
+            changed["Value"] != nil, let route = characteristicRoute(path),
+            let bytes = try BlueZCharacteristic.value(in: changed)
         else { return nil }
-        return (route, try [UInt8](dbusValue: raw))
+        return (route, bytes)
     }
 
     private func characteristicRoute(of message: borrowing DBusMessageReader) -> CharacteristicRoute? {
@@ -91,17 +90,8 @@ extension BlueZClient {
     /// go on its first value; nil when the mirror does not hold it under a device.
     private func characteristicRoute(_ path: DBusObjectPath) -> CharacteristicRoute? {
         if let known = characteristicRoutes[path] { return known }
-        guard case .string(let uuid)? = tree.objects[path]?[BlueZInterfaces.gattCharacteristic]?["UUID"] else { return nil }
-        // …/dev_X/serviceNNNN/charNNNN: the device is the nearest ancestor with Device1.
-        var candidate = path.parent
-        while let current = candidate, tree.objects[current]?[BlueZInterfaces.device] == nil { candidate = current.parent }
-        guard let devicePath = candidate, let device = tree.objects[devicePath]?[BlueZInterfaces.device] else { return nil }
-        var address: String?
-        var addressType: String?
-        if case .string(let text)? = device["Address"] { address = text }
-        if case .string(let text)? = device["AddressType"] { addressType = text }
-        let source = BlueZCharacteristicSource(
-            characteristicPath: path, devicePath: devicePath, address: address, addressType: addressType, uuid: uuid.lowercased())
+        // The same attribution as a `valueChanged` event's.
+        guard let source = tree.characteristicSource(at: path) else { return nil }
         let route = CharacteristicRoute(receiver: valueReceivers?(source))
         characteristicRoutes[path] = route
         return route

@@ -4,7 +4,8 @@ import DBus
 ///
 /// `start()` follows `org.bluez`'s owner and keeps a `BlueZObjectTree` mirror current: one
 /// `GetManagedObjects` whenever bluetoothd appears (at start and after every restart), then only
-/// signals, never polling. `events` delivers every change after it was applied to `tree`.
+/// signals, never polling. `events` delivers every change, typed (`BlueZEvent`), after it was
+/// applied to `tree`.
 ///
 /// Signals bluetoothd sent before the `GetManagedObjects` reply are already reflected in it; they
 /// are recognised by their serial number (lower than the reply's) and skipped, so a change is
@@ -78,9 +79,10 @@ public actor BlueZClient {
     /// notification) to a receiver, on the connection's thread, as it arrives: read in place from
     /// the message (no `DBusValue` is built), no event, no thread hop, no update of the mirror
     /// (whose `Value` then stays as it was at resolution; `ReadValue` reads the current one).
-    /// Everything else about the characteristic still goes through the mirror and `events`.
-    /// Set it before `start()`; nil restores the default (values arrive as `propertiesChanged`
-    /// events).
+    /// Everything else about the characteristic still goes through the mirror and `events`, and
+    /// so does a `Value` changed together with anything else (a `valueChanged` event).
+    /// Set it before `start()`; nil restores the default (every value arrives as a
+    /// `valueChanged` event).
     ///
     /// `receivers` is asked where a characteristic's values go at its first value, and again
     /// after objects came or went; nil drops them. A receiver is then called with each value.
@@ -122,7 +124,7 @@ public actor BlueZClient {
             guard owner == newOwner, reply.sender == newOwner else { return }  // it restarted meanwhile
             tree = try BlueZObjectTree(managedObjects: reply.body.first ?? .stringVariantMap([:]))
             snapshotSerial = reply.serial
-            eventSink.yield(.appeared(owner: newOwner))
+            eventSink.yield(.appeared(owner: newOwner, adapters: tree.adapters, devices: tree.devices))
             treeChanged()
             let held = heldSignals ?? []
             heldSignals = nil
@@ -175,6 +177,8 @@ public actor BlueZClient {
         eventSink.finish()
     }
 
+    /// Applies one signal to the mirror and reports what changed, typed (each signal's variant
+    /// dictionaries are parsed here, once: `BlueZObjectTree.apply`).
     private func handle(_ signal: DBusMessage) {
         if heldSignals != nil {
             heldSignals?.append(signal)
@@ -187,27 +191,22 @@ public actor BlueZClient {
                 characteristicRoutes.removeAll()
                 let object = try signal.body.decode(DBusObjectPath.self, at: 0)
                 let interfaces = try signal.body.decode([String: [String: DBusValue]].self, at: 1)
-                tree.interfacesAdded(object, interfaces)
-                eventSink.yield(.interfacesAdded(object, interfaces: interfaces.keys.sorted()))
-                treeChanged()
+                report(tree.apply(interfacesAdded: object, interfaces))
             case (BlueZInterfaces.objectManager?, "InterfacesRemoved"):
                 characteristicRoutes.removeAll()
                 let object = try signal.body.decode(DBusObjectPath.self, at: 0)
                 let interfaces = try signal.body.decode([String].self, at: 1)
-                tree.interfacesRemoved(object, interfaces)
-                eventSink.yield(.interfacesRemoved(object, interfaces: interfaces))
-                treeChanged()
+                report(tree.apply(interfacesRemoved: object, interfaces))
             case (BlueZInterfaces.properties?, "PropertiesChanged"):
-                if valueReceivers != nil, let value = try characteristicValue(path, signal.body) {
-                    value.route.receiver?(value.bytes)
-                    return
-                }
                 let interface = try signal.body.decode(String.self, at: 0)
                 let changed = try signal.body.decode([String: DBusValue].self, at: 1)
                 let invalidated = try signal.body.decode([String].self, at: 2)
-                if tree.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated) {
-                    eventSink.yield(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated))
-                    treeChanged()
+                if valueReceivers != nil, let value = try characteristicValue(path, interface, changed, invalidated) {
+                    value.route.receiver?(value.bytes)
+                    return
+                }
+                if let events = try tree.apply(propertiesChanged: path, interface: interface, changed: changed, invalidated: invalidated) {
+                    report(events)
                 }
             case (BlueZInterfaces.device?, "Disconnected"):
                 let reason = try signal.body.decode(String.self, at: 0)
@@ -220,5 +219,11 @@ public actor BlueZClient {
             malformedSignals += 1
             eventSink.yield(.malformedSignal("\(signal.member ?? "?") from \(path): \(error)"))
         }
+    }
+
+    /// Reports what a signal changed, after it was applied to the mirror.
+    private func report(_ events: [BlueZEvent]) {
+        for event in events { eventSink.yield(event) }
+        treeChanged()
     }
 }

@@ -62,16 +62,18 @@ struct BlueZClientTests {
         let events = client.events
         try await bluetoothd.connection.setProperty("RSSI", to: .int16(-42), of: "org.bluez.Device1", at: FakeBluetoothd.devicePath(0))
         _ = try await events.first(within: .seconds(5), "the RSSI change") {
-            if case .propertiesChanged(let path, _, let changed, _) = $0 { return path == FakeBluetoothd.devicePath(0) && changed["RSSI"] != nil }
+            if case .deviceUpdated(let path, let fields) = $0 { return path == FakeBluetoothd.devicePath(0) && fields.contains(.rssi) }
             return false
         }
         #expect(await client.tree.device(at: FakeBluetoothd.devicePath(0))?.rssi == -42)
 
         try await FakeBluetoothd.addDevice(7, on: bluetoothd.connection)
-        _ = try await events.first(within: .seconds(5), "the new device") {
-            if case .interfacesAdded(let path, _) = $0 { return path == FakeBluetoothd.devicePath(7) }
+        let added = try await events.first(within: .seconds(5), "the new device") {
+            if case .deviceAdded(let device) = $0 { return device.path == FakeBluetoothd.devicePath(7) }
             return false
         }
+        guard case .deviceAdded(let device) = added else { return }
+        #expect(device.address == "AA:BB:CC:DD:EE:07", "the event carries the device as the mirror holds it")
         #expect(await client.tree.devices.count == 3)
         await client.stop()
     }
@@ -93,9 +95,11 @@ struct BlueZClientTests {
             if case .appeared = $0 { return true }
             return false
         }
-        guard case .appeared(let owner) = appeared else { return }
+        guard case .appeared(let owner, let adapters, let devices) = appeared else { return }
         #expect(owner == second.connection.uniqueName)
         #expect(owner != first.connection.uniqueName)
+        #expect(adapters.map(\.path) == [FakeBluetoothd.adapterPath])
+        #expect(devices.map(\.path) == [FakeBluetoothd.devicePath(0)], "the event carries the new snapshot's devices")
         #expect(await client.tree.devices.count == 1, "the mirror was rebuilt from the new tree")
         await client.stop()
     }

@@ -37,13 +37,16 @@ struct BlueZClientValueTests {
 
         // Anything else about the characteristic still updates the mirror and makes an event.
         try await bluetoothd.connection.setProperty("Notifying", to: .boolean(true), of: "org.bluez.GattCharacteristic1", at: characteristic)
-        let event = try await events.first(within: .seconds(5), "the Notifying change") {
-            if case .propertiesChanged(let path, _, _, _) = $0 { return path == characteristic }
-            return false
+        let seen = try await withTimeout(.seconds(5), "the Notifying change") {
+            var seen: [BlueZEvent] = []
+            for await event in events {
+                seen.append(event)
+                if case .notifyingChanged(characteristic, notifying: true) = event { break }
+            }
+            return seen
         }
-        guard case .propertiesChanged(_, _, let changed, _) = event else { return }
-        #expect(changed["Value"] == nil, "the value went to the receiver, not to events")
-        #expect(changed["Notifying"] == .boolean(true))
+        #expect(!seen.contains { if case .valueChanged = $0 { true } else { false } }, "the value went to the receiver, not to events")
+        #expect(await client.tree.characteristics(of: device).first?.notifying == true)
         await client.stop()
         await fixture.close()
     }
@@ -178,19 +181,30 @@ struct BlueZClientValueShapeTests {
             return received
         }
         #expect(received == sizes.map { size in (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ size) } } + [[0x06, 99]])
-        // The near misses reach `events` whole (the last one, `Notifying` alone, marks the end).
+        // The near misses reach the mirror and `events` whole, their values included (the last
+        // one, `Notifying` alone, marks the end; an invalidated `Notifying` makes no event).
         let nearMisses = try await withTimeout(.seconds(5), "the near misses as events") {
-            var changes: [([String: DBusValue], [String])] = []
+            var seen: [BlueZEvent] = []
             for await event in events {
-                guard case .propertiesChanged(let path, _, let changed, let invalidated) = event, path == characteristic else { continue }
-                changes.append((changed, invalidated))
-                if changed == ["Notifying": .boolean(false)] { break }
+                switch event {
+                case .valueChanged(let source, _) where source.characteristicPath == characteristic: seen.append(event)
+                case .notifyingChanged(characteristic, let notifying):
+                    seen.append(event)
+                    if !notifying { return seen }
+                default: continue
+                }
             }
-            return changes
+            return seen
         }
-        #expect(nearMisses.count == 5)
-        #expect(nearMisses.first?.0 == ["Value": .bytes([0x06, 1]), "Notifying": .boolean(true)])
-        #expect(nearMisses.dropFirst(2).first?.1 == ["Notifying"])
+        let source = try #require(await client.tree.characteristicSource(at: characteristic))
+        #expect(nearMisses == [
+            .notifyingChanged(characteristic, notifying: true), .valueChanged(source, bytes: [0x06, 1]),
+            .notifyingChanged(characteristic, notifying: true), .valueChanged(source, bytes: []),
+            .valueChanged(source, bytes: [0x06, 2]),
+            .valueChanged(source, bytes: [0x06, 3]),
+            .notifyingChanged(characteristic, notifying: false),
+        ])
+        #expect(await client.tree.objects[characteristic]?[gatt]?["Value"] == .bytes([0x06, 3]), "a near miss's value is in the mirror")
         #expect(await connection.claimedSignals == sizes.count + 1)
         #expect(asked.withLock { $0 } == 1, "the receivers are asked once per characteristic")
         valueSink.finish()

@@ -14,6 +14,11 @@ struct BlueZEventTranslatorTests {
 
     let id = DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:01")!, addressType: .random)
 
+    /// bluetoothd appearing with `tree` as its snapshot.
+    static func appeared(_ tree: BlueZObjectTree) -> BlueZEvent {
+        .appeared(owner: ":1.7", adapters: tree.adapters, devices: tree.devices)
+    }
+
     func tree(connected: Bool = false, powered: Bool = true) -> BlueZObjectTree {
         var tree = BlueZObjectTree()
         tree.interfacesAdded(Self.adapterPath, ["org.bluez.Adapter1": ["Powered": .boolean(powered)]])
@@ -29,7 +34,7 @@ struct BlueZEventTranslatorTests {
 
     @Test func bluetoothdAppearingAnnouncesAdaptersAndKnownDevices() {
         var translator = BlueZEventTranslator()
-        let routed = translator.translate(.appeared(owner: ":1.7"), tree: tree())
+        let routed = translator.translate(Self.appeared(tree()))
         #expect(routed == [
             .everyone(.bluetoothdAppeared),
             .adapterChanged(Self.hci0, powered: true),
@@ -40,61 +45,82 @@ struct BlueZEventTranslatorTests {
 
     @Test func aLinkThatSurvivedOurRestartIsReportedForAdoption() {
         var translator = BlueZEventTranslator()
-        let routed = translator.translate(.appeared(owner: ":1.7"), tree: tree(connected: true))
+        let routed = translator.translate(Self.appeared(tree(connected: true)))
         #expect(routed.contains(.device(id, .connected)))
     }
 
     @Test func connectedChangesBecomeLinkEvents() {
         var translator = BlueZEventTranslator()
         let current = tree()
-        _ = translator.translate(.appeared(owner: ":1.7"), tree: current)
-        let up = translator.translate(
-            .propertiesChanged(Self.devicePath, interface: "org.bluez.Device1", changed: ["Connected": .boolean(true)], invalidated: []),
-            tree: current)
+        _ = translator.translate(Self.appeared(current))
+        let up = translator.translate(.deviceConnectionChanged(Self.devicePath, connected: true))
         #expect(up == [.device(id, .connected)])
-        let down = translator.translate(
-            .propertiesChanged(Self.devicePath, interface: "org.bluez.Device1", changed: ["Connected": .boolean(false)], invalidated: []),
-            tree: current)
+        let down = translator.translate(.deviceConnectionChanged(Self.devicePath, connected: false))
         #expect(down == [.device(id, .disconnected(nil))])
         let reason = translator.translate(
-            .deviceDisconnected(Self.devicePath, reason: "org.bluez.Reason.Remote", message: "Connection terminated by remote"),
-            tree: current)
+            .deviceDisconnected(Self.devicePath, reason: "org.bluez.Reason.Remote", message: "Connection terminated by remote"))
         #expect(reason == [.device(id, .disconnected(DeviceEvent.Failure(name: "org.bluez.Reason.Remote", message: "Connection terminated by remote")))])
     }
 
-    @Test func notificationsOnTheBusBecomeValuesOfTheirDevice() {
+    @Test func notificationsOnTheBusBecomeValuesOfTheirDevice() throws {
         var translator = BlueZEventTranslator()
         let current = tree()
-        _ = translator.translate(.appeared(owner: ":1.7"), tree: current)
-        let routed = translator.translate(
-            .propertiesChanged(Self.characteristicPath, interface: "org.bluez.GattCharacteristic1",
-                               changed: ["Value": .bytes([0x06, 72])], invalidated: []),
-            tree: current)
+        _ = translator.translate(Self.appeared(current))
+        let characteristic = try #require(current.characteristicSource(at: Self.characteristicPath))
+        let routed = translator.translate(.valueChanged(characteristic, bytes: [0x06, 72]))
         #expect(routed == [.value(id, characteristic: Self.heartRate, bytes: [0x06, 72])])
     }
 
     @Test func adapterPowerChangesReachEveryDeviceOnce() {
         var translator = BlueZEventTranslator()
         let current = tree()
-        _ = translator.translate(.appeared(owner: ":1.7"), tree: current)
-        let off = BlueZEvent.propertiesChanged(Self.adapterPath, interface: "org.bluez.Adapter1", changed: ["Powered": .boolean(false)], invalidated: [])
-        #expect(translator.translate(off, tree: current) == [.adapterChanged(Self.hci0, powered: false), .everyone(.adapterUnpowered(Self.hci0))])
-        #expect(translator.translate(off, tree: current) == [.adapterChanged(Self.hci0, powered: false)], "no duplicate unpowered")
+        _ = translator.translate(Self.appeared(current))
+        let off = BlueZEvent.adapterPowerChanged(Self.hci0, powered: false)
+        #expect(translator.translate(off) == [.adapterChanged(Self.hci0, powered: false), .everyone(.adapterUnpowered(Self.hci0))])
+        #expect(translator.translate(off) == [.adapterChanged(Self.hci0, powered: false)], "no duplicate unpowered")
     }
 
     @Test func removedDevicesAndVanishingBluetoothdAreReported() {
         var translator = BlueZEventTranslator()
         let current = tree()
-        _ = translator.translate(.appeared(owner: ":1.7"), tree: current)
-        #expect(translator.translate(.interfacesRemoved(Self.devicePath, interfaces: ["org.bluez.Device1"]), tree: current) == [.device(id, .deviceLost)])
-        #expect(translator.translate(.vanished, tree: BlueZObjectTree()) == [.adapterRemoved(Self.hci0), .everyone(.bluetoothdVanished)])
+        _ = translator.translate(Self.appeared(current))
+        #expect(translator.translate(.deviceRemoved(Self.devicePath, id)) == [.device(id, .deviceLost)])
+        #expect(translator.translate(.vanished) == [.adapterRemoved(Self.hci0), .everyone(.bluetoothdVanished)])
         #expect(translator.devices.isEmpty)
     }
 
-    @Test func devicesWithoutAValidAddressAreIgnored() {
+    @Test func devicesWithoutAValidAddressAreIgnored() throws {
         var translator = BlueZEventTranslator()
         var current = BlueZObjectTree()
         current.interfacesAdded(Self.devicePath, ["org.bluez.Device1": ["Address": .string("not-an-address")]])
-        #expect(translator.translate(.interfacesAdded(Self.devicePath, interfaces: ["org.bluez.Device1"]), tree: current).isEmpty)
+        let device = try #require(current.device(at: Self.devicePath))
+        #expect(translator.translate(.deviceAdded(device)).isEmpty)
+        #expect(translator.translate(.deviceConnectionChanged(Self.devicePath, connected: true)).isEmpty)
+    }
+
+    @Test func devicesAndAdaptersAddedLaterAreAnnounced() throws {
+        var translator = BlueZEventTranslator()
+        _ = translator.translate(Self.appeared(BlueZObjectTree()))
+        let current = tree(connected: true)
+        let adapter = try #require(current.adapter(at: Self.adapterPath))
+        #expect(translator.translate(.adapterAdded(adapter)) == [.adapterChanged(Self.hci0, powered: true), .everyone(.adapterPowered(Self.hci0))])
+        let device = try #require(current.device(at: Self.devicePath))
+        #expect(translator.translate(.deviceAdded(device)) == [.device(id, .deviceFound(adapter: Self.hci0)), .device(id, .connected)])
+        #expect(translator.translate(.adapterRemoved(Self.hci0)) == [.everyone(.adapterUnpowered(Self.hci0)), .adapterRemoved(Self.hci0)])
+    }
+
+    @Test func onlyTheDeviceFactsTheFleetDecidesWithBecomeUpdates() {
+        var translator = BlueZEventTranslator()
+        _ = translator.translate(Self.appeared(tree()))
+        for fields: BlueZDeviceFields in [.rssi, .name, .alias, .uuids, [.rssi, .paired]] {
+            #expect(translator.translate(.deviceUpdated(Self.devicePath, fields)) == [.deviceUpdated(id)])
+        }
+        #expect(translator.translate(.deviceUpdated(Self.devicePath, [.paired, .bonded, .trusted, .txPower])).isEmpty)
+        #expect(translator.translate(.deviceUpdated("/org/bluez/hci0/dev_00_00_00_00_00_09", .rssi)).isEmpty, "an unknown device")
+        // The device machine waits for resolved services itself; GATT objects are the mirror's.
+        #expect(translator.translate(.servicesResolvedChanged(Self.devicePath, resolved: true)).isEmpty)
+        #expect(translator.translate(.gattObjectAdded(Self.characteristicPath, .characteristic)).isEmpty)
+        #expect(translator.translate(.notifyingChanged(Self.characteristicPath, notifying: true)).isEmpty)
+        #expect(translator.translate(.malformedSignal("PropertiesChanged from /")).isEmpty)
     }
 }

@@ -2,11 +2,12 @@ import BlueZ
 import DBus
 import FleetCore
 
-/// Turns what the BlueZ client saw into FleetCore's normalized events, so device machines never
-/// see object paths, variants or BlueZ version differences.
+/// Turns what the BlueZ client saw (its typed `BlueZEvent`s) into FleetCore's normalized events,
+/// so device machines never see object paths or BlueZ version differences. It reads no variant:
+/// the client parsed each signal once, where it applied it to its mirror.
 ///
-/// Pure apart from its memory of which object path is which device: feed it every `BlueZEvent`
-/// together with the mirror as it is *after* the event.
+/// Pure apart from its memory of which object path is which device (learned from the devices
+/// the events announce) and of which adapters are powered: feed it every event, in order.
 public struct BlueZEventTranslator: Sendable {
     /// Where an event goes.
     public enum Routed: Sendable, Hashable {
@@ -23,82 +24,79 @@ public struct BlueZEventTranslator: Sendable {
         case adapterRemoved(AdapterID)
     }
 
-    /// Device object path → identity, learned from `Device1` properties.
+    /// The device properties the fleet decides with (placement's RSSI, admission's name and
+    /// services); a change of any other makes no input.
+    static let fleetFacts: BlueZDeviceFields = [.rssi, .name, .alias, .uuids]
+
+    /// Device object path → identity, learned from the devices announced.
     public private(set) var devices: [DBusObjectPath: DeviceID] = [:]
     private var poweredAdapters: Set<AdapterID> = []
 
     public init() {}
 
-    /// The identity of a `Device1` object: address plus address type.
-    public static func identity(of device: BlueZDevice) -> DeviceID? {
-        device.identity
-    }
-
-    /// The identity of a device from its `Address` and `AddressType` as bluetoothd spells them
-    /// (a missing or unknown type is `public`, BlueZ's default); nil without a valid address.
-    public static func identity(address text: String?, addressType: String?) -> DeviceID? {
-        DeviceID(bluezAddress: text, addressType: addressType)
-    }
-
-    /// The adapter a device object lives under (`/org/bluez/hci0/dev_…` → `hci0`).
-    public static func adapter(of device: BlueZDevice) -> AdapterID {
-        device.adapterID
-    }
-
-    public mutating func translate(_ event: BlueZEvent, tree: BlueZObjectTree) -> [Routed] {
+    public mutating func translate(_ event: BlueZEvent) -> [Routed] {
         switch event {
-        case .appeared:
-            return rebuild(from: tree)
+        case .appeared(_, let adapters, let devices):
+            return rebuild(adapters: adapters, devices: devices)
         case .vanished:
             devices.removeAll()
             let adapters = poweredAdapters
             poweredAdapters.removeAll()
             return adapters.sorted().map { .adapterRemoved($0) } + [.everyone(.bluetoothdVanished)]
-        case .interfacesAdded(let path, let interfaces):
+        case .adapterAdded(let adapter):
+            return adapterState(AdapterID(adapter.name), powered: adapter.powered)
+        case .adapterPowerChanged(let adapter, let powered):
+            return adapterState(adapter, powered: powered)
+        case .adapterRemoved(let adapter):
             var routed: [Routed] = []
-            if interfaces.contains(BlueZInterfaces.adapter), let adapter = tree.adapter(at: path) {
-                routed += adapterState(AdapterID(adapter.name), powered: adapter.powered)
-            }
-            if interfaces.contains(BlueZInterfaces.device), let device = tree.device(at: path), let id = Self.identity(of: device) {
-                devices[path] = id
-                routed.append(.device(id, .deviceFound(adapter: Self.adapter(of: device))))
-                if device.connected { routed.append(.device(id, .connected)) }
-            }
+            if poweredAdapters.remove(adapter) != nil { routed.append(.everyone(.adapterUnpowered(adapter))) }
+            routed.append(.adapterRemoved(adapter))
             return routed
-        case .interfacesRemoved(let path, let interfaces):
-            var routed: [Routed] = []
-            if interfaces.contains(BlueZInterfaces.device), let id = devices.removeValue(forKey: path) {
-                routed.append(.device(id, .deviceLost))
-            }
-            if interfaces.contains(BlueZInterfaces.adapter) {
-                let adapter = AdapterID(path.lastElement)
-                if poweredAdapters.remove(adapter) != nil { routed.append(.everyone(.adapterUnpowered(adapter))) }
-                routed.append(.adapterRemoved(adapter))
-            }
-            return routed
-        case .propertiesChanged(let path, let interface, let changed, _):
-            return propertiesChanged(path, interface: interface, changed: changed, tree: tree)
+        case .deviceAdded(let device):
+            return found(device)
+        case .deviceRemoved(let path, _):
+            guard let id = devices.removeValue(forKey: path) else { return [] }
+            return [.device(id, .deviceLost)]
+        case .deviceConnectionChanged(let path, let connected):
+            guard let id = devices[path] else { return [] }
+            return [.device(id, connected ? .connected : .disconnected(nil))]
+        case .deviceUpdated(let path, let fields):
+            guard let id = devices[path], !fields.isDisjoint(with: Self.fleetFacts) else { return [] }
+            return [.deviceUpdated(id)]
         case .deviceDisconnected(let path, let reason, let message):
             guard let id = devices[path] else { return [] }
             return [.device(id, .disconnected(DeviceEvent.Failure(name: reason, message: message)))]
-        case .malformedSignal:
+        case .valueChanged(let characteristic, let bytes):
+            guard let id = characteristic.deviceIdentity else { return [] }
+            return [.value(id, characteristic: characteristic.uuid, bytes: bytes)]
+        case .servicesResolvedChanged:
+            // A device machine that resolves waits for `ServicesResolved` and the GATT objects
+            // itself (`DeviceTransport.awaitServices`, over `BlueZClient.waitForTree`), and the
+            // services a device advertises or resolved reach the fleet as a `UUIDs` change.
+            return []
+        case .gattObjectAdded, .gattObjectRemoved, .notifyingChanged, .malformedSignal:
             return []
         }
     }
 
-    private mutating func rebuild(from tree: BlueZObjectTree) -> [Routed] {
+    private mutating func rebuild(adapters: [BlueZAdapter], devices found: [BlueZDevice]) -> [Routed] {
         devices.removeAll()
         var routed: [Routed] = [.everyone(.bluetoothdAppeared)]
-        for adapter in tree.adapters {
+        for adapter in adapters {
             routed += adapterState(AdapterID(adapter.name), powered: adapter.powered)
         }
-        for device in tree.devices {
-            guard let id = Self.identity(of: device) else { continue }
-            devices[device.path] = id
-            routed.append(.device(id, .deviceFound(adapter: Self.adapter(of: device))))
-            // A link that survived our restart is adopted by the machine if it is wanted.
-            if device.connected { routed.append(.device(id, .connected)) }
-        }
+        // A link that survived our restart is adopted by the machine if it is wanted.
+        for device in found { routed += self.found(device) }
+        return routed
+    }
+
+    /// A device object bluetoothd holds: its identity learned, found on its adapter, and
+    /// connected if it is.
+    private mutating func found(_ device: BlueZDevice) -> [Routed] {
+        guard let id = device.identity else { return [] }
+        devices[device.path] = id
+        var routed: [Routed] = [.device(id, .deviceFound(adapter: device.adapterID))]
+        if device.connected { routed.append(.device(id, .connected)) }
         return routed
     }
 
@@ -110,44 +108,5 @@ public struct BlueZEventTranslator: Sendable {
             routed.append(.everyone(.adapterUnpowered(adapter)))
         }
         return routed
-    }
-
-    private mutating func propertiesChanged(
-        _ path: DBusObjectPath, interface: String, changed: [String: DBusValue], tree: BlueZObjectTree
-    ) -> [Routed] {
-        switch interface {
-        case BlueZInterfaces.adapter:
-            guard case .boolean(let powered)? = changed["Powered"] else { return [] }
-            return adapterState(AdapterID(path.lastElement), powered: powered)
-        case BlueZInterfaces.device:
-            guard let id = devices[path] else { return [] }
-            if case .boolean(let connected)? = changed["Connected"] {
-                return [.device(id, connected ? .connected : .disconnected(nil))]
-            }
-            let fleetFacts = ["RSSI", "Name", "Alias", "UUIDs"]
-            return fleetFacts.contains(where: { changed[$0] != nil }) ? [.deviceUpdated(id)] : []
-        case BlueZInterfaces.gattCharacteristic:
-            guard case .array(.byte, let items)? = changed["Value"],
-                let characteristic = tree.objects[path]?[BlueZInterfaces.gattCharacteristic],
-                case .string(let uuid)? = characteristic["UUID"],
-                let id = owningDevice(of: path)
-            else { return [] }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(items.count)
-            for case .byte(let byte) in items { bytes.append(byte) }
-            return [.value(id, characteristic: uuid.lowercased(), bytes: bytes)]
-        default:
-            return []
-        }
-    }
-
-    /// `…/dev_X/serviceNNNN/charNNNN` belongs to `…/dev_X`.
-    private func owningDevice(of path: DBusObjectPath) -> DeviceID? {
-        var candidate = path.parent
-        while let current = candidate {
-            if let id = devices[current] { return id }
-            candidate = current.parent
-        }
-        return nil
     }
 }

@@ -34,8 +34,15 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         let task = Task {
             var translator = BlueZEventTranslator()
             for await event in events {
+                let routed = translator.translate(event)
+                if routed.isEmpty { continue }
+                // A value (a notification that took the events' way) needs nothing of the mirror.
+                if routed.count == 1, case .value(let device, let characteristic, let bytes) = routed[0] {
+                    pipeline.ingest(device: device, characteristic: characteristic, bytes: bytes)
+                    continue
+                }
                 let tree = await client.tree
-                for routed in translator.translate(event, tree: tree) {
+                for routed in routed {
                     if let input = Self.input(for: routed, tree: tree, pipeline: pipeline) { sink.yield(input) }
                 }
             }
