@@ -47,11 +47,14 @@ let package = Package(
         // The one seeded random source (SplitMix64) behind FleetCore's jitter and the simulator's draws.
         .target(name: "DeterministicRandom"),
         .target(name: "FleetCore", dependencies: ["GATT", "BluetoothVocabulary", "DeterministicRandom"]),
+        // Recorded inputs of the fleet and device machines (JSON in the journal) and their replay:
+        // the daemon records through it, `wearfleetctl replay` reads `journalctl -o json` with it.
+        .target(name: "FleetReplay", dependencies: ["FleetCore"]),
         .target(name: "BlueZ", dependencies: ["DBus", "BluetoothVocabulary"]),
         .target(
             name: "Fleet",
             dependencies: [
-                "FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", "DetachedThread", "CSocketSupport",
+                "FleetCore", "FleetReplay", "BlueZ", "GATT", "DBus", "FleetControl", "DetachedThread", "CSocketSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -92,7 +95,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "wearfleetctl",
-            dependencies: ["FleetControl", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "FleetControl", "DBus", "FleetCore", "FleetReplay", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),
         // `make bench`: the daemon's ingest, scale, recovery and write figures next to a C bus
@@ -116,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: [
-                "Fleet", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus", "DetachedThread", "TestSupport",
+                "Fleet", "FleetCore", "FleetReplay", "GATT", "BlueZ", "BlueZSimulator", "DBus", "DetachedThread", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -145,6 +150,7 @@ let package = Package(
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "BluetoothVocabularyTests", dependencies: ["BluetoothVocabulary", "DeterministicRandom"]),
+        .testTarget(name: "FleetReplayTests", dependencies: ["FleetReplay", "FleetCore", "GATT"]),
         .testTarget(
             name: "FleetCoreTests",
             dependencies: ["FleetCore", .product(name: "PropertyBased", package: "swift-property-based")]

@@ -2,7 +2,7 @@ extension DeviceEffect {
     /// A structured event for journald fields (`DEVICE_STATE`, `SESSION_ID`, `ERROR_CLASS`,
     /// `BLUEZ_ERROR`) and metrics. `session` numbers connection attempts of this device from 1;
     /// 0 means no attempt has been granted yet.
-    public enum LifecycleEvent: Hashable, Sendable {
+    public enum LifecycleEvent: Hashable, Sendable, Codable {
         /// The state changed; always the last effect of the reduce call that changed it.
         /// `cause` is the class of the failure that made it change, nil when no failure did.
         case stateChanged(from: DeviceState, to: DeviceState, session: UInt64, cause: FailureClass?)

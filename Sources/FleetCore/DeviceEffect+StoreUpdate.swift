@@ -1,7 +1,7 @@
 extension DeviceEffect {
     /// What the state file should now hold for the device. The runtime stamps wall-clock time
     /// itself (FleetCore only has monotonic time, which does not survive a reboot).
-    public struct StoreUpdate: Hashable, Sendable {
+    public struct StoreUpdate: Hashable, Sendable, Codable {
         /// Every service UUID ever seen on the device, sorted.
         public var servicesSeen: [String]
         /// Whether the device has ever reached `ready`.

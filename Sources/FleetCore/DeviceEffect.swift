@@ -2,7 +2,7 @@
 // the fleet gate and the state store. Keeping them data is what makes the machine testable.
 
 /// Something the owner of a `DeviceStateMachine` must do, in the order returned.
-public enum DeviceEffect: Hashable, Sendable {
+public enum DeviceEffect: Hashable, Sendable, Codable {
     // MARK: - Finding the device
 
     /// Look for the device (discovery with a filter on its address) until it is found.
@@ -51,7 +51,7 @@ public enum DeviceEffect: Hashable, Sendable {
     case emit(LifecycleEvent)
 
     /// How notifications are delivered.
-    public enum NotifyPath: Hashable, Sendable {
+    public enum NotifyPath: Hashable, Sendable, Codable {
         /// `StartNotify` and `PropertiesChanged` on the bus.
         case startNotify
         /// `AcquireNotify`: a socket per characteristic, off the bus.
@@ -59,7 +59,7 @@ public enum DeviceEffect: Hashable, Sendable {
     }
 
     /// How a granted attempt ended, so the fleet gate can rate-limit per adapter.
-    public enum AttemptOutcome: Hashable, Sendable {
+    public enum AttemptOutcome: Hashable, Sendable, Codable {
         case connected
         case failed(FailureClass)
         /// Withdrawn by us (no longer wanted, bluetoothd or adapter gone, connect timeout).

@@ -11,7 +11,7 @@ extension DeviceEvent {
     /// reason (`org.bluez.Reason.Remote`) exactly as received, and `message` the accompanying text
     /// (`le-connection-abort-by-remote`), empty when BlueZ sent none. Name and text are kept
     /// verbatim so logs can show `BLUEZ_ERROR` as received.
-    public struct Failure: Hashable, Sendable, CustomStringConvertible {
+    public struct Failure: Hashable, Sendable, Codable, CustomStringConvertible {
         public var kind: BlueZErrorKind
         public var name: String
         public var message: String

@@ -2,7 +2,7 @@
 // these, so the machine never sees object paths, variants or BlueZ version differences.
 
 /// Something that happened to or around one device, fed to `DeviceStateMachine.reduce`.
-public enum DeviceEvent: Hashable, Sendable {
+public enum DeviceEvent: Hashable, Sendable, Codable {
     // MARK: - Central (fed to every device)
 
     /// An adapter is powered (at startup for each powered adapter, then on changes).
