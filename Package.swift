@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(
             name: "FleetControlTests",
             dependencies: [
-                "FleetControl", "Fleet", "FleetCore", "DBus", "BlueZSimulator", "TestSupport",
+                "FleetControl", "Fleet", "FleetCore", "FleetReplay", "DBus", "BlueZSimulator", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
