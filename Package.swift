@@ -49,6 +49,9 @@ let package = Package(
         // The one seeded random source (SplitMix64) behind FleetCore's jitter and the simulator's draws.
         .target(name: "DeterministicRandom"),
         .target(name: "FleetCore", dependencies: ["GATT", "BluetoothVocabulary", "DeterministicRandom"]),
+        // Recorded inputs of the fleet and device machines (JSON in the journal) and their replay:
+        // the daemon records through it, `wearfleetctl replay` reads `journalctl -o json` with it.
+        .target(name: "FleetReplay", dependencies: ["FleetCore"]),
         .target(name: "BlueZ", dependencies: ["DBus", "BluetoothVocabulary"]),
         // The TOML reader the configuration uses: every key and value keeps its file position.
         .target(name: "TOML"),
@@ -60,7 +63,8 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "FleetConfiguration", "FleetState", "FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", "DetachedThread", "CSocketSupport",
+                "FleetConfiguration", "FleetState", "FleetCore", "FleetReplay", "BlueZ", "GATT", "DBus", "FleetControl",
+                "DetachedThread", "CSocketSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -108,7 +112,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "wearfleetctl",
-            dependencies: ["FleetControl", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "FleetControl", "DBus", "FleetCore", "FleetReplay", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),
         // `make bench`: the daemon's ingest, scale, recovery and write figures next to a C bus
@@ -133,8 +139,8 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: [
-                "Fleet", "FleetConfiguration", "FleetState", "TOML", "FleetCore", "GATT", "BlueZ", "BlueZSimulator", "DBus",
-                "DetachedThread", "TestSupport",
+                "Fleet", "FleetConfiguration", "FleetState", "TOML", "FleetCore", "FleetReplay", "GATT", "BlueZ", "BlueZSimulator",
+                "DBus", "DetachedThread", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -142,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "FleetControlTests",
             dependencies: [
-                "FleetControl", "Fleet", "FleetCore", "DBus", "BlueZSimulator", "TestSupport",
+                "FleetControl", "Fleet", "FleetCore", "FleetReplay", "DBus", "BlueZSimulator", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -163,6 +169,7 @@ let package = Package(
             dependencies: ["GATT", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "BluetoothVocabularyTests", dependencies: ["BluetoothVocabulary", "DeterministicRandom"]),
+        .testTarget(name: "FleetReplayTests", dependencies: ["FleetReplay", "FleetCore", "GATT"]),
         .testTarget(
             name: "FleetCoreTests",
             dependencies: ["FleetCore", .product(name: "PropertyBased", package: "swift-property-based")]

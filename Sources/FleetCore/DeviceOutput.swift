@@ -1,6 +1,6 @@
 /// What a device's machine (run by the runtime's `DeviceActor`) reports to the fleet: the effects that are not about the device's own
 /// link (the gate, the state file, logs and metrics) and the values it read.
-public enum DeviceOutput: Sendable, Hashable {
+public enum DeviceOutput: Sendable, Hashable, Codable {
     case requestAttempt(DeviceID)
     case withdrawAttemptRequest(DeviceID)
     case attemptFinished(DeviceID, adapter: AdapterID, outcome: DeviceEffect.AttemptOutcome)

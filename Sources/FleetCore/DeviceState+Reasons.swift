@@ -1,6 +1,6 @@
 extension DeviceState {
     /// Why a linked device is `degraded`.
-    public enum DegradedReason: Hashable, Sendable {
+    public enum DegradedReason: Hashable, Sendable, Codable {
         /// These characteristics could not be subscribed; retried every `recoveryInterval`.
         case subscriptionsIncomplete(missing: [String])
         /// `Configuration.writeFailureThreshold` writes in a row failed; the next successful
@@ -9,7 +9,7 @@ extension DeviceState {
     }
 
     /// Why a wanted device makes no attempts.
-    public enum SuspendReason: Hashable, Sendable {
+    public enum SuspendReason: Hashable, Sendable, Codable {
         /// bluetoothd is not on the bus. Clears on `bluetoothdAppeared`.
         case bluetoothdUnavailable
         /// No adapter is powered. Clears on `adapterPowered`.

@@ -2,7 +2,7 @@
 // (`DEVICE_STATE`) and metrics show, so each one is distinct for an operator.
 
 /// Where one device stands. Changed only by `DeviceStateMachine.reduce`.
-public enum DeviceState: Hashable, Sendable, CustomStringConvertible {
+public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Not wanted by the pool policy (or not started): no link, no attempts, no timers.
     case idle
     /// Wanted, but bluetoothd has no object for the device: looking for it.

@@ -38,7 +38,7 @@ extension DeviceStateMachine {
     /// Bounds on every operation that can hang. Defaults sit above BlueZ's own timeouts where it
     /// has one (LE connect gives up after about 20–40 s depending on version), so the daemon's
     /// timer normally fires only when bluetoothd itself is stuck.
-    public struct Timeouts: Hashable, Sendable {
+    public struct Timeouts: Hashable, Sendable, Codable {
         public var resolve: Duration
         public var connect: Duration
         public var discovery: Duration

@@ -132,7 +132,7 @@ extension DeviceStateMachine {
 // these, so the machine never sees object paths, variants or BlueZ version differences.
 
 /// Something that happened to or around one device, fed to `DeviceStateMachine.reduce`.
-public enum DeviceEvent: Hashable, Sendable {
+public enum DeviceEvent: Hashable, Sendable, Codable {
     // MARK: - Central (fed to every device)
 
     /// An adapter is powered (at startup for each powered adapter, then on changes).
@@ -211,7 +211,7 @@ extension DeviceEvent {
     /// reason (`org.bluez.Reason.Remote`) exactly as received, and `message` the accompanying text
     /// (`le-connection-abort-by-remote`), empty when BlueZ sent none. Name and text are kept
     /// verbatim so logs can show `BLUEZ_ERROR` as received.
-    public struct Failure: Hashable, Sendable, CustomStringConvertible {
+    public struct Failure: Hashable, Sendable, Codable, CustomStringConvertible {
         public var kind: BlueZErrorKind
         public var name: String
         public var message: String
@@ -243,7 +243,7 @@ extension DeviceEvent {
 // the fleet gate and the state store. Keeping them data is what makes the machine testable.
 
 /// Something the owner of a `DeviceStateMachine` must do, in the order returned.
-public enum DeviceEffect: Hashable, Sendable {
+public enum DeviceEffect: Hashable, Sendable, Codable {
     // MARK: - Finding the device
 
     /// Look for the device (discovery with a filter on its address) until it is found.
@@ -292,7 +292,7 @@ public enum DeviceEffect: Hashable, Sendable {
     case emit(LifecycleEvent)
 
     /// How notifications are delivered.
-    public enum NotifyPath: Hashable, Sendable {
+    public enum NotifyPath: Hashable, Sendable, Codable {
         /// `StartNotify` and `PropertiesChanged` on the bus.
         case startNotify
         /// `AcquireNotify`: a socket per characteristic, off the bus.
@@ -300,7 +300,7 @@ public enum DeviceEffect: Hashable, Sendable {
     }
 
     /// How a granted attempt ended, so the fleet gate can rate-limit per adapter.
-    public enum AttemptOutcome: Hashable, Sendable {
+    public enum AttemptOutcome: Hashable, Sendable, Codable {
         case connected
         case failed(FailureClass)
         /// Withdrawn by us (no longer wanted, bluetoothd or adapter gone, connect timeout).
@@ -314,7 +314,7 @@ extension DeviceEffect {
     /// A structured event for journald fields (`DEVICE_STATE`, `SESSION_ID`, `ERROR_CLASS`,
     /// `BLUEZ_ERROR`) and metrics. `session` numbers connection attempts of this device from 1;
     /// 0 means no attempt has been granted yet.
-    public enum LifecycleEvent: Hashable, Sendable {
+    public enum LifecycleEvent: Hashable, Sendable, Codable {
         /// The state changed; always the last effect of the reduce call that changed it.
         /// `cause` is the class of the failure that made it change, nil when no failure did.
         case stateChanged(from: DeviceState, to: DeviceState, session: UInt64, cause: FailureClass?)
@@ -333,7 +333,7 @@ extension DeviceEffect {
 extension DeviceEffect {
     /// What the state file should now hold for the device. The runtime stamps wall-clock time
     /// itself (FleetCore only has monotonic time, which does not survive a reboot).
-    public struct StoreUpdate: Hashable, Sendable {
+    public struct StoreUpdate: Hashable, Sendable, Codable {
         /// Every service UUID ever seen on the device, sorted.
         public var servicesSeen: [String]
         /// Whether the device has ever reached `ready`.

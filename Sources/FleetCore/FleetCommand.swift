@@ -3,7 +3,7 @@
 // device's GATT, an operation the runtime carries out after the machine accepted it.
 
 /// A request to the fleet. Commands that are refused change nothing.
-public enum FleetCommand: Sendable, Hashable {
+public enum FleetCommand: Sendable, Hashable, Codable {
     /// Pin a device at run time (merged with the configuration's pins; a reload keeps it).
     /// `objects` are BlueZ's objects for it now, so a device BlueZ knows is found at once.
     case pin(DeviceID, FleetPinOptions, objects: [FleetStateMachine.DeviceObject])
@@ -23,7 +23,7 @@ public enum FleetCommand: Sendable, Hashable {
 }
 
 /// How a device pinned at run time is handled.
-public struct FleetPinOptions: Sendable, Hashable {
+public struct FleetPinOptions: Sendable, Hashable, Codable {
     /// A class of the configuration; nil is the `default` class.
     public var className: String?
     public var priority: Int

@@ -1,9 +1,9 @@
 
 /// What the orchestrator runs with, already validated and mapped onto FleetCore's types (the
 /// configuration file is parsed and checked elsewhere).
-public struct FleetRuntimeConfiguration: Sendable, Hashable {
+public struct FleetRuntimeConfiguration: Sendable, Hashable, Codable {
     /// A device that must always be connected when reachable.
-    public struct PinnedDevice: Sendable, Hashable {
+    public struct PinnedDevice: Sendable, Hashable, Codable {
         public var id: DeviceID
         public var name: String?
         public var className: String
@@ -18,7 +18,7 @@ public struct FleetRuntimeConfiguration: Sendable, Hashable {
     }
 
     /// How a class's writes are queued and sent.
-    public struct WriteSettings: Sendable, Hashable {
+    public struct WriteSettings: Sendable, Hashable, Codable {
         public var options: OutgoingDeviceOptions
         /// QoS of a write that names none.
         public var defaultQoS: OutgoingQoS

@@ -55,7 +55,7 @@ public struct FleetStateMachine: Sendable {
     }
 
     /// One BlueZ `Device1` object of a device, as the runtime read it from bluetoothd's mirror.
-    public struct DeviceObject: Sendable, Hashable {
+    public struct DeviceObject: Sendable, Hashable, Codable {
         public var adapter: AdapterID
         /// Alias, else advertised name.
         public var name: String?
@@ -74,8 +74,8 @@ public struct FleetStateMachine: Sendable {
     }
 
     /// What the state file knew of a device at start.
-    public struct RestoredDevice: Sendable, Hashable {
-        public enum Membership: Sendable, Hashable { case pinned, pool }
+    public struct RestoredDevice: Sendable, Hashable, Codable {
+        public enum Membership: Sendable, Hashable, Codable { case pinned, pool }
         public var id: DeviceID
         public var membership: Membership
         public var name: String?
@@ -108,7 +108,7 @@ public struct FleetStateMachine: Sendable {
     // MARK: - Inputs and actions
 
     /// A normalised fact, or a request. Each is applied whole, with the `now` it is given.
-    public enum Input: Sendable, Hashable {
+    public enum Input: Sendable, Hashable, Codable {
         /// The state file's devices; before `start`.
         case restore([RestoredDevice])
         /// Create the pinned devices and the restored pool devices.

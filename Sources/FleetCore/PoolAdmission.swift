@@ -3,7 +3,7 @@ import GATT
 /// Which unpinned devices may join the pool, and with what priority and class: `[pool]`'s
 /// eligibility filters (name prefixes, services, RSSI) and its rules, applied to what BlueZ
 /// shows of a device. Pure; the configuration builds it from `[pool]` and `[fleet] min_rssi`.
-public struct PoolAdmission: Sendable, Hashable {
+public struct PoolAdmission: Sendable, Hashable, Codable {
     /// Eligible only if the advertised name starts with one of these; empty: any name.
     public var namePrefixes: [String]
     /// Eligible only if the device advertises one of these services; empty: any.

@@ -2,7 +2,7 @@ import GATT
 
 /// One `[[pool.rules]]` entry: devices it matches get its priority and class. Rules are tried in
 /// order and the first match wins; a rule matches when every condition it states holds.
-public struct PoolRule: Hashable, Sendable {
+public struct PoolRule: Hashable, Sendable, Codable {
     /// The advertised name starts with this.
     public var namePrefix: String?
     /// The device advertises this service.

@@ -6,7 +6,7 @@
 ///
 /// Higher is better. A device that is reachable but has no RSSI reading is scored at
 /// `unseenRSSI` dBm, the weakest signal BlueZ can report.
-public struct PoolScoreWeights: Hashable, Sendable {
+public struct PoolScoreWeights: Hashable, Sendable, Codable {
     public var priority: Double
     public var rssi: Double
     public var recentFailures: Double

@@ -1,10 +1,13 @@
 import ArgumentParser
 import DBus
 import FleetControl
+import FleetCore
+import FleetReplay
 import Foundation
 
 /// `wearfleetctl`: reads wearfleetd's control interface (`org.wearfleet.Daemon1`) and prints
-/// it. Argument parsing and output only: the client, rendering and JSON are in FleetControl.
+/// it, and replays the daemon's recorded inputs. Argument parsing and output only: the client,
+/// rendering and JSON are in FleetControl, the replay in FleetReplay.
 @main
 struct WearfleetCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,7 +19,7 @@ struct WearfleetCtl: AsyncParsableCommand {
             query the daemon).
             """,
         version: WearfleetVersion.current,
-        subcommands: [Status.self, Device.self],
+        subcommands: [Status.self, Device.self, ReplayCommand.self],
         defaultSubcommand: Status.self)
 
     /// ArgumentParser exits 64 (EX_USAGE) on bad usage; wearfleetctl exits 2, as systemctl and
@@ -98,5 +101,54 @@ struct Device: AsyncParsableCommand {
             let device = try await client.device(address)
             print(json ? try ControlJSON.device(device) : DeviceDetails.render(device).joined(separator: "\n"))
         }
+    }
+}
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Re-run the fleet's and devices' machines from wearfleetd's recorded inputs and print each state change.",
+        discussion: """
+            Reads `journalctl -o json` output (record with log_level = "debug" or \
+            WEARFLEET_RECORD_INPUTS=1; read with --all so that large fields are kept): \
+            journalctl -u wearfleetd -o json --all | wearfleetctl replay --device AA:BB:CC:DD:EE:FF. \
+            Exit codes: 0 replayed; 3 a device machine decided differently from the record; \
+            65 no recorded input found; 2 bad usage; 1 the file cannot be read.
+            """)
+
+    @Option(help: ArgumentHelp("Only this device's state changes.", valueName: "AA:BB:CC:DD:EE:FF"))
+    var device: String?
+
+    @Flag(help: "Print one JSON object per line instead of text.")
+    var json = false
+
+    @Flag(help: "Print every input and event with the actions and effects the machines returned.")
+    var effects = false
+
+    @Argument(help: ArgumentHelp("journalctl -o json output; - or nothing for standard input.", valueName: "file"))
+    var file: String = "-"
+
+    func validate() throws {
+        if let device, BluetoothAddress(device) == nil {
+            throw ValidationError("invalid address '\(device)': expected AA:BB:CC:DD:EE:FF")
+        }
+    }
+
+    func run() throws {
+        var reader = JournalRecordReader()
+        if file == "-" {
+            while let line = readLine(strippingNewline: true) { reader.read(line: line) }
+        } else {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                FileHandle.standardError.write(Data("wearfleetctl: cannot read \(file)\n".utf8))
+                throw ExitCode(1)
+            }
+            reader.read(text: String(decoding: data, as: UTF8.self))
+        }
+        let options = ReplayReport.Options(device: device.flatMap { BluetoothAddress($0) }, json: json, steps: effects)
+        let report = ReplayReport(reader, options: options)
+        for line in report.output { print(line) }
+        for line in report.diagnostics { FileHandle.standardError.write(Data("wearfleetctl: \(line)\n".utf8)) }
+        if report.exitCode != ReplayReport.ExitCode.replayed { throw ExitCode(report.exitCode) }
     }
 }

@@ -23,15 +23,15 @@ struct FleetSimulatorFixture {
     static let bandControl = "7a1e0003-3c6f-4b8d-9e2a-5d0c8f6b1a40"
 
     static func start(
-        _ scenario: Scenario, _ configuration: FleetRuntimeConfiguration, seed: UInt64 = 1, restored: [KnownDevice] = []
+        _ scenario: Scenario, _ configuration: FleetRuntimeConfiguration, seed: UInt64 = 1, restored: [KnownDevice] = [],
+        logger: Logger = Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() }, observers: [any FleetObserver] = []
     ) async throws -> FleetSimulatorFixture {
         let bus = try PrivateBus()
         let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: .fast)
         try await simulator.start()
         let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        let orchestrator = try FleetOrchestrator(
-            configuration: configuration, client: client, logger: Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() },
-            seed: seed)
+        let orchestrator = try FleetOrchestrator(configuration: configuration, client: client, logger: logger, seed: seed)
+        for observer in observers { await orchestrator.addObserver(observer) }
         await orchestrator.restore(restored)
         let changes = orchestrator.stateChanges
         try await orchestrator.start()

@@ -17,6 +17,8 @@ public actor DeviceActor {
     private let clock: any MonotonicClock
     private var random: SeededRandom
     private let output: @Sendable (DeviceOutput) -> Void
+    /// Records each event and its effects for `wearfleetctl replay`; nil when not recording.
+    private var recorder: DeviceInputRecorder?
     private var timers: [DeviceStateMachine.TimerKind: Task<Void, Never>] = [:]
     private var operations: [UInt64: Task<Void, Never>] = [:]
     private var nextOperation: UInt64 = 0
@@ -25,7 +27,7 @@ public actor DeviceActor {
 
     public init(
         machine: DeviceStateMachine, transport: any DeviceTransport, clock: any MonotonicClock, seed: UInt64,
-        output: @escaping @Sendable (DeviceOutput) -> Void
+        recorder: DeviceInputRecorder? = nil, output: @escaping @Sendable (DeviceOutput) -> Void
     ) {
         self.device = machine.device
         self.machine = machine
@@ -33,6 +35,7 @@ public actor DeviceActor {
         self.clock = clock
         self.random = SeededRandom(seed: seed)
         self.output = output
+        self.recorder = recorder
     }
 
     public var state: DeviceState { machine.state }
@@ -40,7 +43,9 @@ public actor DeviceActor {
 
     /// Feeds one event and executes what the machine decides.
     public func handle(_ event: DeviceEvent) {
-        let effects = machine.reduce(event, now: clock.now(), random: &random)
+        let now = clock.now()
+        let effects = machine.reduce(event, now: now, random: &random)
+        recorder?.record(event, now: now, effects: effects)
         for effect in effects { execute(effect) }
     }
 
@@ -52,6 +57,7 @@ public actor DeviceActor {
     /// Applies a reloaded configuration; the current link and its session are kept.
     public func reconfigure(_ configuration: DeviceStateMachine.Configuration, reconnectPolicy: ReconnectPolicy) {
         machine.reconfigure(configuration, reconnectPolicy: reconnectPolicy)
+        recorder?.recordReconfiguration(configuration, reconnectPolicy: reconnectPolicy, now: clock.now())
     }
 
     /// Cancels timers and in-flight operations (the daemon is stopping or forgets the device).

@@ -48,6 +48,8 @@ public actor FleetOrchestrator {
     var observers: [any FleetObserver] = []
     private let eventLog: FleetEventLog
     private nonisolated let feeds = FleetEventFeeds()
+    /// Records every input for `wearfleetctl replay` when logging at debug (else does nothing).
+    private var recorder: InputRecorder
 
     /// A fleet on BlueZ's D-Bus API through `client`.
     public init(
@@ -65,7 +67,9 @@ public actor FleetOrchestrator {
         configuration: FleetRuntimeConfiguration, bluetooth: any FleetBluetooth, pipeline: ValuePipeline,
         clock: any MonotonicClock = SystemMonotonicClock(), logger: Logger, seed: UInt64
     ) {
-        self.machine = FleetStateMachine(configuration: configuration, now: clock.now(), seed: seed)
+        let now = clock.now()
+        self.machine = FleetStateMachine(configuration: configuration, now: now, seed: seed)
+        self.recorder = InputRecorder(logger: logger, configuration: configuration, seed: seed, now: now)
         self.bluetooth = bluetooth
         self.clock = clock
         self.logger = logger
@@ -192,7 +196,9 @@ public actor FleetOrchestrator {
     }
 
     private func apply(_ input: FleetStateMachine.Input) async -> FleetStateMachine.Reply? {
-        let actions = machine.handle(input, now: clock.now())
+        let now = clock.now()
+        recorder.record(input, now: now)
+        let actions = machine.handle(input, now: now)
         cachedSummary = nil
         var reply: FleetStateMachine.Reply?
         for action in actions {
@@ -212,7 +218,8 @@ public actor FleetOrchestrator {
         case .createDevice(let machine, let seed):
             let sink = outputSink
             actors[machine.device] = DeviceActor(
-                machine: machine, transport: bluetooth.deviceTransport, clock: clock, seed: seed, output: { sink.yield($0) })
+                machine: machine, transport: bluetooth.deviceTransport, clock: clock, seed: seed,
+                recorder: recorder.device(machine.device, seed: seed, now: clock.now()), output: { sink.yield($0) })
         case .deliver(let id, let event):
             await actors[id]?.handle(event)
         case .reconfigureDevice(let id, let configuration, let reconnectPolicy):
