@@ -18,7 +18,9 @@ extension FleetStateMachine {
                 rssi: device.lastRSSI, knownConnectable: connectable, link: device.link, wantsAttempt: device.wantsAttempt,
                 restoreInProgress: false, recentFailures: device.recentFailures))
         }
-        let adapterSnapshots = adapters.filter(\.value.selected).map { AdapterSnapshot(id: $0.key, isPowered: $0.value.powered) }
+        let adapterSnapshots = adapters.filter(\.value.selected).sorted { $0.key < $1.key }.map {
+            AdapterSnapshot(id: $0.key, isPowered: $0.value.powered)
+        }
         let plan = policy.evaluate(
             devices: snapshots, adapters: adapterSnapshots,
             conditions: PoolCentralConditions(bluetoothdPresent: bluetoothdPresent, engineRunning: running), now: now)
