@@ -61,7 +61,9 @@ let package = Package(
             name: "Fleet",
             dependencies: [
                 "FleetConfiguration", "FleetState", "FleetCore", "BlueZ", "GATT", "DBus", "FleetControl", "DetachedThread", "CSocketSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // The control interface's names, records, client and text/JSON rendering: shared by the
@@ -76,6 +78,7 @@ let package = Package(
             dependencies: [
                 "Fleet", "FleetCore", "CSocketSupport", "DetachedThread", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Named POSIX threads for the daemon's poll loops, without linking Foundation.
@@ -100,10 +103,9 @@ let package = Package(
         .executableTarget(
             name: "wearfleetd",
             dependencies: [
-                "Fleet", "FleetMetrics", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetMetrics", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -137,6 +139,7 @@ let package = Package(
                 "DetachedThread", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

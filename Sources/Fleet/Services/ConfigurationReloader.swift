@@ -1,12 +1,15 @@
-import Fleet
 import Logging
 import SystemdSupport
 
-/// `systemctl reload` (SIGHUP): re-reads the configuration and its drop-ins, validates them, and
-/// applies the difference to the running fleet. An invalid configuration is reported line by
-/// line (`file:line: message`) and the running one is kept.
-actor ConfigurationReloader {
-    private var current: WearfleetConfiguration
+/// One `systemctl reload`: re-reads the configuration and its drop-ins, validates them, and
+/// applies the difference to the running fleet as one input, bracketed by `RELOADING=1` (with
+/// `MONOTONIC_USEC`) and `READY=1`.
+///
+/// Guarantees: an invalid configuration changes nothing (each error is logged as
+/// `file:line: message`, `reload_rejected`, and the running configuration is kept); a valid one
+/// is applied whole, the state file's pinned/pool records follow it, and changed settings that
+/// only a restart applies are logged (`reload_restart_needed`), not silently ignored.
+public struct ConfigurationReloader: Sendable {
     private let configPath: String
     private let dropInDirectory: String
     private let orchestrator: FleetOrchestrator
@@ -14,11 +17,10 @@ actor ConfigurationReloader {
     private let notifier: SystemdNotifier
     private let logger: Logger
 
-    init(
-        current: WearfleetConfiguration, configPath: String, dropInDirectory: String, orchestrator: FleetOrchestrator,
-        store: StateStore, notifier: SystemdNotifier, logger: Logger
+    public init(
+        configPath: String, dropInDirectory: String, orchestrator: FleetOrchestrator, store: StateStore,
+        notifier: SystemdNotifier = SystemdNotifier(), logger: Logger
     ) {
-        self.current = current
         self.configPath = configPath
         self.dropInDirectory = dropInDirectory
         self.orchestrator = orchestrator
@@ -27,7 +29,9 @@ actor ConfigurationReloader {
         self.logger = logger
     }
 
-    func reload() async {
+    /// Reloads and returns the configuration now running: the new one, or `current` when the
+    /// new one was rejected.
+    public func reload(replacing current: WearfleetConfiguration) async -> WearfleetConfiguration {
         notifier.reloading(status: "reloading the configuration")
         logger.info("reloading the configuration", metadata: ["event": "reload_started", "config": "\(configPath)"])
         switch ConfigurationLoader.load(mainFile: configPath, dropInDirectory: dropInDirectory) {
@@ -39,28 +43,21 @@ actor ConfigurationReloader {
                 "configuration rejected; still running the previous one",
                 metadata: ["event": "reload_rejected", "errors": "\(errors.errors.count)"])
             notifier.ready(status: "configuration rejected (\(errors.errors.count) errors); " + (await orchestrator.status().summary))
+            return current
         case .success(let next):
             let summary = await orchestrator.reconfigure(next.runtimeConfiguration)
-            for id in summary.pinnedRemoved { await store.modifyIfKnown(id) { $0.membership = .pool } }
-            for id in summary.pinnedAdded { await store.modifyIfKnown(id) { $0.membership = .pinned } }
-            noteRestartOnlySettings(next)
-            current = next
+            await store.record(ConfigurationReload.membershipChanges(after: summary))
+            let restartOnly = ConfigurationReload.restartOnlyChanges(from: current, to: next)
+            if !restartOnly.isEmpty {
+                logger.warning(
+                    "some changed settings take effect at the next restart",
+                    metadata: ["event": "reload_restart_needed", "settings": "\(restartOnly.joined(separator: ","))"])
+            }
             logger.notice("configuration reloaded: \(summary)", metadata: [
                 "event": "reloaded", "pinned": "\(next.pinned.count)", "config": "\(next.sources.joined(separator: ","))",
             ])
             notifier.ready(status: await orchestrator.status().summary)
+            return next
         }
-    }
-
-    /// Settings read once at start-up: say so rather than pretend they were applied.
-    private func noteRestartOnlySettings(_ next: WearfleetConfiguration) {
-        var pending: [String] = []
-        if next.daemon.logLevel != current.daemon.logLevel { pending.append("daemon.log_level") }
-        if next.daemon.stateDebounce != current.daemon.stateDebounce { pending.append("daemon.state_debounce") }
-        if next.metrics != current.metrics { pending.append("metrics") }
-        guard !pending.isEmpty else { return }
-        logger.warning(
-            "some changed settings take effect at the next restart",
-            metadata: ["event": "reload_restart_needed", "settings": "\(pending.joined(separator: ","))"])
     }
 }
