@@ -2,6 +2,7 @@ import FleetCore
 import Foundation
 import Logging
 import Synchronization
+import SystemdSupport
 import TOML
 import Testing
 @testable import Fleet
@@ -81,6 +82,20 @@ struct ConfigurationReloadTests {
         }
     }
 
+    /// The notifications a reload sends, by their first assignment.
+    final class RecordingNotifier: ReloadNotifier {
+        private let sent = Mutex<[String]>([])
+        var messages: [String] { sent.withLock { $0 } }
+        func reloading(status: String?) -> SystemdNotifier.Outcome {
+            sent.withLock { $0.append("RELOADING=1") }
+            return .sent
+        }
+        func ready(status: String?) -> SystemdNotifier.Outcome {
+            sent.withLock { $0.append("READY=1") }
+            return .sent
+        }
+    }
+
     static func pinning(_ device: DeviceID, logLevel: String = "info") -> String {
         """
         [daemon]
@@ -112,8 +127,10 @@ struct ConfigurationReloadTests {
         await store.update(KnownDevice(id: Self.strap, membership: .pinned))
         await store.update(KnownDevice(id: Self.watch, membership: .pool))
         try await orchestrator.start()
+        let notifier = RecordingNotifier()
         let reloader = ConfigurationReloader(
-            configPath: configFile.path, dropInDirectory: dropIns.path, orchestrator: orchestrator, store: store, logger: logger)
+            configPath: configFile.path, dropInDirectory: dropIns.path, orchestrator: orchestrator, store: store,
+            notifier: notifier, logger: logger)
 
         // The watch is pinned instead of the strap, and the log level changed.
         try Self.pinning(Self.watch, logLevel: "debug").write(to: configFile, atomically: true, encoding: .utf8)
@@ -131,6 +148,8 @@ struct ConfigurationReloadTests {
         #expect(third == second)
         #expect(await store.device(Self.watch)?.membership == .pinned)
         #expect(events.events.suffix(3) == ["reload_started", "reload_rejected", "reload_rejected"])
+        // Each reload, applied or rejected, is bracketed for systemd.
+        #expect(notifier.messages == ["RELOADING=1", "READY=1", "RELOADING=1", "READY=1"])
         await orchestrator.stop()
     }
 }

@@ -19,14 +19,17 @@ struct ServiceSequenceTests {
     struct Broken: Error, Equatable {}
 
     /// Takes `startTime` to start (or fails after it), then runs until graceful shutdown.
+    /// `startsWhenToldToStop`: still starting until shutdown reaches it, however long that takes.
     struct Recording: SequencedService {
         let name: String
         let journal: Journal
         var startTime: Duration = .zero
         var fails = false
+        var startsWhenToldToStop = false
 
         func run(reportStarted: @escaping @Sendable () -> Void) async throws {
             try await Task.sleep(for: startTime)
+            if startsWhenToldToStop { try? await gracefulShutdown() }
             if fails {
                 journal.append("fail \(name)")
                 throw Broken()
@@ -78,10 +81,11 @@ struct ServiceSequenceTests {
     @Test func shutdownDuringStartUpLetsTheStartingServiceFinishThenStopsIt() async throws {
         let journal = Journal()
         let group = ServiceSequence([
-            Recording(name: "a", journal: journal, startTime: .milliseconds(50)),
+            Recording(name: "a", journal: journal, startsWhenToldToStop: true),
             Recording(name: "b", journal: journal),
         ]).group(gracefulShutdownSignals: [], logger: Self.logger)
-        // Asked before the group runs: delivered as it starts, while "a" is still starting.
+        // Asked before the group runs: delivered as it starts, while "a" is still starting; "a"
+        // is told only once "b" has returned.
         await group.triggerGracefulShutdown()
         try await group.run()
         #expect(journal.all == ["start a", "stop a"], "b, still waiting for its turn, never started")

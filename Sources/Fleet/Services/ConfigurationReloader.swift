@@ -14,12 +14,12 @@ public struct ConfigurationReloader: Sendable {
     private let dropInDirectory: String
     private let orchestrator: FleetOrchestrator
     private let store: StateStore
-    private let notifier: SystemdNotifier
+    private let notifier: any ReloadNotifier
     private let logger: Logger
 
     public init(
         configPath: String, dropInDirectory: String, orchestrator: FleetOrchestrator, store: StateStore,
-        notifier: SystemdNotifier = SystemdNotifier(), logger: Logger
+        notifier: any ReloadNotifier = SystemdNotifier(), logger: Logger
     ) {
         self.configPath = configPath
         self.dropInDirectory = dropInDirectory
@@ -61,3 +61,13 @@ public struct ConfigurationReloader: Sendable {
         }
     }
 }
+
+/// What a reload tells the service manager: `RELOADING=1` when it begins, `READY=1` when it is
+/// over. `SystemdNotifier` in the daemon; tests record them instead of writing to a
+/// `NOTIFY_SOCKET` that is process-wide.
+public protocol ReloadNotifier: Sendable {
+    @discardableResult func reloading(status: String?) -> SystemdNotifier.Outcome
+    @discardableResult func ready(status: String?) -> SystemdNotifier.Outcome
+}
+
+extension SystemdNotifier: ReloadNotifier {}
