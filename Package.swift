@@ -64,8 +64,9 @@ let package = Package(
             name: "Fleet",
             dependencies: [
                 "FleetConfiguration", "FleetState", "FleetCore", "FleetReplay", "BlueZ", "GATT", "DBus", "FleetControl",
-                "DetachedThread", "CSocketSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "DetachedThread", "CSocketSupport", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // The control interface's names, records, client and text/JSON rendering: shared by the
@@ -80,6 +81,7 @@ let package = Package(
             dependencies: [
                 "Fleet", "FleetCore", "CSocketSupport", "DetachedThread", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Named POSIX threads for the daemon's poll loops, without linking Foundation.
@@ -104,10 +106,9 @@ let package = Package(
         .executableTarget(
             name: "wearfleetd",
             dependencies: [
-                "Fleet", "FleetMetrics", "BlueZ", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetMetrics", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -143,6 +144,7 @@ let package = Package(
                 "DBus", "DetachedThread", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -10,7 +10,7 @@ import Logging
 import ProcessSupport
 import Synchronization
 
-/// `fleet-bench agent`: wearfleetd's runtime, wired as `wearfleetd`'s `FleetDaemon` wires it
+/// `fleet-bench agent`: wearfleetd's runtime, wired as `wearfleetd`'s services (`FleetService`) wire it
 /// (the configuration loader, the state store and restore, one bus connection, `BlueZClient`,
 /// `FleetOrchestrator`, the metrics observer and endpoint; not the control endpoint, the
 /// reloader or sd_notify, which do nothing per notification), plus one observer of the decoded values that records the latency from

@@ -5,7 +5,7 @@ import FleetMetrics
 import Foundation
 import Logging
 
-/// wearfleetd's runtime in a measured process, wired as `wearfleetd`'s `FleetDaemon` wires it:
+/// wearfleetd's runtime in a measured process, wired as `wearfleetd`'s services (`FleetService`) wire it:
 /// the state store and restore, one bus connection, `BlueZClient`, `FleetOrchestrator`, the
 /// metrics observer and endpoint. Left out, because they do nothing per notification or write:
 /// the control endpoint, the reloader, sd_notify and the watchdog.

@@ -1,13 +1,15 @@
 import ArgumentParser
+import DBus
 import Fleet
+import FleetMetrics
 import FoundationEssentials
-import Glibc
 import Logging
 import ServiceLifecycle
 import SystemdSupport
 
-/// `wearfleetd`: keeps a fleet of BLE wearables connected through BlueZ. Wiring only: the work
-/// is in Fleet, FleetCore, BlueZ and DBus.
+/// `wearfleetd`: keeps a fleet of BLE wearables connected through BlueZ. Argument parsing and
+/// wiring only: the services are in Fleet and FleetMetrics, the work in Fleet, FleetCore, BlueZ
+/// and DBus.
 @main
 struct Wearfleetd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,17 +54,30 @@ struct Wearfleetd: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         _ = LoggingSetup.bootstrap(format: format, identifier: "wearfleetd", level: settings.daemon.logLevel, environment: environment)
         let logger = Logger(label: "wearfleetd")
+        let address: BusAddress = bus.map { .address($0) } ?? .system
 
-        let daemon = FleetDaemon(
-            settings: settings, configPath: config, dropInDirectory: dropIns,
-            stateDirectory: StateDirectory.resolve(argument: stateDir, environment: environment),
-            bus: bus, logger: logger)
+        // Started in this order, each once the one before it has started; stopped in reverse.
+        let state = StateStoreService(
+            directory: StateDirectory.resolve(argument: stateDir, environment: environment),
+            debounce: settings.daemon.stateDebounce, logger: logger)
+        let connection = BlueZConnectionService(bus: address, logger: logger)
+        let metrics = FleetMetrics()
+        let fleet = FleetService(
+            configuration: settings.runtimeConfiguration, state: state.loaded, connection: connection.connection,
+            observers: [metrics.recorder], logger: logger)
+        let services: [any SequencedService] = [
+            state, connection, fleet,
+            MetricsService(metrics, serving: settings.metrics, fleet: fleet.orchestrator, logger: logger),
+            ControlService(bus: address, fleet: fleet.orchestrator, logger: logger),
+            SystemdStatusService(configuration: settings, state: state.loaded, fleet: fleet.orchestrator, logger: logger),
+            await ConfigurationReloadService(
+                initial: settings, configPath: config, dropInDirectory: dropIns, state: state.loaded,
+                fleet: fleet.orchestrator, logger: logger),
+        ]
         // SIGTERM (systemctl stop) and SIGINT shut down gracefully: devices are disconnected and
-        // the state file is written before exit. SIGHUP is the daemon's own (reload).
-        let group = ServiceGroup(
-            services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // the state file is written before exit. SIGHUP is the reload service's.
         do {
-            try await group.run()
+            try await ServiceSequence(services).group(gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
         } catch let failure as DaemonFailure {
             StandardErrorSink().write(line: "wearfleetd: \(failure.message)")
             throw ExitCode(failure.exitCode)
