@@ -163,6 +163,10 @@ struct FleetExecutorTests {
     @Test func aFeedNobodyReadsDropsItsOldestAndCountsThemWithoutHoldingIngest() async throws {
         let strap = Self.device(10)
         let fleet = try await Self.start(Self.configuration(pinned: [strap]))
+        // Settled (no bluetoothd), so no fleet event comes while the values are ingested.
+        try await fleet.waitForStatus("the strap waiting for bluetoothd") {
+            $0.devices.first?.state == .suspended(.bluetoothdUnavailable)
+        }
         let stalled = fleet.orchestrator.activity(bufferingNewest: 8)
         let before = fleet.orchestrator.pipeline.counters(for: strap).notifications
         for beat in 0..<200 {
@@ -171,10 +175,15 @@ struct FleetExecutorTests {
         // Ingest went on: every value was decoded and counted, whatever the feed holds.
         #expect(fleet.orchestrator.pipeline.counters(for: strap).notifications == before + 200)
         #expect(stalled.dropped == 192, "all but the newest 8 were dropped for this consumer")
-        var kept: [[UInt8]] = []
+        let kept = try await withTimeout(.seconds(10), "the 8 kept values") {
+            var kept: [[UInt8]] = []
+            for await activity in stalled {
+                if case .value(let value) = activity { kept.append(value.bytes) }
+                if kept.count == 8 { break }
+            }
+            return kept
+        }
+        #expect(kept == (192..<200).map { [0x00, UInt8(60 + $0 % 60)] }, "the newest are the ones kept, in order")
         await fleet.orchestrator.stop()
-        for await activity in stalled { if case .value(let value) = activity { kept.append(value.bytes) } }
-        #expect(kept.count == 8)
-        #expect(kept.last == [0x00, UInt8(60 + 199 % 60)], "the newest are the ones kept")
     }
 }
