@@ -39,20 +39,18 @@ extension FleetStateMachine {
             return .writeSettings(configureWritesIfNeeded(id, &actions))
         case .subscribe(let id, let characteristic):
             guard let device = devices[id] else { return .refused(.unknownDevice(id)) }
-            guard !device.machineConfiguration.subscriptions.contains(characteristic) else {
+            guard !machineConfiguration(of: device, className: device.className, in: configuration).subscriptions.contains(characteristic) else {
                 return .refused(.alreadySubscribed(id, characteristic))
             }
-            devices[id]?.machineConfiguration.subscriptions.append(characteristic)
             devices[id]?.removedSubscriptions.remove(characteristic)
             if devices[id]?.addedSubscriptions.contains(characteristic) == false { devices[id]?.addedSubscriptions.append(characteristic) }
             actions.append(.deliver(id, .subscriptionAdded(characteristic: characteristic)))
             return .done
         case .unsubscribe(let id, let characteristic):
             guard let device = devices[id] else { return .refused(.unknownDevice(id)) }
-            guard let index = device.machineConfiguration.subscriptions.firstIndex(of: characteristic) else {
+            guard machineConfiguration(of: device, className: device.className, in: configuration).subscriptions.contains(characteristic) else {
                 return .refused(.notSubscribed(id, characteristic))
             }
-            devices[id]?.machineConfiguration.subscriptions.remove(at: index)
             devices[id]?.addedSubscriptions.removeAll { $0 == characteristic }
             devices[id]?.removedSubscriptions.insert(characteristic)
             actions.append(.deliver(id, .subscriptionRemoved(characteristic: characteristic)))
@@ -117,10 +115,10 @@ extension FleetStateMachine {
     mutating func setClass(_ id: DeviceID, _ className: String, _ actions: inout [Action]) {
         guard let device = devices[id] else { return }
         devices[id]?.className = className
+        let running = machineConfiguration(of: device, className: device.className, in: configuration)
         let wanted = machineConfiguration(of: device, className: className, in: configuration)
-        guard wanted != device.machineConfiguration else { return }
-        devices[id]?.machineConfiguration = wanted
-        actions.append(.reconfigureDevice(id, wanted, device.reconnectPolicy))
+        guard wanted != running else { return }
+        actions.append(.reconfigureDevice(id, wanted, configuration.reconnect))
     }
 
     /// The configuration's pins, then the run-time pins it does not also pin.

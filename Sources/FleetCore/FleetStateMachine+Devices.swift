@@ -34,7 +34,10 @@ extension FleetStateMachine {
     /// pinned without a name takes the name it advertises.
     mutating func noteObjects(_ id: DeviceID, _ objects: [DeviceObject]) {
         guard var device = devices[id] else { return }
-        device.objects = Dictionary(objects.map { ($0.adapter, $0) }, uniquingKeysWith: { first, _ in first })
+        var seen: Set<AdapterID> = []
+        device.objects = objects.filter { seen.insert($0.adapter).inserted }.sorted { $0.adapter < $1.adapter }.map {
+            DeviceObject(adapter: $0.adapter, rssi: $0.rssi, connected: $0.connected)
+        }
         for object in objects {
             if let rssi = object.rssi { device.lastRSSI[object.adapter] = rssi }
             if device.name == nil, let advertised = object.name { device.name = advertised }

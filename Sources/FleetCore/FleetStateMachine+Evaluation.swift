@@ -10,7 +10,7 @@ extension FleetStateMachine {
         // while sorting was most of an evaluation's cost.
         for id in devices.keys.sorted() {
             guard let device = devices[id] else { continue }
-            var connectable = Set(device.objects.keys)
+            var connectable = Set(device.objects.map(\.adapter))
             // bluetoothd forgot the device: its last adapter can still reach it with ConnectDevice.
             if connectable.isEmpty, let last = device.lastAdapter, isUsable(last) { connectable.insert(last) }
             snapshots.append(PoolDeviceSnapshot(

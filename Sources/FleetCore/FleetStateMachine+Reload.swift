@@ -26,6 +26,8 @@ extension FleetStateMachine {
         _ new: FleetRuntimeConfiguration, objects: [DeviceID: [DeviceObject]], now: MonotonicInstant, _ actions: inout [Action]
     ) -> ReloadSummary {
         let old = configuration
+        // What each device's machine runs with now follows from its class in the old configuration.
+        let classBefore = devices.mapValues(\.className)
         configuration = new
         var summary = ReloadSummary()
         policy.reconfigure(new.pool, now: now)
@@ -61,11 +63,11 @@ extension FleetStateMachine {
                 devices[id]?.priority = pinned.priority
                 devices[id]?.className = pinned.className
             }
-            guard let device = devices[id] else { continue }
+            // A device created by this reload already runs with the new configuration.
+            guard let device = devices[id], let before = classBefore[id] else { continue }
             let wanted = machineConfiguration(of: device, className: device.className, in: new)
-            if device.machineConfiguration != wanted || device.reconnectPolicy != new.reconnect {
-                devices[id]?.machineConfiguration = wanted
-                devices[id]?.reconnectPolicy = new.reconnect
+            let running = machineConfiguration(of: device, className: before, in: old)
+            if running != wanted || old.reconnect != new.reconnect {
                 actions.append(.reconfigureDevice(id, wanted, new.reconnect))
                 if !summary.pinnedAdded.contains(id) { summary.reconfigured.append(id) }
             }

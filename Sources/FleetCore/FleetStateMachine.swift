@@ -22,17 +22,15 @@ public struct FleetStateMachine: Sendable {
         public internal(set) var name: String?
         public internal(set) var className: String?
         public internal(set) var priority: Int
-        /// What its machine was last given (to tell which a reload changes).
-        var machineConfiguration: DeviceStateMachine.Configuration
-        var reconnectPolicy: ReconnectPolicy
         /// What the policy last told the device's machine.
         var wanted: Bool
         /// The device's machine asked for an attempt and has not had one.
         var wantsAttempt = false
         public internal(set) var link: PoolLinkStatus = .disconnected
         public internal(set) var state: DeviceState = .idle
-        /// BlueZ's objects for the device, by adapter (bluetoothd has one per adapter that heard it).
-        public internal(set) var objects: [AdapterID: DeviceObject] = [:]
+        /// BlueZ's objects for the device, one per adapter that heard it, in adapter order (kept
+        /// without names and services, which only admission reads, from the fact itself).
+        public internal(set) var objects: [DeviceObject] = []
         /// The last RSSI each adapter reported (BlueZ stops reporting it once linked).
         public internal(set) var lastRSSI: [AdapterID: Int] = [:]
         var recentFailures = 0
@@ -298,13 +296,12 @@ public struct FleetStateMachine: Sendable {
     ) {
         guard devices[id] == nil else { return }
         let known = restored[id]
-        let machineConfiguration = configuration.deviceConfiguration(className: className)
         let machine = DeviceStateMachine(
-            device: id, configuration: machineConfiguration, reconnectPolicy: configuration.reconnect,
+            device: id, configuration: configuration.deviceConfiguration(className: className), reconnectPolicy: configuration.reconnect,
             servicesSeen: known?.servicesSeen ?? [], hasBeenReady: known?.hasBeenReady ?? false)
         var device = Device(
             pinned: pinned, name: name ?? known?.name, className: className, priority: priority,
-            machineConfiguration: machineConfiguration, reconnectPolicy: configuration.reconnect, wanted: pinned)
+            wanted: pinned)
         device.lastAdapter = known?.lastAdapter
         devices[id] = device
         actions.append(.createDevice(machine, seed: seeds.next()))
@@ -318,7 +315,7 @@ public struct FleetStateMachine: Sendable {
         guard let device = devices[id] else { return }
         if bluetoothdPresent { actions.append(.deliver(id, .bluetoothdAppeared)) }
         for adapter in poweredAdapters { actions.append(.deliver(id, .adapterPowered(adapter))) }
-        let objects = device.objects.values.sorted { $0.adapter < $1.adapter }
+        let objects = device.objects
         for object in objects { actions.append(.deliver(id, .deviceFound(adapter: object.adapter))) }
         if objects.isEmpty, let last = device.lastAdapter, isUsable(last) {
             actions.append(.deliver(id, .deviceFound(adapter: last)))
@@ -379,7 +376,7 @@ public struct FleetStateMachine: Sendable {
         actions.append(.publish(.bluetoothdVanished))
         for id in devices.keys {
             devices[id]?.link = .disconnected
-            devices[id]?.objects = [:]
+            devices[id]?.objects = []
         }
         deliverToAll(.bluetoothdVanished, &actions)
         requestEvaluation(&actions)
