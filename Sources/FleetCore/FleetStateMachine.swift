@@ -77,12 +77,14 @@ public struct FleetStateMachine: Sendable {
         public var id: DeviceID
         public var membership: Membership
         public var name: String?
-        public var servicesSeen: Set<String>
+        /// As the state file lists them (an array shared with the store's copy, not a set per
+        /// device kept for as long as the daemon runs).
+        public var servicesSeen: [String]
         public var lastAdapter: AdapterID?
         public var hasBeenReady: Bool
 
         public init(
-            id: DeviceID, membership: Membership, name: String? = nil, servicesSeen: Set<String> = [], lastAdapter: AdapterID? = nil,
+            id: DeviceID, membership: Membership, name: String? = nil, servicesSeen: [String] = [], lastAdapter: AdapterID? = nil,
             hasBeenReady: Bool = false
         ) {
             self.id = id
@@ -298,7 +300,7 @@ public struct FleetStateMachine: Sendable {
         let known = restored[id]
         let machine = DeviceStateMachine(
             device: id, configuration: configuration.deviceConfiguration(className: className), reconnectPolicy: configuration.reconnect,
-            servicesSeen: known?.servicesSeen ?? [], hasBeenReady: known?.hasBeenReady ?? false)
+            servicesSeen: Set(known?.servicesSeen ?? []), hasBeenReady: known?.hasBeenReady ?? false)
         var device = Device(
             pinned: pinned, name: name ?? known?.name, className: className, priority: priority,
             wanted: pinned)

@@ -384,7 +384,7 @@ extension KnownDevice {
     /// What the fleet machine takes from the state file.
     var restoredDevice: FleetStateMachine.RestoredDevice {
         FleetStateMachine.RestoredDevice(
-            id: id, membership: membership == .pinned ? .pinned : .pool, name: name, servicesSeen: Set(servicesSeen),
+            id: id, membership: membership == .pinned ? .pinned : .pool, name: name, servicesSeen: servicesSeen,
             lastAdapter: adapter, hasBeenReady: lastConnected != nil)
     }
 }
