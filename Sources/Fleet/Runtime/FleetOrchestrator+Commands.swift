@@ -91,7 +91,7 @@ extension FleetOrchestrator: FleetCommands {
     /// A subscription to a linked device is checked against its GATT objects now; one to a
     /// device without a link is checked when it connects (a missing one degrades it then).
     private func requireCharacteristicIfLinked(_ device: DeviceID, _ uuid: String) async throws(FleetCommandError) {
-        let state = await status(of: device)
+        let state = status(of: device)
         guard state?.isLinked == true else { return }
         try await requireCharacteristic(device, uuid, allowing: [.notify, .indicate], operation: "notify")
     }
