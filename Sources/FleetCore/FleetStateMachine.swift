@@ -135,7 +135,7 @@ public struct FleetStateMachine: Sendable {
         case evaluate
         /// Apply a new, validated configuration. `objects` are BlueZ's objects of its pinned
         /// devices (a device the fleet did not manage yet is known to BlueZ all the same).
-        case reload(FleetRuntimeConfiguration, objects: [DeviceID: [DeviceObject]])
+        indirect case reload(FleetRuntimeConfiguration, objects: [DeviceID: [DeviceObject]])
         /// A command: the reply says whether it was accepted.
         case command(FleetCommand)
     }
@@ -143,9 +143,11 @@ public struct FleetStateMachine: Sendable {
     /// What the owner must do, in order.
     public enum Action: Sendable, Hashable {
         /// Start running a device machine (seeded for its own jitter).
-        case createDevice(DeviceStateMachine, seed: UInt64)
+        // Boxed (`indirect`), as are the other large cases: every action of an array is as large
+        // as its largest case, and the fleet hands out thousands at once (NOTES.md).
+        indirect case createDevice(DeviceStateMachine, seed: UInt64)
         case deliver(DeviceID, DeviceEvent)
-        case reconfigureDevice(DeviceID, DeviceStateMachine.Configuration, ReconnectPolicy)
+        indirect case reconfigureDevice(DeviceID, DeviceStateMachine.Configuration, ReconnectPolicy)
         /// Stop a device machine: cancel its timers and operations, drop its notify sockets and
         /// queued writes; `disconnect` its link first if it has one.
         case retireDevice(DeviceID, disconnect: Bool)
