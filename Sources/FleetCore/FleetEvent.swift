@@ -9,7 +9,8 @@ public enum FleetEvent: Sendable, Hashable {
     case deviceRemoved(DeviceID)
     /// A lifecycle event from the device's state machine (state change, failure, setup problem),
     /// with what the fleet knows of the device at that moment.
-    case lifecycle(DeviceID, DeviceEffect.LifecycleEvent, context: DeviceContext, at: MonotonicInstant)
+    // The large cases are boxed (`indirect`), so the actions that carry events stay small.
+    indirect case lifecycle(DeviceID, DeviceEffect.LifecycleEvent, context: DeviceContext, at: MonotonicInstant)
     /// The pool policy granted the device a connection attempt on `adapter`.
     case attemptGranted(DeviceID, adapter: AdapterID, at: MonotonicInstant)
     /// The pool policy took a pool device's slot away (for a pinned device, or a better candidate).
@@ -20,11 +21,11 @@ public enum FleetEvent: Sendable, Hashable {
     case adapterPowerChanged(AdapterID, powered: Bool)
     /// The device's machine learned something the state file keeps (services seen, a link made,
     /// its name and membership): the state store's input.
-    case learned(DeviceID, DeviceEffect.StoreUpdate, FleetStateMachine.PersistContext)
+    indirect case learned(DeviceID, DeviceEffect.StoreUpdate, FleetStateMachine.PersistContext)
     /// A write to the device finished: nil failure means BlueZ took it.
-    case writeFinished(DeviceID, failure: DeviceEvent.Failure?)
+    indirect case writeFinished(DeviceID, failure: DeviceEvent.Failure?)
     /// A read command finished (the value itself is published as a value).
-    case readFinished(DeviceID, characteristic: String, failure: DeviceEvent.Failure?)
+    indirect case readFinished(DeviceID, characteristic: String, failure: DeviceEvent.Failure?)
     /// The pins made at run time changed (the state store keeps them across restarts).
     case runtimePinsChanged([FleetRuntimeConfiguration.PinnedDevice])
     /// A reload was applied, all at once.
