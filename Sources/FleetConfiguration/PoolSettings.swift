@@ -29,21 +29,4 @@ public struct PoolSettings: Equatable, Sendable {
             namePrefixes: namePrefixes, services: services, minimumRSSI: minimumRSSI ?? fleetMinimumRSSI,
             defaultClass: defaultClass, defaultPriority: defaultPriority, rules: rules)
     }
-
-    /// Whether an unpinned device with this advertisement may join the pool.
-    public func isEligible(name: String?, services advertised: Set<BluetoothUUID>, rssi: Int?, fleetMinimumRSSI: Int) -> Bool {
-        enabled && admission(fleetMinimumRSSI: fleetMinimumRSSI).isEligible(name: name, services: advertised, rssi: rssi)
-    }
-
-    /// Priority and class of a pool device: from the first matching rule, else the defaults.
-    public func classify(name: String?, services advertised: Set<BluetoothUUID>) -> (priority: Int, className: String) {
-        admission(fleetMinimumRSSI: minimumRSSI ?? 0).classify(name: name, services: advertised)
-    }
-}
-
-extension PoolAdmission {
-    /// `[pool]`'s admission, as the runtime configuration carries it.
-    public init(settings: PoolSettings, fleetMinimumRSSI: Int) {
-        self = settings.admission(fleetMinimumRSSI: fleetMinimumRSSI)
-    }
 }

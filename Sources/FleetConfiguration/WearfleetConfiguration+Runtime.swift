@@ -18,7 +18,7 @@ extension WearfleetConfiguration {
             scanUUIDs: fleet.scanServices.map(\.description),
             minimumRSSI: Int16(clamping: fleet.minimumRSSI),
             disconnectOnStop: daemon.disconnectOnStop)
-        runtime.poolAdmission = PoolAdmission(settings: pool, fleetMinimumRSSI: fleet.minimumRSSI)
+        runtime.poolAdmission = pool.admission(fleetMinimumRSSI: fleet.minimumRSSI)
         runtime.writes = classes.mapValues {
             FleetRuntimeConfiguration.WriteSettings(options: $0.outgoingDeviceOptions, defaultQoS: $0.defaultQoS)
         }

@@ -81,10 +81,8 @@ extension FleetStateMachine {
             devices[id]?.priority = pin.priority
             if let name = pin.name { devices[id]?.name = name }
             setClass(id, className, &actions)
-            if devices[id]?.wanted == false || running {
-                devices[id]?.wanted = true
-                if running { actions.append(.deliver(id, .policyUpdated(wanted: true))) }
-            }
+            devices[id]?.wanted = true
+            if running { actions.append(.deliver(id, .policyUpdated(wanted: true))) }
         }
         actions.append(.publish(.runtimePinsChanged(runtimePins.values.sorted { $0.id < $1.id })))
         requestEvaluation(&actions)

@@ -253,10 +253,11 @@ import Testing
             priority = 40
             [classes.fast]
             """))
-        let pool = configuration.pool
-        #expect(pool.isEligible(name: "HRM-1", services: [], rssi: -70, fleetMinimumRSSI: -90))
-        #expect(!pool.isEligible(name: "Watch", services: [], rssi: -70, fleetMinimumRSSI: -90))
-        #expect(!pool.isEligible(name: "HRM-1", services: [], rssi: -80, fleetMinimumRSSI: -90))
+        // What the runtime admits with: `[pool] min_rssi` (-75) over the fleet's floor.
+        let pool = configuration.pool.admission(fleetMinimumRSSI: -90)
+        #expect(pool.isEligible(name: "HRM-1", services: [], rssi: -70))
+        #expect(!pool.isEligible(name: "Watch", services: [], rssi: -70))
+        #expect(!pool.isEligible(name: "HRM-1", services: [], rssi: -80))
         #expect(pool.classify(name: "HRM-X2", services: []) == (90, "fast"))
         #expect(pool.classify(name: "HRM-2", services: [BluetoothUUID(0x180D)]) == (40, "default"))
         #expect(pool.classify(name: "HRM-2", services: []) == (0, "default"))

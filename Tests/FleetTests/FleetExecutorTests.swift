@@ -18,6 +18,7 @@ struct FleetExecutorTests {
         let orchestrator: FleetOrchestrator
         let changes: AsyncStream<(DeviceID, DeviceState)>
 
+        @discardableResult
         func waitForStatus(_ what: String, _ condition: @escaping @Sendable (FleetStatus) -> Bool) async throws -> FleetStatus {
             let orchestrator = self.orchestrator
             let changes = self.changes

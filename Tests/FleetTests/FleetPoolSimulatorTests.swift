@@ -21,7 +21,7 @@ struct FleetPoolSimulatorTests {
         var configuration = FleetRuntimeConfiguration(
             pinned: pinned, classes: ["strap": FleetSimulatorFixture.strapClass()], poolClassName: "strap", poolEnabled: true,
             pool: PoolConfiguration(maxConnections: 8, defaultSlotsPerAdapter: 2, minimumDwell: .zero, scoreMargin: 1))
-        configuration.poolAdmission = PoolAdmission(settings: pool, fleetMinimumRSSI: -100)
+        configuration.poolAdmission = pool.admission(fleetMinimumRSSI: -100)
         return configuration
     }
 

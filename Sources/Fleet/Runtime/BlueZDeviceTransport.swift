@@ -26,11 +26,19 @@ public final class BlueZDeviceTransport: DeviceTransport {
         self.gattSettleTimeout = gattSettleTimeout
     }
 
-    public func setCentrals(_ centrals: [AdapterID: CentralActor]) {
-        self.centrals.withLock { $0 = centrals }
+    /// Adds the adapter's central, unless it has one already (the first one stays).
+    func addCentral(_ central: CentralActor) {
+        centrals.withLock { centrals in
+            if centrals[central.adapter] == nil { centrals[central.adapter] = central }
+        }
     }
 
-    private var allCentrals: [CentralActor] { centrals.withLock { Array($0.values) } }
+    func central(_ adapter: AdapterID) -> CentralActor? {
+        centrals.withLock { $0[adapter] }
+    }
+
+    /// Every adapter's central, in adapter order.
+    var allCentrals: [CentralActor] { centrals.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
 
     private func failure(_ error: BlueZError) -> TransportFailure {
         TransportFailure(kind: error.kind, name: error.name, message: error.message)
@@ -51,7 +59,7 @@ public final class BlueZDeviceTransport: DeviceTransport {
     }
 
     public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
-        guard let central = centrals.withLock({ $0[adapter] }) else {
+        guard let central = central(adapter) else {
             throw TransportFailure(.notReady, message: "adapter \(adapter) is not available")
         }
         // Only this adapter's object: without one, the central connects by address on its own

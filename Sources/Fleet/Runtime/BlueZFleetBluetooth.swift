@@ -1,7 +1,6 @@
 import BlueZ
 import DBus
 import FleetCore
-import Synchronization
 
 /// `FleetBluetooth` over BlueZ's D-Bus API: the client's mirror and events become fleet inputs
 /// (`BlueZEventTranslator`), each adapter has a `CentralActor`, device operations go through
@@ -10,8 +9,8 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     let client: BlueZClient
     let poller: NotificationSocketPoller
     private let pipeline: ValuePipeline
+    /// Also the owner of the adapters' centrals (connection attempts go through them).
     private let transport: BlueZDeviceTransport
-    private let centrals = Mutex<[AdapterID: CentralActor]>([:])
 
     /// `pipeline` receives the values of notification sockets (the fd path).
     public init(client: BlueZClient, pipeline: ValuePipeline) throws {
@@ -115,17 +114,12 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     // MARK: - Adapters
 
     private func central(_ adapter: AdapterID) -> CentralActor? {
-        centrals.withLock { $0[adapter] }
+        transport.central(adapter)
     }
 
     public func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws {
         guard central(adapter) == nil else { return }
-        let central = try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
-        let all = centrals.withLock { centrals in
-            centrals[adapter] = centrals[adapter] ?? central
-            return centrals
-        }
-        transport.setCentrals(all)
+        transport.addCentral(try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI))
     }
 
     public func resumeDiscovery(on adapter: AdapterID) async {
@@ -141,8 +135,7 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     }
 
     public func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async {
-        let all = centrals.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
-        for central in all { await central.updateFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI) }
+        for central in transport.allCentrals { await central.updateFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI) }
     }
 
     public func isDiscovering(on adapter: AdapterID) async -> Bool {

@@ -5,12 +5,13 @@ import Logging
 
 /// The fleet at run time: the executor of FleetCore's `FleetStateMachine`. It turns what BlueZ,
 /// the device actors, timers and callers report into the machine's inputs, one at a time, and
-/// carries out the actions each returns, in order: device actors, the adapters' central actors,
-/// the write path, the state store and the fleet's event consumers (log, observers, stream).
+/// carries out the actions each returns, in order: device actors, bluetoothd (through
+/// `FleetBluetooth`), the write path and the fleet's event consumers (journal, observers, the
+/// state store's feeder, activity feeds, the state stream).
 ///
 /// Guarantees:
 /// - Decisions are the machine's alone: this actor keeps only the things that execute them
-///   (actors, centrals, timers) and takes no decision between two `await`s.
+///   (device actors, timers, the input queue) and takes no decision between two `await`s.
 /// - Inputs are applied in the order they were submitted, each one's actions carried out before
 ///   the next input is applied, so no input sees a half-applied change (a reload included).
 /// - Device outputs are processed in the order each device produced them (one stream).
