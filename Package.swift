@@ -133,7 +133,8 @@ let package = Package(
 
         // MARK: - Tests
         // Shared by the integration tests: a private dbus-daemon, timeouts on awaited events.
-        .target(name: "TestSupport", dependencies: ["ProcessSupport"], path: "Tests/Support"),
+        .target(
+            name: "TestSupport", dependencies: ["ProcessSupport", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BluetoothVocabulary", "DBus", "TestSupport"]),

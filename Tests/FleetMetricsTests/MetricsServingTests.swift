@@ -14,30 +14,17 @@ import TestSupport
 /// a bind failure and run on without metrics.
 @Suite("Serving metrics from the daemon")
 struct MetricsServingTests {
-    /// Log lines kept in memory.
+    /// Log lines kept in memory: level, message and the metadata sorted by key.
     final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-
-        var logger: Logger {
-            Logger(label: "serve-test") { _ in CollectingHandler(lines: self) }
-        }
-    }
-
-    struct CollectingHandler: LogHandler {
-        let lines: Lines
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
+        let capture = LogCapture()
+        var all: [String] {
+            capture.entries.map { entry in
+                let fields = entry.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                return "\(entry.level) \(entry.message) \(fields)"
+            }
         }
 
-        func log(event: LogEvent) {
-            let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            lines.lines.withLock { $0.append("\(event.level) \(event.message) \(fields)") }
-        }
+        var logger: Logger { capture.logger(label: "serve-test") }
     }
 
     static func orchestrator(_ logger: Logger) async throws -> (FleetOrchestrator, PrivateBus) {

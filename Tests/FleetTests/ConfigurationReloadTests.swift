@@ -5,6 +5,7 @@ import Synchronization
 import SystemdSupport
 import TOML
 import Testing
+import TestSupport
 @testable import Fleet
 
 /// What a reload does beyond the fleet machine's diff, without a bus: the state file's pinned or
@@ -62,24 +63,10 @@ struct ConfigurationReloadTests {
 
     /// The log's `reload…` events (the fleet logs its own too), in order, with their metadata.
     final class EventLog: Sendable {
-        private let entries = Mutex<[(event: String, metadata: Logger.Metadata)]>([])
-        func append(_ event: String, _ metadata: Logger.Metadata) { entries.withLock { $0.append((event, metadata)) } }
-        var events: [String] { entries.withLock { $0.map(\.event) } }
-        func metadata(of event: String) -> Logger.Metadata? { entries.withLock { $0.first { $0.event == event }?.metadata } }
-    }
-
-    struct EventLogHandler: LogHandler {
-        let log: EventLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            guard case .string(let name)? = event.metadata?["event"], name.hasPrefix("reload") else { return }
-            log.append(name, event.metadata ?? [:])
-        }
+        let capture = LogCapture()
+        private var reloads: [LogCapture.Entry] { capture.entries.filter { $0.event?.hasPrefix("reload") == true } }
+        var events: [String] { reloads.compactMap(\.event) }
+        func metadata(of event: String) -> Logger.Metadata? { reloads.first { $0.event == event }?.metadata }
     }
 
     /// The notifications a reload sends, by their first assignment.
@@ -118,7 +105,7 @@ struct ConfigurationReloadTests {
         let first = try ConfigurationLoader.load(mainFile: configFile.path, dropInDirectory: dropIns.path).get()
 
         let events = EventLog()
-        let logger = Logger(label: "reload-test") { _ in EventLogHandler(log: events) }
+        let logger = events.capture.logger(label: "reload-test")
         let bluetooth = FakeBluetooth(services: [FleetExecutorTests.heartRateService], characteristics: [FleetExecutorTests.heartRate])
         let orchestrator = FleetOrchestrator(
             configuration: first.runtimeConfiguration, bluetooth: bluetooth, pipeline: ValuePipeline(logger: logger),
