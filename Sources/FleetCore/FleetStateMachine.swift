@@ -12,7 +12,8 @@
 /// - A device's `link` is written only here (by facts from BlueZ, grants and finished attempts).
 /// - Attempts start only through the pool policy's grants (at most one in flight per adapter,
 ///   within the fleet rate limit, never beyond slots or `max_connections`).
-/// - Pinned devices are always wanted; pool devices only while the policy places them.
+/// - Pinned devices are always wanted (unless a `disconnect` command holds them); pool devices
+///   only while the policy places them.
 /// - Evaluation requests coalesce: `requestEvaluation` is asked for once until `.evaluate` comes.
 public struct FleetStateMachine: Sendable {
     /// The fleet's record of one device.
