@@ -351,8 +351,8 @@ struct FleetStateMachineTests {
         let before = fleet.devices
         let refusals: [(FleetCommand, FleetCommandError)] = [
             (.pin(Self.watch, FleetPinOptions(className: "nonesuch"), objects: []), .unknownClass("nonesuch")),
-            (.pin(Self.strap, FleetPinOptions(className: "strap"), objects: []), .pinnedByConfiguration(Self.strap)),
-            (.unpin(Self.strap), .pinnedByConfiguration(Self.strap)),
+            (.pin(Self.strap, FleetPinOptions(className: "strap"), objects: []), .pinnedByConfiguration(Self.strap, definedAt: nil)),
+            (.unpin(Self.strap), .pinnedByConfiguration(Self.strap, definedAt: nil)),
             (.disconnect(Self.watch), .unknownDevice(Self.watch)),
             (.reconnect(Self.watch), .unknownDevice(Self.watch)),
             (.prepareRead(Self.strap), .notConnected(Self.strap)),
