@@ -24,6 +24,22 @@ struct ControlAccessTests {
         #expect(!ControlAccess.mayCommand(CallerCredentials(uid: Self.admin, groups: [100]), adminGroup: Self.admin), "a uid equal to the gid is not membership")
     }
 
+    @Test func credentialsComeFromTheBusAnswerWithTheProcessGroupsWhenItHasThem() throws {
+        let withGroups = try ControlAccess.callerCredentials(from: [
+            "UnixUserID": .variant(.uint32(1000)), "ProcessID": .variant(.uint32(42)),
+            "UnixGroupIDs": .variant(.array(element: .uint32, [.uint32(100), .uint32(Self.admin)])),
+        ])
+        #expect(withGroups == CallerCredentials(uid: 1000, groups: [100, Self.admin]))
+        // An older bus tells no groups: the uid's groups in the group database (root's include 0).
+        #expect(try ControlAccess.callerCredentials(from: ["UnixUserID": .variant(.uint32(0))]).groups.contains(0))
+        #expect(throws: DBusError.self) { try ControlAccess.callerCredentials(from: ["ProcessID": .variant(.uint32(42))]) }
+        #expect(throws: DBusError.self) {
+            try ControlAccess.callerCredentials(from: [
+                "UnixUserID": .variant(.uint32(1000)), "UnixGroupIDs": .variant(.array(element: .string, [.string("admin")])),
+            ])
+        }
+    }
+
     @Test func theSystemsDatabasesAnswerForRoot() {
         #expect(ControlAccess.groupID(named: "root") == 0)
         #expect(ControlAccess.groups(ofUser: 0).contains(0))

@@ -4,8 +4,7 @@ import FleetControl
 import Glibc
 #endif
 
-/// Who called a method: the caller's uid as the bus daemon saw it and the groups of that uid in
-/// the system's group database (what dbus-daemon's `<policy group=…>` rules match, too).
+/// Who called a method: the caller's uid and groups as the bus daemon saw them.
 public struct CallerCredentials: Sendable, Hashable, CustomStringConvertible {
     public var uid: UInt32
     public var groups: Set<UInt32>
@@ -23,9 +22,9 @@ public struct CallerCredentials: Sendable, Hashable, CustomStringConvertible {
 /// and the members of the admin group (`wearfleet-admin`) only. Reading needs no check here:
 /// the bus policy already limits it to root and group `wearfleet`.
 ///
-/// Nothing is cached: the caller's uid is asked of the bus for each command, and the admin
-/// group and the uid's groups are looked up each time, so a user removed from the group loses
-/// the right at their next command (commands are rare; the lookups cost microseconds).
+/// Nothing is cached: the caller's credentials are asked of the bus for each command, and the
+/// admin group is looked up each time, so a user removed from the group loses the right at their
+/// next command (commands are rare; the lookups cost one bus round trip and microseconds).
 public struct ControlAccess: Sendable {
     /// The caller's credentials, by the sender's unique bus name.
     public typealias CredentialsLookup = @Sendable (_ sender: String) async throws -> CallerCredentials
@@ -43,20 +42,38 @@ public struct ControlAccess: Sendable {
         self.credentials = credentials
     }
 
-    /// The daemon's: the sender's uid from the bus daemon (`GetConnectionUnixUser`), its groups
-    /// and the admin group from the system's user and group databases.
+    /// The daemon's: the sender's uid and groups from the bus daemon (`GetConnectionCredentials`:
+    /// `UnixUserID`, and `UnixGroupIDs`, the groups the caller's process has, which are what
+    /// dbus-daemon's own `group=` rules match); where the bus reports no groups, those of the uid
+    /// in the group database (`getgrouplist`). The admin group's gid from the group database.
     public static func system(on connection: DBusConnection, adminGroupName: String = WearfleetControl.adminGroup) -> ControlAccess {
         ControlAccess(
             adminGroupName: adminGroupName, adminGroup: { groupID(named: adminGroupName) },
             credentials: { sender in
                 let reply = try await connection.call(
                     destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                    member: "GetConnectionUnixUser", [.string(sender)], timeout: .seconds(5))
-                guard case .uint32(let uid)? = reply.first else {
-                    throw DBusError(name: DBusError.failed, message: "the bus did not tell the caller's uid")
-                }
-                return CallerCredentials(uid: uid, groups: groups(ofUser: uid))
+                    member: "GetConnectionCredentials", [.string(sender)], timeout: .seconds(5))
+                let credentials = try reply.decode([String: DBusValue].self, at: 0)
+                return try callerCredentials(from: credentials)
             })
+    }
+
+    /// The caller's uid and groups from `GetConnectionCredentials`' answer.
+    public static func callerCredentials(from credentials: [String: DBusValue]) throws -> CallerCredentials {
+        guard case .uint32(let uid)? = credentials["UnixUserID"]?.unwrappingVariant else {
+            throw DBusError(name: DBusError.failed, message: "the bus did not tell the caller's uid")
+        }
+        if case .array(_, let values)? = credentials["UnixGroupIDs"]?.unwrappingVariant {
+            var groups: Set<UInt32> = []
+            for value in values {
+                guard case .uint32(let gid) = value else {
+                    throw DBusError(name: DBusError.failed, message: "the bus told the caller's groups in an unknown form")
+                }
+                groups.insert(gid)
+            }
+            return CallerCredentials(uid: uid, groups: groups)
+        }
+        return CallerCredentials(uid: uid, groups: groups(ofUser: uid))
     }
 
     /// Whether `caller` may change the fleet: root, or a member of the admin group.
