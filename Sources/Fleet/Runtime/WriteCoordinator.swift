@@ -30,8 +30,15 @@ actor WriteCoordinator {
     private var lanes: [DeviceID: Lane] = [:]
     private var counters: [DeviceID: WriteCounters] = [:]
     /// Callers waiting for a write's outcome (`enqueueAndWait`), by the write's scheduler sequence.
-    private var waiters: [UInt64: (device: DeviceID, reply: CheckedContinuation<Result<FleetWriteOutcome, FleetWriteError>, Never>)] = [:]
+    private var waiters: [UInt64: Waiter] = [:]
     private let report: @Sendable (DeviceID, DeviceEvent) async -> Void
+
+    private struct Waiter {
+        let device: DeviceID
+        let reply: CheckedContinuation<Result<FleetWriteOutcome, FleetWriteError>, Never>
+        /// Answers `timedOut` if nothing else did first; cancelled when the outcome is known.
+        let timer: Task<Void, Never>
+    }
 
     /// - Parameter report: feeds write outcomes to the device's actor (its write timer and
     ///   consecutive-failure count).
@@ -108,12 +115,12 @@ actor WriteCoordinator {
         let write = try await outgoingWrite(device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: false)
         let (_, sequence) = try accept(write, for: device)
         let outcome = await withCheckedContinuation(isolation: self) { reply in
-            waiters[sequence] = (device, reply)
-            pump()
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
+            let timer = Task { [weak self] in
+                do { try await Task.sleep(for: timeout) } catch { return }
                 await self?.resolve(sequence, .failure(.timedOut(device, after: timeout)))
             }
+            waiters[sequence] = Waiter(device: device, reply: reply, timer: timer)
+            pump()
         }
         return try outcome.get()
     }
@@ -160,7 +167,9 @@ actor WriteCoordinator {
 
     /// Answers the caller waiting for write `sequence`, if one still is.
     private func resolve(_ sequence: UInt64, _ outcome: Result<FleetWriteOutcome, FleetWriteError>) {
-        waiters.removeValue(forKey: sequence)?.reply.resume(returning: outcome)
+        guard let waiter = waiters.removeValue(forKey: sequence) else { return }
+        waiter.timer.cancel()
+        waiter.reply.resume(returning: outcome)
     }
 
     /// Hands every write the scheduler releases to its device's lane.
