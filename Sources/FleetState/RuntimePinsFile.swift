@@ -69,7 +69,7 @@ public actor RuntimePinsFile {
         guard generation == .max || generation > savedGeneration else { return }
         let contents = Contents(format: Self.format, version: Self.version, pins: pins.sorted { $0.id < $1.id }.map(Entry.init))
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data: Data
         do {
             data = try encoder.encode(contents)
