@@ -15,8 +15,11 @@ struct WearfleetdCommandTests {
     static let band = "C4:7A:10:00:60:03"
     static let bandControl = "7a1e0003-3c6f-4b8d-9e2a-5d0c8f6b1a40"
     /// The band, pinned by the file; its bulk queue holds nothing, so a bulk write is refused
-    /// `QueueFull` every time.
+    /// `QueueFull` every time. No pool: the spare strap is in the fleet only when pinned.
     static let bandConfiguration = """
+
+        [pool]
+        enabled = false
 
         [classes.band]
         required_services = ["7a1e0001-3c6f-4b8d-9e2a-5d0c8f6b1a40"]
@@ -62,6 +65,9 @@ struct WearfleetdCommandTests {
         try await Commands.run(Commands.wearfleetctl, arguments + ["--bus", setup.bus.address])
     }
 
+    /// What the daemon logs when `address` becomes ready.
+    static func ready(_ address: String) -> String { "→ ready adapter=hci0 device_address=\(address)" }
+
     static func json(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
@@ -78,7 +84,7 @@ struct WearfleetdCommandTests {
         #expect(pin.status == 0, "\(pin.errors)")
         let answer = try Self.json(pin.output)
         #expect(answer["command"] as? String == "pin" && answer["ok"] as? Bool == true && answer["address"] as? String == spare)
-        try await daemon.lines(containing: "→ ready", count: 3, within: .seconds(30))
+        try await daemon.lines(containing: Self.ready(spare), within: .seconds(30))
         let saved = try String(contentsOfFile: setup.files.state + "/runtime-pins.json", encoding: .utf8)
         #expect(saved.contains(spare) && saved.contains("wearfleet-runtime-pins"))
         #expect(!saved.contains(Self.straps[0]), "the file's pins are not copied into the runtime pins")
@@ -87,7 +93,7 @@ struct WearfleetdCommandTests {
         #expect(await daemon.stop() == 0)
         daemon = try Self.daemon(setup)
         try await daemon.lines(containing: "runtime pins loaded")
-        try await daemon.lines(containing: "→ ready", count: 3, within: .seconds(30))
+        try await daemon.lines(containing: Self.ready(spare), within: .seconds(30))
         let device = try await Self.ctl(setup, ["device", spare, "--json"])
         let restored = try Self.json(device.output)
         #expect(restored["pinned"] as? Bool == true && restored["state"] as? String == "ready" && restored["name"] as? String == "spare")
@@ -128,6 +134,19 @@ struct WearfleetdCommandTests {
         let read = try await Self.ctl(setup, ["read", Self.straps[0], "2a19"])
         #expect(read.status == 0, "\(read.errors)")
         #expect(read.output == "57", "the strap's battery, 87 %")
+
+        // Disconnect holds the strap (nothing can be read from it), Reconnect brings it back.
+        let disconnect = try await Self.ctl(setup, ["disconnect", Self.straps[0]])
+        #expect(disconnect.status == 0, "\(disconnect.errors)")
+        try await daemon.lines(containing: "ready → idle", within: .seconds(30))
+        let held = try await Self.ctl(setup, ["read", Self.straps[0], "2a19"])
+        #expect(held.status == ControlClientError.ExitCode.failure && held.errors.contains("NotConnected"), "\(held.errors)")
+        let reconnect = try await Self.ctl(setup, ["reconnect", Self.straps[0], "--json"])
+        #expect(reconnect.status == 0, "\(reconnect.errors)")
+        #expect(try Self.json(reconnect.output)["command"] as? String == "reconnect")
+        try await daemon.lines(containing: Self.ready(Self.straps[0]), count: 2, within: .seconds(30))
+        let again = try await Self.ctl(setup, ["read", Self.straps[0], "2a19"])
+        #expect(again.output == "57", "\(again.errors)")
         #expect(await daemon.stop() == 0)
         await setup.simulator.stop()
     }
@@ -174,8 +193,7 @@ struct WearfleetdCommandTests {
         #expect(await call("Pin", [.string(Self.straps[1]), .stringVariantMap(["class": .string("nonesuch")])]) == names.unknownClass)
         #expect(await call("Pin", [.string(Self.straps[1]), .stringVariantMap(["priority": .string("high")])]) == names.invalidOption)
         #expect(await call("Pin", [.string(strap), none]) == names.pinnedByConfiguration)
-        // The spare strap is a device bluetoothd shows, but nobody pinned it.
-        #expect(await call("Unpin", [.string(Self.straps[1])]) == names.notPinned)
+        #expect(await call("Unpin", [.string(Self.straps[1])]) == names.unknownDevice)
         #expect(await call("Unpin", [.string(band)]) == names.pinnedByConfiguration)
         // The wrong argument types are the bus's own error.
         #expect(await call("Read", [.string(strap)]) == DBusError.invalidArgs)
@@ -184,11 +202,8 @@ struct WearfleetdCommandTests {
         #expect(await setup.simulator.counterSnapshot().totalWritesReceived == 0)
         #expect(!FileManager.default.fileExists(atPath: setup.files.state + "/runtime-pins.json"))
         let after = try await Self.ctl(setup, ["status", "--json"])
-        // (The spare strap may appear in the list meanwhile, as bluetoothd reports it: only the
-        // pinned devices are compared.)
         let devices = { (text: String) throws -> [String] in
-            ((try Self.json(text)["devices"] as? [[String: Any]]) ?? []).filter { $0["pinned"] as? Bool == true }
-                .map { "\($0["address"] ?? "") \($0["state"] ?? "")" }
+            ((try Self.json(text)["devices"] as? [[String: Any]]) ?? []).map { "\($0["address"] ?? "") \($0["pinned"] ?? "") \($0["state"] ?? "")" }
         }
         #expect(try devices(after.output) == devices(before.output))
 
