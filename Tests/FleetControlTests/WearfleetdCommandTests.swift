@@ -89,6 +89,12 @@ struct WearfleetdCommandTests {
         #expect(saved.contains(spare) && saved.contains("wearfleet-runtime-pins"))
         #expect(!saved.contains(Self.straps[0]), "the file's pins are not copied into the runtime pins")
 
+        // A reload (SIGHUP, as systemctl reload sends it) keeps the run-time pin.
+        daemon.child.signal(SIGHUP)
+        try await daemon.lines(containing: "configuration reloaded")
+        let reloaded = try Self.json(try await Self.ctl(setup, ["device", spare, "--json"]).output)
+        #expect(reloaded["pinned"] as? Bool == true && reloaded["state"] as? String == "ready")
+
         // A new daemon over the same state directory pins it again and connects it.
         #expect(await daemon.stop() == 0)
         daemon = try Self.daemon(setup)
