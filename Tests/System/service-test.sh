@@ -387,6 +387,41 @@ for address in $STRAP_1 $STRAP_2 $STRAP_3; do
 done
 ok "$(status_text)"
 
+# MARK: - Commands (who may change the fleet)
+
+STRAP_4=C4:7A:20:00:00:04
+RUNTIME_PINS=/var/lib/wearfleet/runtime-pins.json
+
+step "wearfleetctl pin: a reader and an outsider are denied (exit 77), group wearfleet-admin may"
+users=$(sb systemd-sysusers --inline 'u wf-admin - "Administrator"' 'm wf-admin wearfleet-admin' 2>&1) \
+    || fail "could not create the administrator: $users"
+as_user() { local user=$1; shift; sb setpriv --reuid="$user" --regid="$user" --init-groups "$@"; }
+for user in wf-operator wf-outsider; do
+    denied_status=0
+    denied=$(as_user "$user" wearfleetctl pin $STRAP_4 --class heart-rate 2>&1) || denied_status=$?
+    [[ $denied_status == 77 ]] || fail "wearfleetctl pin as $user: exit $denied_status, not 77 (EX_NOPERM): $denied"
+    echo "$user: exit 77, $denied"
+done
+sb test ! -e $RUNTIME_PINS || fail "a denied pin left $RUNTIME_PINS"
+pinned=$(as_user wf-admin wearfleetctl pin $STRAP_4 --class heart-rate --name strap-4 2>&1) \
+    || fail "wearfleetctl pin as a member of wearfleet-admin failed: $pinned"
+echo "wf-admin: exit 0, $pinned"
+wait_for 30 "StatusText '4/4 pinned ready' after the runtime pin" status_is "4/4 pinned ready"
+sb jq -e --arg a "$STRAP_4" '.format == "wearfleet-runtime-pins" and ([.pins[].device] == [$a])' $RUNTIME_PINS > /dev/null \
+    || fail "$RUNTIME_PINS does not hold $STRAP_4: $(sb cat $RUNTIME_PINS)"
+ok "$(status_text)"
+
+step "wearfleetctl unpin: a file's pin is refused with its file:line, a runtime pin is undone"
+refused_status=0
+refused=$(as_user wf-admin wearfleetctl unpin $STRAP_1 2>&1) || refused_status=$?
+[[ $refused_status == 1 && $refused == *"/etc/wearfleet/wearfleetd.toml:"* ]] \
+    || fail "unpin of a pin of the file: exit $refused_status: $refused"
+echo "$refused"
+unpinned=$(as_user wf-admin wearfleetctl unpin $STRAP_4 2>&1) || fail "wearfleetctl unpin as wf-admin failed: $unpinned"
+wait_for 30 "StatusText '3/3 pinned ready' after the unpin" status_is "3/3 pinned ready"
+sb jq -e '.pins == []' $RUNTIME_PINS > /dev/null || fail "$RUNTIME_PINS still holds a pin: $(sb cat $RUNTIME_PINS)"
+ok "$unpinned"
+
 step "journal sample for $STRAP_1 (journal-sample.json)"
 journal DEVICE_ADDRESS=$STRAP_1 > "$work/journal-sample.json"
 jq -c '{MESSAGE, PRIORITY, DEVICE_ADDRESS, DEVICE_NAME, ADAPTER, SESSION_ID, DEVICE_STATE, EVENT, _PID}' \

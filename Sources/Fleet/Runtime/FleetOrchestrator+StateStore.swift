@@ -27,7 +27,8 @@ extension FleetOrchestrator {
     }
 
     /// The daemon's fleet as wearfleetd starts it, before `start()`: an orchestrator that knows
-    /// `known` (the state file's devices) and saves what it learns in `store`. The benchmark
+    /// `known` (the state file's devices), saves what it learns in `store`, and keeps its
+    /// run-time pins in the same state directory (`RuntimePinsFile`). The benchmark
     /// that measures the daemon starts its fleet through here too.
     public static func restoring(
         _ known: [KnownDevice], savingIn store: StateStore, configuration: FleetRuntimeConfiguration, client: BlueZClient,
@@ -37,6 +38,7 @@ extension FleetOrchestrator {
             configuration: configuration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
         await orchestrator.restore(known)
         await orchestrator.saveKnowledge(in: store)
+        await orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: store.directory, logger: logger))
         return orchestrator
     }
 }

@@ -50,6 +50,10 @@ public actor FleetOrchestrator {
     /// `saveKnowledge(in:)`: persist effects queued for the store, and the task applying them.
     var finishStoreUpdates: (@Sendable () -> Void)?
     var storeWriter: Task<Void, Never>?
+    /// Where run-time pins are kept across restarts (`keepRuntimePins(in:)`), and how many
+    /// changes were saved (a save of an older set never overwrites a newer one).
+    var runtimePinsFile: RuntimePinsFile?
+    var runtimePinsGeneration: UInt64 = 0
     /// Told about fleet events as they happen (metrics); see `FleetOrchestrator+Observers`.
     var observers: [any FleetObserver] = []
     private let eventLog: FleetEventLog
@@ -375,6 +379,11 @@ public actor FleetOrchestrator {
     }
 
     /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
+    /// The pins made at run time (not the configuration's), ordered by device.
+    public var runtimePins: [FleetRuntimeConfiguration.PinnedDevice] {
+        machine.runtimePins.values.sorted { $0.id < $1.id }
+    }
+
     public func status(of device: DeviceID) -> DeviceState? {
         machine.devices[device]?.state
     }
