@@ -55,6 +55,11 @@ public actor FleetOrchestrator {
     private var recorder: InputRecorder
 
     /// A fleet on BlueZ's D-Bus API through `client`.
+    /// The adapter the device's link (or attempt) goes through, as the machine has it.
+    func linkAdapter(of device: DeviceID) -> AdapterID? {
+        machine.devices[device]?.link.adapter
+    }
+
     public init(
         configuration: FleetRuntimeConfiguration, client: BlueZClient, clock: any MonotonicClock = SystemMonotonicClock(),
         logger: Logger, seed: UInt64
