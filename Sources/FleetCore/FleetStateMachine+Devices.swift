@@ -24,6 +24,10 @@ extension FleetStateMachine {
             if case .connected = devices[id]?.link { break }
             let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
             if let adapter {
+                // A link nobody attempted (BlueZ reconnected on its own) is adopted on the
+                // adapter it lives on: the machine learns that adapter first, whichever of the
+                // device's objects it heard of last.
+                if devices[id]?.link == .disconnected { actions.append(.deliver(id, .deviceFound(adapter: adapter))) }
                 devices[id]?.link = .connected(adapter, since: now)
                 devices[id]?.lastAdapter = adapter
             }

@@ -76,4 +76,22 @@ struct FleetStateMachineDuplicateObjectTests {
         let gone = fleet.handle(.device(Self.strap, .deviceLost, objects: []), now: Self.t0)
         #expect(Self.deliveries(gone) == [.deviceLost])
     }
+
+    @Test func aLinkBlueZMadeOnItsOwnIsAdoptedOnTheAdapterItLivesOn() {
+        var fleet = Self.heardByBoth()
+        // hci1's object was announced last, but the link came up through hci0's.
+        let connected = fleet.handle(
+            .device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true), .init(adapter: Self.hci1)]),
+            now: Self.t0)
+        #expect(Self.deliveries(connected) == [.deviceFound(adapter: Self.hci0), .connected])
+        #expect(fleet.devices[Self.strap]?.link.adapter == Self.hci0)
+        // An attempt's own link needs no such hint: the machine knows its adapter.
+        var attempted = Self.heardByBoth()
+        _ = attempted.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.t0)
+        _ = attempted.handle(.evaluate, now: Self.t0)
+        let adapter = attempted.devices[Self.strap]?.link.adapter
+        let linked = attempted.handle(
+            .device(Self.strap, .connected, objects: [.init(adapter: adapter ?? Self.hci0, connected: true)]), now: Self.t0)
+        #expect(Self.deliveries(linked) == [.connected])
+    }
 }

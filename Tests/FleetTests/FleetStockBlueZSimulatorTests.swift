@@ -146,6 +146,32 @@ struct FleetStockBlueZSimulatorTests {
         #expect(failures.failures.isEmpty, "counted as failures: \(failures.failures)")
         await fleet.stop()
     }
+
+    @Test("a restored pool device bluetoothd forgot is found by scanning and connected, with no failure counted")
+    func restoredPoolDeviceWithoutConnectDevice() async throws {
+        let address = "AA:BB:CC:00:44:01"
+        let scenario = Scenario(
+            seed: 65, adapters: [AdapterSpec(name: "hci0", slots: 2)],
+            devices: Self.straps(1, prefix: "AA:BB:CC:00:44", bonded: false))
+        let id = try FleetSimulatorFixture.id(address)
+        let configuration = FleetRuntimeConfiguration(
+            classes: ["strap": FleetSimulatorFixture.strapClass()], poolClassName: "strap", poolEnabled: true,
+            pool: PoolConfiguration(maxConnections: 2), reconnect: Self.fastReconnect(),
+            scanUUIDs: [FleetSimulatorFixture.bandService])
+        let restored = [
+            KnownDevice(
+                id: id, adapter: AdapterID("hci0"), servicesSeen: [FleetSimulatorFixture.heartRateService], lastConnected: Date(),
+                membership: .pool)
+        ]
+        let failures = FailureLog()
+        let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 65, restored: restored, observers: [failures])
+        let status = try await fleet.waitForStatus("the pool strap ready", timeout: .seconds(20)) {
+            $0.devices.first { $0.id == id }?.state == .ready
+        }
+        #expect(status.devices.first { $0.id == id }?.lastFailure == nil)
+        #expect(failures.failures.isEmpty, "counted as failures: \(failures.failures)")
+        await fleet.stop()
+    }
 }
 
 /// Every lifecycle event the fleet published (state changes, failures, …), in order.
