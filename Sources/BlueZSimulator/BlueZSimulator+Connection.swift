@@ -20,6 +20,10 @@ extension BlueZSimulator {
             throw DBusError(name: DBusError.unknownObject, message: "No such object path")
         }
         guard let adapter = adapters[adapterName], adapter.powered else { throw BlueZError.notReady() }
+        // dev_connect makes the device permanent before it tries (`btd_device_set_temporary(dev,
+        // false)`), whether or not the attempt succeeds: from now on it is remembered on this
+        // adapter, like a bonded one.
+        keep(address, on: adapterName)
         if device.link != .disconnected, device.linkAdapter != adapterName {
             try await attemptToBusyPeripheral(address, adapter: adapterName)
         }
@@ -122,6 +126,7 @@ extension BlueZSimulator {
     func pair(_ address: String, adapter: String) async throws {
         guard let device = devices[address], let object = device.objects[adapter] else { throw BlueZError.doesNotExist() }
         guard !object.paired else { throw BlueZError.alreadyExists() }
+        keep(address, on: adapter)
         if !device.isLinked(through: adapter) { try await connect(address, adapter: adapter) }
         try? await Task.sleep(for: timings.duration(timings.pairLatency))
         guard let paired = devices[address], paired.isLinked(through: adapter) else {
@@ -171,6 +176,12 @@ extension BlueZSimulator {
         }
         await setProperties(["Connected": .boolean(false)], of: Self.deviceInterfaceName, at: path)
         await emit(path, Self.deviceInterfaceName, "Disconnected", [.string(reason.dbusName), .string(reason.message)])
+    }
+
+    /// Makes `adapter`'s object for the device permanent, unless its address is private.
+    func keep(_ address: String, on adapter: String) {
+        guard devices[address]?.hasPrivateAddress == false else { return }
+        devices[address]?.objects[adapter]?.temporary = false
     }
 
     /// Whether the device's attribute cache outlives a link through `adapter`: `[GATT] Cache`

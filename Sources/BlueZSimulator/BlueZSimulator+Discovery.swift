@@ -128,11 +128,12 @@ extension BlueZSimulator {
         try? await connection?.unexport(object.path)
     }
 
-    /// Each adapter's object for an unbonded device goes `TemporaryTimeout` after that adapter
-    /// last heard it, unless the link goes through it (BlueZ's `src/device.c`: the temporary
-    /// timer restarts on every advertising report, `device_update_last_seen`, and is cleared
-    /// while connected, `device_add_connection`; `device_disappeared` removes the device).
-    /// Another adapter's object for a device linked elsewhere expires on its own timer.
+    /// Each adapter's temporary object for a device (only heard: never bonded, connected or
+    /// paired through that adapter) goes `TemporaryTimeout` after that adapter last heard it,
+    /// unless the link goes through it (BlueZ's `src/device.c`: the temporary timer restarts on
+    /// every advertising report, `device_update_last_seen`, and is cleared while connected,
+    /// `device_add_connection`; `device_disappeared` removes the device). Another adapter's
+    /// object for a device linked elsewhere expires on its own timer.
     func sweepExpiredDevices() async {
         let period = timings.duration(max(0.01, timings.temporaryTimeout / 5))
         let timeout = timings.duration(timings.temporaryTimeout)
@@ -142,7 +143,7 @@ extension BlueZSimulator {
             for address in deviceAddresses {
                 guard let device = devices[address] else { continue }
                 for adapter in device.configuration.heardBy {
-                    guard let object = device.objects[adapter], object.exported, !object.bonded, !object.paired,
+                    guard let object = device.objects[adapter], object.exported, object.temporary,
                         device.linkAdapter != adapter, now - object.lastSeen > timeout
                     else { continue }
                     await removeDeviceObject(address, on: adapter)
@@ -155,8 +156,10 @@ extension BlueZSimulator {
         guard let device = devices.values.first(where: { $0.objects[name]?.path == path && $0.objects[name]?.exported == true })
         else { throw BlueZError.doesNotExist() }
         if device.linkAdapter == name { await dropLink(device.address, reason: .local, announce: true) }
+        // bluetoothd forgets it, on disk too: heard again, it is a new temporary device.
         devices[device.address]?.objects[name]?.paired = false
         devices[device.address]?.objects[name]?.bonded = false
+        devices[device.address]?.objects[name]?.temporary = true
         await removeDeviceObject(device.address, on: name)
     }
 

@@ -112,11 +112,11 @@ public actor BlueZSimulator {
             guard let adapter = adapters[name] else { continue }
             try await connection.export(adapterInterface(name), properties: adapterProperties(adapter), at: adapter.path)
         }
-        // Bonded devices are remembered across restarts (bluetoothd keeps them on disk, per
-        // adapter), each under the adapters it is bonded with.
+        // Permanent devices (bonded, or once connected or paired) are remembered across
+        // restarts: bluetoothd keeps them on disk, per adapter, and loads them at start.
         for address in deviceAddresses {
             guard let device = devices[address] else { continue }
-            for adapter in device.configuration.heardBy where device.objects[adapter]?.bonded == true {
+            for adapter in device.configuration.heardBy where device.objects[adapter]?.temporary == false {
                 await exportDevice(address, on: adapter, seen: false)
             }
         }

@@ -17,6 +17,10 @@ struct SimulatedDeviceObject {
     var rssi: Int16
     var paired: Bool
     var bonded: Bool
+    /// BlueZ's temporary flag: a device only heard is temporary and expires; bonding, and a
+    /// client's Connect or Pair, make it permanent (stored on disk, loaded again after a
+    /// restart) unless its address is private (`btd_device_set_temporary`).
+    var temporary: Bool
 }
 
 /// Run-time state of one simulated wearable, owned by `BlueZSimulator`.
@@ -57,7 +61,8 @@ struct SimulatedDevice {
             objects[adapter] = SimulatedDeviceObject(
                 adapter: adapter, adapterPath: adapterPath,
                 path: try adapterPath.appending(DeviceAddress.pathElement(configuration.address)), meanRSSI: mean,
-                rssi: Int16(clamping: mean), paired: configuration.bonded, bonded: configuration.bonded)
+                rssi: Int16(clamping: mean), paired: configuration.bonded, bonded: configuration.bonded,
+                temporary: !configuration.bonded)
         }
         self.objects = objects
         inRange = configuration.inRange
@@ -78,6 +83,15 @@ struct SimulatedDevice {
     /// The adapter whose object is at `path`.
     func adapter(ofObjectAt path: DBusObjectPath) -> String? {
         objects.values.first { $0.path == path }?.adapter
+    }
+
+    /// A resolvable or non-resolvable private address (random, top bits 00 or 01): BlueZ never
+    /// makes such a device permanent (`device_address_is_private` in `src/device.c`).
+    var hasPrivateAddress: Bool {
+        guard configuration.addressType == "random", let first = UInt8(configuration.address.prefix(2), radix: 16) else {
+            return false
+        }
+        return first >> 6 < 2
     }
 
     /// Whether the link is up through `adapter`.

@@ -149,4 +149,33 @@ struct StockBlueZTests {
         #expect(try value.decode([UInt8].self, at: 0).count == 1)
         await fixture.stop()
     }
+
+    @Test("Connect makes a heard device permanent on that adapter: it outlives TemporaryTimeout and a restart")
+    func connectKeepsTheDevice() async throws {
+        let fixture = try await SimulatorFixture.start(.trio)
+        let strapPath = try await fixture.discover(strap)
+        let watchPath = try await fixture.discover(watch)
+        try await fixture.call(strapPath, "org.bluez.Device1", "Connect")
+        try await fixture.call(strapPath, "org.bluez.Device1", "Disconnect")
+        let removed = try await fixture.signals(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved")
+        try await fixture.call("/org/bluez/hci0", "org.bluez.Adapter1", "StopDiscovery")
+        // The watch, only heard, expires; the strap, heard before it, does not.
+        _ = try await removed.first(within: .seconds(5), "the watch expires") {
+            (try? $0.body.decode(DBusObjectPath.self, at: 0)) == watchPath
+        }
+        #expect(try await fixture.managedObjects()[strapPath] != nil)
+        // bluetoothd stored it: after a restart it is there again, the watch is not.
+        let owner = try await fixture.client.signals(
+            matching: MatchRule(
+                sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged"))
+        try await fixture.control("RestartBluetoothd", [.double(0.05)])
+        _ = try await owner.first(within: .seconds(5), "bluetoothd back") { message in
+            (try? message.body.decode(String.self, at: 0)) == "org.bluez" && (try? message.body.decode(String.self, at: 2))?.isEmpty == false
+        }
+        let objects = try await fixture.managedObjects()
+        #expect(objects[strapPath] != nil)
+        #expect(objects[watchPath] == nil)
+        await fixture.stop()
+    }
 }
