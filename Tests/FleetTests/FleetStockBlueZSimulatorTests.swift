@@ -140,10 +140,17 @@ struct FleetStockBlueZSimulatorTests {
                 membership: .pinned)
         ]
         let failures = FailureLog()
-        let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 64, restored: restored, observers: [failures])
+        let log = LogCapture()
+        let fleet = try await FleetSimulatorFixture.start(
+            scenario, configuration, seed: 64, restored: restored, logger: log.logger(label: "fleet-test", level: .info),
+            observers: [failures])
         let status = try await fleet.waitForStatus("the strap ready", timeout: .seconds(20)) { $0.pinnedReady == 1 }
         #expect(status.devices.first?.lastFailure == nil)
         #expect(failures.failures.isEmpty, "counted as failures: \(failures.failures)")
+        // What the adapter cannot do is said once, as what it is.
+        let unavailable = log.entries.filter { $0.event == "connect_device_unavailable" }
+        #expect(unavailable.count == 1)
+        #expect(unavailable.first?.metadata["adapter"] == "hci0")
         await fleet.stop()
     }
 

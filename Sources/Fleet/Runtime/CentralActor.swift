@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import FleetCore
+import Logging
 
 /// One per adapter: the only code that calls `Adapter1` and the only starter of connection
 /// attempts on that adapter.
@@ -16,6 +17,7 @@ public actor CentralActor {
     public nonisolated let adapter: AdapterID
     public nonisolated let path: DBusObjectPath
     private let client: BlueZClient
+    private let logger: Logger
     private var scanUUIDs: [String]
     private var minimumRSSI: Int16?
     private var missing: Set<DeviceID> = []
@@ -43,8 +45,9 @@ public actor CentralActor {
     /// Forgotten when bluetoothd or the adapter goes (it may come back with other flags).
     public private(set) var connectDeviceOffered: Bool?
 
-    public init(adapter: AdapterID, client: BlueZClient, scanUUIDs: [String], minimumRSSI: Int16?) throws {
+    public init(adapter: AdapterID, client: BlueZClient, scanUUIDs: [String], minimumRSSI: Int16?, logger: Logger) throws {
         self.adapter = adapter
+        self.logger = logger
         self.path = try DBusObjectPath("/org/bluez/" + adapter.name)
         self.client = client
         self.scanUUIDs = scanUUIDs
@@ -157,6 +160,11 @@ public actor CentralActor {
             connectDeviceOffered = true
             return .connected
         } catch where error.name == DBusError.unknownMethod {
+            if connectDeviceOffered == nil {
+                logger.notice(
+                    "bluetoothd offers no Adapter1.ConnectDevice (it runs without --experimental): devices it forgot are found by discovery",
+                    metadata: ["adapter": "\(adapter)", "event": "connect_device_unavailable", "bluez_error": "\(error.name)"])
+            }
             connectDeviceOffered = false
             return .needsDiscovery
         }

@@ -55,18 +55,14 @@ public actor FleetOrchestrator {
     private var recorder: InputRecorder
 
     /// A fleet on BlueZ's D-Bus API through `client`.
-    /// The adapter the device's link (or attempt) goes through, as the machine has it.
-    func linkAdapter(of device: DeviceID) -> AdapterID? {
-        machine.devices[device]?.link.adapter
-    }
-
     public init(
         configuration: FleetRuntimeConfiguration, client: BlueZClient, clock: any MonotonicClock = SystemMonotonicClock(),
         logger: Logger, seed: UInt64
     ) throws {
         let pipeline = ValuePipeline(logger: logger)
         self.init(
-            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline), pipeline: pipeline,
+            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline, logger: logger),
+            pipeline: pipeline,
             clock: clock, logger: logger, seed: seed)
     }
 
@@ -359,6 +355,11 @@ public actor FleetOrchestrator {
     /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
     public func status(of device: DeviceID) -> DeviceState? {
         machine.devices[device]?.state
+    }
+
+    /// The adapter the device's link (or attempt) goes through, as the machine has it.
+    func linkAdapter(of device: DeviceID) -> AdapterID? {
+        machine.devices[device]?.link.adapter
     }
 
     public func status() async -> FleetStatus {
