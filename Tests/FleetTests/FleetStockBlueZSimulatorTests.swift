@@ -62,9 +62,14 @@ struct FleetStockBlueZSimulatorTests {
     @Test("a duplicate object's expiry on the other adapter leaves the live link alone")
     func duplicateExpiryKeepsTheLink() async throws {
         let address = "AA:BB:CC:00:41:01"
+        // hci2 hears nothing: powering it off is a fact the fleet publishes, in order, after the
+        // duplicate's removal, so once it is seen the removal has been applied.
         let scenario = Scenario(
-            seed: 62, adapters: [AdapterSpec(name: "hci0", slots: 2), AdapterSpec(name: "hci1", slots: 2)],
-            devices: Self.straps(1, prefix: "AA:BB:CC:00:41", bonded: false))
+            seed: 62,
+            adapters: [AdapterSpec(name: "hci0", slots: 2), AdapterSpec(name: "hci1", slots: 2), AdapterSpec(name: "hci2", slots: 1)],
+            devices: [
+                DeviceSpec(kind: .heartRateStrap, address: address, addressType: "public", bonded: false, heardBy: ["hci0", "hci1"])
+            ])
         let id = try FleetSimulatorFixture.id(address)
         let configuration = FleetRuntimeConfiguration(
             pinned: [FleetRuntimeConfiguration.PinnedDevice(id: id, className: "strap")],
@@ -73,8 +78,8 @@ struct FleetStockBlueZSimulatorTests {
         // Another BlueZ client discovers on both adapters first: both objects exist when the
         // fleet starts, and stay fresh until it stops.
         let watcher = DiscoveryWatcher()
-        let lifecycle = LifecycleLog()
-        let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 62, observers: [lifecycle]) { simulator, bus in
+        let events = EventLog()
+        let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 62, observers: [events]) { simulator, bus in
             try await watcher.discoverOnBoth(address, simulator: simulator, bus: bus)
         }
         let ready = try await fleet.waitForStatus("the strap ready") { $0.pinnedReady == 1 }
@@ -82,10 +87,18 @@ struct FleetStockBlueZSimulatorTests {
         let session = ready.devices.first?.sessions
         let other = linked == AdapterID("hci0") ? "hci1" : "hci0"
         let duplicate = try #require(await fleet.simulator.devicePath(of: address, on: other))
-        let eventsBefore = lifecycle.events.count
-        let feed = fleet.orchestrator.activity(bufferingNewest: 256)
+        let lifecycleBefore = events.lifecycle.count
         try await watcher.stopAndAwaitRemoval(of: duplicate)
+        try await fleet.simulator.apply(FaultCommand(.adapterPower, adapter: "hci2", powered: false))
+        _ = try await events.stream.first(within: .seconds(10), "the fleet to apply what came before hci2's power-off") {
+            $0 == .adapterPowerChanged(AdapterID("hci2"), powered: false)
+        }
+        let after = await fleet.orchestrator.status()
+        #expect(after.devices.first?.state == .ready)
+        #expect(after.devices.first?.adapter == linked, "the link is still on the books")
+        #expect(after.devices.first?.sessions == session, "the same link session")
         // Values keep flowing after the duplicate went: ten more notifications.
+        let feed = fleet.orchestrator.activity(bufferingNewest: 256)
         try await withTimeout(.seconds(10), "ten values after the duplicate expired") {
             var values = 0
             for await activity in feed {
@@ -93,12 +106,9 @@ struct FleetStockBlueZSimulatorTests {
                 if values == 10 { return }
             }
         }
-        let after = await fleet.orchestrator.status()
-        #expect(after.devices.first?.state == .ready)
-        #expect(after.devices.first?.adapter == linked)
-        #expect(after.devices.first?.sessions == session, "the same link session")
-        let touched = Array(lifecycle.events.dropFirst(eventsBefore))
+        let touched = Array(events.lifecycle.dropFirst(lifecycleBefore))
         #expect(touched.isEmpty, "the link was touched: \(touched)")
+        #expect(await fleet.orchestrator.status().devices.first?.state == .ready)
         await watcher.close()
         await fleet.stop()
     }
@@ -181,14 +191,25 @@ struct FleetStockBlueZSimulatorTests {
     }
 }
 
-/// Every lifecycle event the fleet published (state changes, failures, …), in order.
-final class LifecycleLog: FleetObserver, Sendable {
-    private let recorded = Mutex<[DeviceEffect.LifecycleEvent]>([])
-    var events: [DeviceEffect.LifecycleEvent] { recorded.withLock { $0 } }
+/// Every event the fleet published, in order, kept and streamed (for one consumer).
+final class EventLog: FleetObserver, Sendable {
+    private let recorded = Mutex<[FleetEvent]>([])
+    let stream: AsyncStream<FleetEvent>
+    private let sink: AsyncStream<FleetEvent>.Continuation
+
+    init() {
+        (stream, sink) = AsyncStream.makeStream()
+    }
+
+    var all: [FleetEvent] { recorded.withLock { $0 } }
+    /// The lifecycle events (state changes, failures, …) among them.
+    var lifecycle: [DeviceEffect.LifecycleEvent] {
+        all.compactMap { if case .lifecycle(_, let event, _, _) = $0 { event } else { nil } }
+    }
 
     func observe(_ event: FleetEvent) {
-        guard case .lifecycle(_, let lifecycle, _, _) = event else { return }
-        recorded.withLock { $0.append(lifecycle) }
+        recorded.withLock { $0.append(event) }
+        sink.yield(event)
     }
 }
 
