@@ -5,15 +5,27 @@ import GATT
 // Connect, service resolution, disconnect, link loss and pairing.
 
 extension BlueZSimulator {
-    /// `Device1.Connect`: after the connection latency `Connected` turns true, after the
-    /// resolution delay the GATT objects appear and `ServicesResolved` turns true; the call
-    /// returns then, as BlueZ answers an LE Connect once services are resolved.
-    func connect(_ address: String) async throws {
-        guard let device = devices[address], device.exported else {
+    /// `Device1.Connect` on `adapter`'s object: after the connection latency `Connected` turns
+    /// true, after the resolution delay the GATT objects appear (or the cached ones are used
+    /// again) and `ServicesResolved` turns true; the call returns then, as BlueZ answers an LE
+    /// Connect once services are resolved.
+    ///
+    /// The device is one peripheral: while it has a link (or an attempt) through another
+    /// adapter it does not advertise, so this adapter's attempt finds nobody and the controller
+    /// gives up after the connection timeout, which BlueZ reports as
+    /// `le-connection-abort-by-local` (the kernel cancels the LE Create Connection: ECONNABORTED,
+    /// `btd_error_le_conn_from_errno` in `src/error.c`).
+    func connect(_ address: String, adapter adapterName: String) async throws {
+        guard let device = devices[address], let object = device.objects[adapterName], object.exported else {
             throw DBusError(name: DBusError.unknownObject, message: "No such object path")
         }
-        guard let adapterName = adapterName(of: device), let adapter = adapters[adapterName], adapter.powered else {
-            throw BlueZError.notReady()
+        guard let adapter = adapters[adapterName], adapter.powered else { throw BlueZError.notReady() }
+        // dev_connect makes the device permanent before it tries (`btd_device_set_temporary(dev,
+        // false)`), whether or not the attempt succeeds: from now on it is remembered on this
+        // adapter, like a bonded one.
+        keep(address, on: adapterName)
+        if device.link != .disconnected, device.linkAdapter != adapterName {
+            try await attemptToBusyPeripheral(address, adapter: adapterName)
         }
         switch device.link {
         case .resolved: return
@@ -21,25 +33,22 @@ extension BlueZSimulator {
         case .disconnected: break
         }
         devices[address]?.link = .connecting
+        devices[address]?.linkAdapter = adapterName
         devices[address]?.linkEpoch += 1
         let epoch = device.linkEpoch + 1
         counters.connectAttempts[address, default: 0] += 1
-        adapters[adapterName]?.attemptsInFlight += 1
-        let inFlight = adapters[adapterName]?.attemptsInFlight ?? 1
-        counters.maxConcurrentAttempts[adapterName] = max(counters.maxConcurrentAttempts[adapterName] ?? 0, inFlight)
+        beginAttempt(on: adapterName)
 
         let latency = device.inRange ? timings.connectLatency : timings.connectTimeout
         try? await Task.sleep(for: timings.duration(latency))
-        // A restart meanwhile reset the count: never go below zero.
-        // (Read first: reading `adapters` inside the assignment would overlap its modify access.)
-        let remaining = max(0, (adapters[adapterName]?.attemptsInFlight ?? 1) - 1)
-        adapters[adapterName]?.attemptsInFlight = remaining
+        endAttempt(on: adapterName)
 
         func fail(_ text: String) -> DBusError {
             if devices[address]?.linkEpoch == epoch {
                 devices[address]?.link = .disconnected
+                devices[address]?.linkAdapter = nil
                 devices[address]?.linkEpoch += 1
-                devices[address]?.lastSeen = .now
+                devices[address]?.objects[adapterName]?.lastSeen = .now
             }
             return BlueZError.failed(text)
         }
@@ -47,7 +56,7 @@ extension BlueZSimulator {
             throw BlueZError.failed(BlueZError.abortByLocal)
         }
         guard current.inRange else { throw fail(BlueZError.abortByLocal) }
-        guard linksUp(on: current.adapterPath) < adapter.configuration.slots else {
+        guard linksUp(on: adapterName) < adapter.configuration.slots else {
             throw fail(BlueZError.concurrentConnectionLimit)
         }
         let probability = current.faults.connectFailureProbability ?? (current.faults.connectFailure == nil ? 0 : 1)
@@ -56,7 +65,7 @@ extension BlueZSimulator {
         }
 
         devices[address]?.link = .connected
-        await setProperties(["Connected": .boolean(true)], of: Self.deviceInterfaceName, at: current.path)
+        await setProperties(["Connected": .boolean(true)], of: Self.deviceInterfaceName, at: object.path)
         startLinkLoss(address)
 
         let resolve = timings.resolveDelay + (current.faults.extraResolveDelay ?? 0)
@@ -64,66 +73,126 @@ extension BlueZSimulator {
         guard devices[address]?.linkEpoch == epoch, devices[address]?.link == .connected else {
             throw BlueZError.failed("Software caused connection abort")
         }
-        await exportGATT(address)
+        await exportGATT(address, on: adapterName)
         guard devices[address]?.linkEpoch == epoch, let resolved = devices[address] else {
             throw BlueZError.failed("Software caused connection abort")
         }
         devices[address]?.link = .resolved
         await setProperties(
             ["UUIDs": .stringArray(resolved.resolvedUUIDs), "ServicesResolved": .boolean(true)],
-            of: Self.deviceInterfaceName, at: resolved.path)
+            of: Self.deviceInterfaceName, at: object.path)
     }
 
-    func connectProfile(_ address: String, uuid: String) async throws {
+    /// An attempt through `adapter` while the peripheral is linked (or being linked) through
+    /// another: nobody answers, and the attempt ends after the connection timeout.
+    private func attemptToBusyPeripheral(_ address: String, adapter: String) async throws -> Never {
+        counters.connectAttempts[address, default: 0] += 1
+        beginAttempt(on: adapter)
+        try? await Task.sleep(for: timings.duration(timings.connectTimeout))
+        endAttempt(on: adapter)
+        throw BlueZError.failed(BlueZError.abortByLocal)
+    }
+
+    private func beginAttempt(on adapter: String) {
+        adapters[adapter]?.attemptsInFlight += 1
+        let inFlight = adapters[adapter]?.attemptsInFlight ?? 1
+        counters.maxConcurrentAttempts[adapter] = max(counters.maxConcurrentAttempts[adapter] ?? 0, inFlight)
+    }
+
+    private func endAttempt(on adapter: String) {
+        // A restart meanwhile reset the count: never go below zero.
+        // (Read first: reading `adapters` inside the assignment would overlap its modify access.)
+        let remaining = max(0, (adapters[adapter]?.attemptsInFlight ?? 1) - 1)
+        adapters[adapter]?.attemptsInFlight = remaining
+    }
+
+    func connectProfile(_ address: String, adapter: String, uuid: String) async throws {
         guard let device = devices[address] else { throw BlueZError.doesNotExist() }
         guard let wanted = BluetoothUUID(uuid), device.resolvedUUIDs.contains(wanted.description) else {
             throw BlueZError.doesNotExist()
         }
-        try await connect(address)
+        try await connect(address, adapter: adapter)
     }
 
-    /// `Device1.Disconnect`: NotConnected when there is no link; cancels an attempt in flight.
-    func disconnect(_ address: String) async throws {
+    /// `Device1.Disconnect` on `adapter`'s object: NotConnected when there is no link through
+    /// it; cancels an attempt in flight.
+    func disconnect(_ address: String, adapter: String) async throws {
         guard let device = devices[address] else { throw BlueZError.doesNotExist() }
-        guard device.link != .disconnected else { throw BlueZError.notConnected() }
+        guard device.link != .disconnected, device.linkAdapter == adapter else { throw BlueZError.notConnected() }
         await dropLink(address, reason: .local, announce: true)
     }
 
-    func pair(_ address: String) async throws {
-        guard let device = devices[address] else { throw BlueZError.doesNotExist() }
-        guard !device.paired else { throw BlueZError.alreadyExists() }
-        if !device.link.isUp { try await connect(address) }
+    /// `Device1.Pair` on `adapter`'s object: bonds with that adapter only.
+    func pair(_ address: String, adapter: String) async throws {
+        guard let device = devices[address], let object = device.objects[adapter] else { throw BlueZError.doesNotExist() }
+        guard !object.paired else { throw BlueZError.alreadyExists() }
+        keep(address, on: adapter)
+        if !device.isLinked(through: adapter) { try await connect(address, adapter: adapter) }
         try? await Task.sleep(for: timings.duration(timings.pairLatency))
-        guard let paired = devices[address], paired.link.isUp else {
+        guard let paired = devices[address], paired.isLinked(through: adapter) else {
             throw BlueZError.failed("Authentication Failed")
         }
-        devices[address]?.paired = true
-        devices[address]?.bonded = true
-        await setProperties(["Paired": .boolean(true), "Bonded": .boolean(true)], of: Self.deviceInterfaceName, at: paired.path)
+        devices[address]?.objects[adapter]?.paired = true
+        devices[address]?.objects[adapter]?.bonded = true
+        await setProperties(["Paired": .boolean(true), "Bonded": .boolean(true)], of: Self.deviceInterfaceName, at: object.path)
     }
 
-    /// Ends a link (or an attempt): sockets close, notify sessions end, the GATT objects go,
-    /// then `ServicesResolved` and `Connected` turn false and `Disconnected(reason, message)` is
-    /// emitted. With `announce` false (bluetoothd died) nothing is sent on the bus.
+    /// Ends a link (or an attempt): sockets close, notify sessions end, the GATT objects go
+    /// unless the cache keeps them (`[GATT] Cache`), then `ServicesResolved` and `Connected`
+    /// turn false and `Disconnected(reason, message)` is emitted. With `announce` false
+    /// (bluetoothd died) nothing is sent on the bus.
     func dropLink(_ address: String, reason: DisconnectReason, announce: Bool) async {
-        guard var device = devices[address], device.link != .disconnected else { return }
+        guard var device = devices[address], device.link != .disconnected, let adapter = device.linkAdapter else { return }
         let wasUp = device.link.isUp
+        let path = device.objects[adapter]?.path
         device.link = .disconnected
+        device.linkAdapter = nil
         device.linkEpoch += 1
-        device.lastSeen = .now
+        device.objects[adapter]?.lastSeen = .now
         device.linkLossTask?.cancel()
         device.linkLossTask = nil
-        for path in Array(device.characteristics.keys) { device.characteristics[path]?.tearDown() }
-        device.characteristics.removeAll()
-        let gattPaths = device.gattPaths
-        device.gattPaths.removeAll()
+        // Sessions end with the link; cached characteristics say so (BlueZ's gatt-client ends
+        // every notify session when the ATT bearer goes).
+        let sessionsEnded = device.characteristics.values.filter { $0.isNotifying || $0.writeSocket != nil }.map(\.path)
+        for characteristic in Array(device.characteristics.keys) { device.characteristics[characteristic]?.tearDown() }
+        var removedGATT: [DBusObjectPath] = []
+        if !keepsGATT(device, on: adapter) {
+            removedGATT = device.gattPaths
+            device.gattPaths.removeAll()
+            device.characteristics.removeAll()
+            device.gattAdapter = nil
+        }
         devices[address] = device
         if reason == .timeout || reason == .remote { counters.linkDrops[address, default: 0] += 1 }
-        guard announce, wasUp else { return }
-        await setProperties(["ServicesResolved": .boolean(false)], of: Self.deviceInterfaceName, at: device.path)
-        for path in gattPaths.reversed() { try? await connection?.unexport(path) }
-        await setProperties(["Connected": .boolean(false)], of: Self.deviceInterfaceName, at: device.path)
-        await emit(device.path, Self.deviceInterfaceName, "Disconnected", [.string(reason.dbusName), .string(reason.message)])
+        guard announce, wasUp, let path else { return }
+        await setProperties(["ServicesResolved": .boolean(false)], of: Self.deviceInterfaceName, at: path)
+        for gattPath in removedGATT.reversed() { try? await connection?.unexport(gattPath) }
+        if removedGATT.isEmpty {
+            for characteristic in sessionsEnded {
+                await setProperties(
+                    ["Notifying": .boolean(false), "NotifyAcquired": .boolean(false), "WriteAcquired": .boolean(false)],
+                    of: Self.characteristicInterfaceName, at: characteristic)
+            }
+        }
+        await setProperties(["Connected": .boolean(false)], of: Self.deviceInterfaceName, at: path)
+        await emit(path, Self.deviceInterfaceName, "Disconnected", [.string(reason.dbusName), .string(reason.message)])
+    }
+
+    /// Makes `adapter`'s object for the device permanent, unless its address is private.
+    func keep(_ address: String, on adapter: String) {
+        guard devices[address]?.hasPrivateAddress == false else { return }
+        devices[address]?.objects[adapter]?.temporary = false
+    }
+
+    /// Whether the device's attribute cache outlives a link through `adapter`: `[GATT] Cache`
+    /// (`gatt_cache_is_enabled` in BlueZ's `src/device.c`: `always` for every device, `yes`
+    /// for paired ones, `no` never).
+    func keepsGATT(_ device: SimulatedDevice, on adapter: String) -> Bool {
+        switch settings.cache {
+        case .always: true
+        case .yes: device.objects[adapter]?.paired == true
+        case .no: false
+        }
     }
 
     /// Schedules the next spontaneous drop when the device has a link-loss fault.
@@ -143,12 +212,8 @@ extension BlueZSimulator {
         }
     }
 
-    func adapterName(of device: SimulatedDevice) -> String? {
-        adapterNames.first { adapters[$0]?.path == device.adapterPath }
-    }
-
     /// Links up (or resolving) on an adapter: the controller slots in use.
-    func linksUp(on adapterPath: DBusObjectPath) -> Int {
-        devices.values.filter { $0.adapterPath == adapterPath && $0.link.isUp }.count
+    func linksUp(on adapter: String) -> Int {
+        devices.values.filter { $0.linkAdapter == adapter && $0.link.isUp }.count
     }
 }

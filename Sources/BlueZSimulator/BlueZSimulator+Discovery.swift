@@ -76,47 +76,64 @@ extension BlueZSimulator {
         return (uuids, rssi)
     }
 
-    /// While an adapter discovers, its in-range, unconnected devices advertise: each interval a
-    /// device is heard with some probability (advertisements get lost), appearing the first time
-    /// (InterfacesAdded) and updating RSSI afterwards.
+    /// While an adapter discovers, the in-range devices it hears advertise unless they hold a
+    /// link (a peripheral that is connected stops advertising): each interval a device is heard
+    /// with some probability (advertisements get lost), its object on this adapter appearing
+    /// the first time (InterfacesAdded) and its RSSI on this adapter updated afterwards.
     private func discover(adapter name: String) async {
         while !Task.isCancelled {
             let filter = mergedFilter(adapter: name)
             for address in deviceAddresses {
-                guard let device = devices[address], device.adapterPath == adapters[name]?.path, device.inRange,
+                guard let device = devices[address], let object = device.objects[name], device.inRange,
                     device.link == .disconnected
                 else { continue }
                 guard let heard = devices[address]?.random.unit(), heard < 0.8 else { continue }
                 if let uuids = filter.uuids, uuids.isDisjoint(with: device.advertisedUUIDs) { continue }
-                if let threshold = filter.rssi, device.rssi < threshold { continue }
-                devices[address]?.lastSeen = .now
-                if !device.exported {
-                    _ = devices[address]?.nextRSSI()
-                    await exportDevice(address, seen: true)
-                } else if let rssi = devices[address]?.nextRSSI() {
-                    await setProperties(["RSSI": .int16(rssi)], of: Self.deviceInterfaceName, at: device.path)
+                if let threshold = filter.rssi, object.rssi < threshold { continue }
+                devices[address]?.objects[name]?.lastSeen = .now
+                if !object.exported {
+                    _ = devices[address]?.nextRSSI(on: name)
+                    await exportDevice(address, on: name, seen: true)
+                } else if let rssi = devices[address]?.nextRSSI(on: name) {
+                    await setProperties(["RSSI": .int16(rssi)], of: Self.deviceInterfaceName, at: object.path)
                 }
             }
             try? await Task.sleep(for: timings.duration(timings.advertisingInterval))
         }
     }
 
-    /// Exports a device's Device1 object (InterfacesAdded from `/`).
-    func exportDevice(_ address: String, seen: Bool) async {
-        guard let device = devices[address], !device.exported, let connection else { return }
-        devices[address]?.exported = true
-        devices[address]?.lastSeen = .now
-        try? await connection.export(deviceInterface(address), properties: deviceProperties(device, withRSSI: seen), at: device.path)
+    /// Exports `adapter`'s Device1 object for a device (InterfacesAdded from `/`).
+    func exportDevice(_ address: String, on adapter: String, seen: Bool) async {
+        guard let device = devices[address], let object = device.objects[adapter], !object.exported, let connection else { return }
+        devices[address]?.objects[adapter]?.exported = true
+        devices[address]?.objects[adapter]?.lastSeen = .now
+        guard let current = devices[address] else { return }
+        try? await connection.export(
+            deviceInterface(address, adapter: adapter), properties: deviceProperties(current, on: adapter, withRSSI: seen),
+            at: object.path)
     }
 
-    /// Removes a device object (InterfacesRemoved); later calls on it fail with UnknownObject.
-    func removeDeviceObject(_ address: String) async {
-        guard let device = devices[address], device.exported else { return }
-        devices[address]?.exported = false
-        try? await connection?.unexport(device.path)
+    /// Removes `adapter`'s object for a device, with the GATT objects kept under it
+    /// (InterfacesRemoved); later calls on it fail with UnknownObject.
+    func removeDeviceObject(_ address: String, on adapter: String) async {
+        guard let device = devices[address], let object = device.objects[adapter], object.exported else { return }
+        devices[address]?.objects[adapter]?.exported = false
+        if device.gattAdapter == adapter {
+            for path in device.characteristics.keys { devices[address]?.characteristics[path]?.tearDown() }
+            devices[address]?.characteristics.removeAll()
+            devices[address]?.gattPaths.removeAll()
+            devices[address]?.gattAdapter = nil
+            for path in device.gattPaths.reversed() { try? await connection?.unexport(path) }
+        }
+        try? await connection?.unexport(object.path)
     }
 
-    /// Unbonded, disconnected devices not heard for `TemporaryTimeout` disappear.
+    /// Each adapter's temporary object for a device (only heard: never bonded, connected or
+    /// paired through that adapter) goes `TemporaryTimeout` after that adapter last heard it,
+    /// unless the link goes through it (BlueZ's `src/device.c`: the temporary timer restarts on
+    /// every advertising report, `device_update_last_seen`, and is cleared while connected,
+    /// `device_add_connection`; `device_disappeared` removes the device). Another adapter's
+    /// object for a device linked elsewhere expires on its own timer.
     func sweepExpiredDevices() async {
         let period = timings.duration(max(0.01, timings.temporaryTimeout / 5))
         let timeout = timings.duration(timings.temporaryTimeout)
@@ -124,25 +141,30 @@ extension BlueZSimulator {
             try? await Task.sleep(for: period)
             let now = ContinuousClock.now
             for address in deviceAddresses {
-                guard let device = devices[address], device.exported, !device.bonded, !device.paired,
-                    device.link == .disconnected, now - device.lastSeen > timeout
-                else { continue }
-                await removeDeviceObject(address)
+                guard let device = devices[address] else { continue }
+                for adapter in device.configuration.heardBy {
+                    guard let object = device.objects[adapter], object.exported, object.temporary,
+                        device.linkAdapter != adapter, now - object.lastSeen > timeout
+                    else { continue }
+                    await removeDeviceObject(address, on: adapter)
+                }
             }
         }
     }
 
     func removeDevice(adapter name: String, path: DBusObjectPath) async throws {
-        guard let device = devices.values.first(where: { $0.path == path && $0.exported }),
-            device.adapterPath == adapters[name]?.path
+        guard let device = devices.values.first(where: { $0.objects[name]?.path == path && $0.objects[name]?.exported == true })
         else { throw BlueZError.doesNotExist() }
-        await dropLink(device.address, reason: .local, announce: true)
-        devices[device.address]?.paired = false
-        devices[device.address]?.bonded = false
-        await removeDeviceObject(device.address)
+        if device.linkAdapter == name { await dropLink(device.address, reason: .local, announce: true) }
+        // bluetoothd forgets it, on disk too: heard again, it is a new temporary device.
+        devices[device.address]?.objects[name]?.paired = false
+        devices[device.address]?.objects[name]?.bonded = false
+        devices[device.address]?.objects[name]?.temporary = true
+        await removeDeviceObject(device.address, on: name)
     }
 
-    /// `ConnectDevice`: connects to an address without discovery (creating its object).
+    /// `ConnectDevice` (experimental: offered only with `BlueZSettings.experimental`):
+    /// connects to an address without discovery, creating this adapter's object for it.
     func connectDevice(adapter name: String, properties: [String: DBusValue]) async throws -> DBusObjectPath {
         guard let adapter = adapters[name], adapter.powered else { throw BlueZError.notReady() }
         guard case .string(let text)? = properties["Address"]?.unwrappingVariant,
@@ -151,14 +173,14 @@ extension BlueZSimulator {
         if case .string(let type)? = properties["AddressType"]?.unwrappingVariant, type != "public", type != "random" {
             throw BlueZError.invalidArguments()
         }
-        guard let device = devices[address], device.adapterPath == adapter.path else {
+        guard let device = devices[address], let object = device.objects[name] else {
             // Nobody answers at that address: the attempt times out.
             try? await Task.sleep(for: timings.duration(timings.connectTimeout))
             throw BlueZError.failed(BlueZError.abortByLocal)
         }
-        guard !device.exported else { throw BlueZError.alreadyExists() }
-        await exportDevice(address, seen: false)
-        try await connect(address)
-        return device.path
+        guard !object.exported else { throw BlueZError.alreadyExists() }
+        await exportDevice(address, on: name, seen: false)
+        try await connect(address, adapter: name)
+        return object.path
     }
 }

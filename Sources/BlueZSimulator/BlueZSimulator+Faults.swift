@@ -80,7 +80,7 @@ extension BlueZSimulator {
             adapters[name]?.discoveryTask = nil
             adapters[name]?.discoveryClients.removeAll()
             adapters[name]?.discoveryFilters.removeAll()
-            for address in deviceAddresses where devices[address]?.adapterPath == adapter.path {
+            for address in deviceAddresses where devices[address]?.linkAdapter == name {
                 await dropLink(address, reason: .local, announce: true)
             }
         }
@@ -97,8 +97,11 @@ extension BlueZSimulator {
                 address,
                 [
                     "Kind": .string(device.configuration.kind.rawValue), "Name": .string(device.configuration.name),
-                    "Adapter": .string(adapterName(of: device) ?? ""), "Path": .objectPath(device.path),
-                    "Exported": .boolean(device.exported), "Connected": .boolean(device.link.isUp),
+                    "Adapter": .string(device.linkAdapter ?? device.configuration.adapter),
+                    "Path": .objectPath(device.linkObject?.path ?? device.home?.path ?? .root),
+                    "Exported": .boolean(device.objects.values.contains(where: \.exported)),
+                    "ExportedOn": .stringArray(device.configuration.heardBy.filter { device.objects[$0]?.exported == true }),
+                    "Connected": .boolean(device.link.isUp),
                     "ServicesResolved": .boolean(device.link == .resolved), "InRange": .boolean(device.inRange),
                     "MTU": .uint16(device.configuration.mtu),
                 ]

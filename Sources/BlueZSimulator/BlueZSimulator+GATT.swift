@@ -6,11 +6,20 @@ import GATT
 // The GATT tree of a connected device and the characteristic methods.
 
 extension BlueZSimulator {
-    /// Exports services, characteristics and CCC descriptors with BlueZ's paths
-    /// (`…/serviceXXXX/charXXXX/descXXXX`, attribute handles in 4 hex digits).
-    func exportGATT(_ address: String) async {
-        guard let device = devices[address], let connection else { return }
+    /// Exports services, characteristics and CCC descriptors under `adapter`'s object for the
+    /// device, with BlueZ's paths (`…/serviceXXXX/charXXXX/descXXXX`, attribute handles in 4
+    /// hex digits). A cache kept from an earlier link through the same adapter is used again
+    /// as it is (unless a missing-service fault changed what the device offers); one kept
+    /// under another adapter's object goes first (the simulator keeps one cache per device).
+    func exportGATT(_ address: String, on adapter: String) async {
+        guard let device = devices[address], let object = device.objects[adapter], let connection else { return }
         let missing = device.faults.missingService.flatMap { BluetoothUUID($0) }
+        if device.gattAdapter == adapter, !device.gattPaths.isEmpty, device.gattMissingService == missing { return }
+        for path in device.gattPaths.reversed() { try? await connection.unexport(path) }
+        devices[address]?.gattPaths.removeAll()
+        devices[address]?.characteristics.removeAll()
+        devices[address]?.gattAdapter = adapter
+        devices[address]?.gattMissingService = missing
         // Handles below 0x000a belong to GAP and GATT, which bluetoothd does not export.
         var handle: UInt16 = 0x000a
         var exportedPaths: [DBusObjectPath] = []
@@ -18,7 +27,7 @@ extension BlueZSimulator {
             let serviceHandle = handle
             handle += 1
             guard service.uuid != missing,
-                let servicePath = try? device.path.appending(String(format: "service%04x", serviceHandle))
+                let servicePath = try? object.path.appending(String(format: "service%04x", serviceHandle))
             else {
                 handle += UInt16(service.characteristics.count * 3)
                 continue
@@ -26,7 +35,7 @@ extension BlueZSimulator {
             try? await connection.export(
                 Self.serviceInterface(),
                 properties: [
-                    "UUID": .string(service.uuid.description), "Device": .objectPath(device.path), "Primary": .boolean(true),
+                    "UUID": .string(service.uuid.description), "Device": .objectPath(object.path), "Primary": .boolean(true),
                     "Includes": .array(element: .objectPath, []), "Handle": .uint16(serviceHandle),
                 ], at: servicePath)
             exportedPaths.append(servicePath)
@@ -64,8 +73,12 @@ extension BlueZSimulator {
         devices[address]?.gattPaths = exportedPaths
     }
 
+    /// A characteristic of the live link (a cached one answers "Not connected", as BlueZ's
+    /// gatt-client does without an ATT bearer).
     func characteristic(_ address: String, _ path: DBusObjectPath) throws -> SimulatedCharacteristic {
-        guard let device = devices[address], device.link.isUp, let characteristic = device.characteristics[path] else {
+        guard let device = devices[address], device.link.isUp, device.gattAdapter == device.linkAdapter,
+            let characteristic = device.characteristics[path]
+        else {
             throw BlueZError.failed("Not connected")
         }
         return characteristic
@@ -135,7 +148,7 @@ extension BlueZSimulator {
     }
 
     func readDescriptor(_ address: String, _ path: DBusObjectPath) async throws -> [UInt8] {
-        guard let device = devices[address], device.link.isUp,
+        guard let device = devices[address], device.link.isUp, device.gattAdapter == device.linkAdapter,
             let owner = device.characteristics.values.first(where: { $0.descriptorPaths.contains(path) })
         else { throw BlueZError.failed("Not connected") }
         return owner.isNotifying ? [owner.layout.flags.contains(.indicate) ? 0x02 : 0x01, 0x00] : [0x00, 0x00]

@@ -39,11 +39,24 @@ extension BlueZSimulator {
 
     // MARK: - Adapter1
 
+    /// `ConnectDevice` is experimental in BlueZ (`GDBUS_EXPERIMENTAL_ASYNC_METHOD` in
+    /// `src/adapter.c`): without `--experimental`, gdbus leaves the call unhandled and the bus
+    /// library answers `org.freedesktop.DBus.Error.UnknownMethod`; it is not introspected either.
     func adapterInterface(_ name: String) -> DBusInterface {
         let options = DBusType.dictionary(key: .string, value: .variant)
+        var experimental: [DBusMethod] = []
+        if settings.experimentalEnabled {
+            experimental.append(
+                DBusMethod(
+                    "ConnectDevice", inputs: [.init("properties", options)], outputs: [.init("device", .objectPath)],
+                    handler: .async { call in
+                        let properties = try call.body.decode([String: DBusValue].self, at: 0)
+                        return [.objectPath(try await self.connectDevice(adapter: name, properties: properties))]
+                    }))
+        }
         return DBusInterface(
             Self.adapterInterfaceName,
-            methods: [
+            methods: experimental + [
                 DBusMethod("StartDiscovery", handler: .async { call in
                     try await self.startDiscovery(adapter: name, client: call.sender)
                     return []
@@ -64,12 +77,6 @@ extension BlueZSimulator {
                     try await self.removeDevice(adapter: name, path: try call.body.decode(DBusObjectPath.self, at: 0))
                     return []
                 }),
-                DBusMethod(
-                    "ConnectDevice", inputs: [.init("properties", options)], outputs: [.init("device", .objectPath)],
-                    handler: .async { call in
-                        let properties = try call.body.decode([String: DBusValue].self, at: 0)
-                        return [.objectPath(try await self.connectDevice(adapter: name, properties: properties))]
-                    }),
             ],
             properties: [
                 DBusProperty("Address", .string), DBusProperty("AddressType", .string), DBusProperty("Name", .string),
@@ -107,28 +114,29 @@ extension BlueZSimulator {
 
     // MARK: - Device1
 
-    func deviceInterface(_ address: String) -> DBusInterface {
+    /// `adapter`'s Device1 object for the device: its calls act through that adapter.
+    func deviceInterface(_ address: String, adapter: String) -> DBusInterface {
         DBusInterface(
             Self.deviceInterfaceName,
             methods: [
                 DBusMethod("Connect", handler: .async { _ in
-                    try await self.connect(address)
+                    try await self.connect(address, adapter: adapter)
                     return []
                 }),
                 DBusMethod("Disconnect", handler: .async { _ in
-                    try await self.disconnect(address)
+                    try await self.disconnect(address, adapter: adapter)
                     return []
                 }),
                 DBusMethod("ConnectProfile", inputs: [.init("UUID", .string)], handler: .async { call in
-                    try await self.connectProfile(address, uuid: try call.body.decode(String.self, at: 0))
+                    try await self.connectProfile(address, adapter: adapter, uuid: try call.body.decode(String.self, at: 0))
                     return []
                 }),
                 DBusMethod("DisconnectProfile", inputs: [.init("UUID", .string)], handler: .async { _ in
-                    try await self.disconnect(address)
+                    try await self.disconnect(address, adapter: adapter)
                     return []
                 }),
                 DBusMethod("Pair", handler: .async { _ in
-                    try await self.pair(address)
+                    try await self.pair(address, adapter: adapter)
                     return []
                 }),
                 DBusMethod("CancelPairing", handler: .sync { _ in throw BlueZError.doesNotExist() }),
@@ -147,13 +155,17 @@ extension BlueZSimulator {
             signals: [DBusSignal("Disconnected", arguments: [.init("reason", .string), .init("message", .string)])],
             willSet: { _, property, value in
                 if property == "Blocked", case .boolean(true) = value {
-                    Task { try? await self.disconnect(address) }
+                    Task { try? await self.disconnect(address, adapter: adapter) }
                 }
             })
     }
 
-    func deviceProperties(_ device: SimulatedDevice, withRSSI: Bool) -> [String: DBusValue] {
+    /// The properties of `adapter`'s object for the device: its own RSSI and pairing, and the
+    /// link only when it goes through this adapter.
+    func deviceProperties(_ device: SimulatedDevice, on adapter: String, withRSSI: Bool) -> [String: DBusValue] {
         let config = device.configuration
+        let object = device.objects[adapter]
+        let linked = device.isLinked(through: adapter)
         let appearance: UInt16
         let icon: String
         switch config.kind {
@@ -164,10 +176,10 @@ extension BlueZSimulator {
         var properties: [String: DBusValue] = [
             "Address": .string(config.address), "AddressType": .string(config.addressType), "Name": .string(config.name),
             "Alias": .string(config.name), "Appearance": .uint16(appearance), "Icon": .string(icon),
-            "Paired": .boolean(device.paired), "Bonded": .boolean(device.bonded), "Trusted": .boolean(false),
-            "Blocked": .boolean(false), "LegacyPairing": .boolean(false), "Connected": .boolean(device.link.isUp),
-            "UUIDs": .stringArray(device.link == .resolved ? device.resolvedUUIDs : device.advertisedUUIDs),
-            "Adapter": .objectPath(device.adapterPath), "ServicesResolved": .boolean(device.link == .resolved),
+            "Paired": .boolean(object?.paired ?? false), "Bonded": .boolean(object?.bonded ?? false), "Trusted": .boolean(false),
+            "Blocked": .boolean(false), "LegacyPairing": .boolean(false), "Connected": .boolean(linked),
+            "UUIDs": .stringArray(linked && device.link == .resolved ? device.resolvedUUIDs : device.advertisedUUIDs),
+            "Adapter": .objectPath(object?.adapterPath ?? .root), "ServicesResolved": .boolean(linked && device.link == .resolved),
             "TxPower": .int16(Int16(clamping: config.txPower)), "AdvertisingFlags": .bytes([0x06]),
             // 0xFFFF is the company identifier reserved for tests and prototypes.
             "ManufacturerData": .dictionary(
@@ -180,7 +192,7 @@ extension BlueZSimulator {
                 key: .string, value: .variant,
                 [DBusDictEntry(key: .string(BluetoothUUID.motionBandService.description), value: .variant(.bytes([0x01, 87])))])
         }
-        if withRSSI { properties["RSSI"] = .int16(device.rssi) }
+        if withRSSI, let object { properties["RSSI"] = .int16(object.rssi) }
         return properties
     }
 

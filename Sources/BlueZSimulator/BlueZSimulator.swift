@@ -22,6 +22,8 @@ public actor BlueZSimulator {
 
     let bus: BusAddress
     public nonisolated let timings: SimulatorTimings
+    /// bluetoothd's configurable behaviour (stock unless the scenario says otherwise).
+    public nonisolated let settings: BlueZSettings
     var connection: DBusConnection?
     var controlConnection: DBusConnection?
     var adapters: [String: SimulatedAdapter] = [:]
@@ -43,13 +45,14 @@ public actor BlueZSimulator {
         self.bus = bus
         let timings = timings ?? scenario.timings ?? SimulatorTimings()
         self.timings = timings
+        settings = scenario.bluez ?? BlueZSettings()
         let (adapterConfigs, deviceConfigs) = try scenario.resolved()
         var adapters: [String: SimulatedAdapter] = [:]
         for config in adapterConfigs { adapters[config.name] = try SimulatedAdapter(configuration: config) }
         var devices: [String: SimulatedDevice] = [:]
+        let adapterPaths = adapters.mapValues(\.path)
         for config in deviceConfigs {
-            guard let adapter = adapters[config.adapter] else { continue }
-            devices[config.address] = try SimulatedDevice(configuration: config, adapterPath: adapter.path, timings: timings)
+            devices[config.address] = try SimulatedDevice(configuration: config, adapterPaths: adapterPaths, timings: timings)
         }
         self.adapters = adapters
         self.devices = devices
@@ -109,9 +112,13 @@ public actor BlueZSimulator {
             guard let adapter = adapters[name] else { continue }
             try await connection.export(adapterInterface(name), properties: adapterProperties(adapter), at: adapter.path)
         }
-        // Bonded devices are remembered across restarts (bluetoothd keeps them on disk).
-        for address in deviceAddresses where devices[address]?.bonded == true {
-            await exportDevice(address, seen: false)
+        // Permanent devices (bonded, or once connected or paired) are remembered across
+        // restarts: bluetoothd keeps them on disk, per adapter, and loads them at start.
+        for address in deviceAddresses {
+            guard let device = devices[address] else { continue }
+            for adapter in device.configuration.heardBy where device.objects[adapter]?.temporary == false {
+                await exportDevice(address, on: adapter, seen: false)
+            }
         }
         clientWatchTask = Task { await self.watchClients(on: connection) }
         guard try await connection.requestName(Self.serviceName) == .primaryOwner else {
@@ -135,7 +142,10 @@ public actor BlueZSimulator {
         }
         for address in deviceAddresses {
             await dropLink(address, reason: .unknown, announce: false)
-            devices[address]?.exported = false
+            devices[address]?.gattAdapter = nil
+            devices[address]?.gattPaths.removeAll()
+            devices[address]?.characteristics.removeAll()
+            for adapter in devices[address]?.configuration.heardBy ?? [] { devices[address]?.objects[adapter]?.exported = false }
         }
         await connection.close()
     }
@@ -160,8 +170,20 @@ public actor BlueZSimulator {
 
     public func resetCounters() { counters = SimulatorCounters() }
 
-    /// The object path of a device (whether or not it is exported now).
-    public func devicePath(of address: String) -> DBusObjectPath? { devices[address]?.path }
+    /// The object path of a device on the adapter that hears it best (whether or not it is
+    /// exported now).
+    public func devicePath(of address: String) -> DBusObjectPath? { devices[address]?.home?.path }
+
+    /// The object path of a device on `adapter` (nil when that adapter does not hear it).
+    public func devicePath(of address: String, on adapter: String) -> DBusObjectPath? {
+        devices[address]?.objects[adapter]?.path
+    }
+
+    /// The adapters that have an object for the device now, in the order they hear it best.
+    public func exportedAdapters(of address: String) -> [String] {
+        guard let device = devices[address] else { return [] }
+        return device.configuration.heardBy.filter { device.objects[$0]?.exported == true }
+    }
 
     /// Every device's address, in scenario order.
     public nonisolated var addresses: [String] { deviceAddresses }

@@ -11,8 +11,12 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
     /// Mean RSSI in dBm while advertising.
     public var rssi: Int?
     public var txPower: Int?
-    /// The adapter that sees it; round-robin over the adapters when absent.
+    /// The adapter that hears it best (its RSSI there is `rssi`; each further adapter in
+    /// `heardBy` hears it 6 dB weaker); round-robin over the adapters when absent.
     public var adapter: String?
+    /// The adapters that hear it, each with a Device1 object of its own; absent: every adapter
+    /// (adapters in one gateway share its radio neighbourhood). `["hci1"]` keeps it to one.
+    public var heardBy: [String]?
     /// Bonded devices are known at start (cached) and never expire.
     public var bonded: Bool?
     public var mtu: Int?
@@ -30,8 +34,9 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
         kind: WearableKind, count: Int? = nil, address: String? = nil, addressType: String? = nil, name: String? = nil,
         rssi: Int? = nil, txPower: Int? = nil, adapter: String? = nil, bonded: Bool? = nil, mtu: Int? = nil,
         notifyHz: Double? = nil, inRange: Bool? = nil, faults: FaultSettings? = nil, payloadSize: Int? = nil,
-        timestamps: Bool? = nil
+        timestamps: Bool? = nil, heardBy: [String]? = nil
     ) {
+        self.heardBy = heardBy
         self.kind = kind
         self.count = count
         self.address = address

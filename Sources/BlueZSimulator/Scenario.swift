@@ -9,6 +9,8 @@ import Foundation
 public struct Scenario: Codable, Sendable, Hashable {
     public var seed: UInt64?
     public var timings: SimulatorTimings?
+    /// bluetoothd's own settings; absent: stock Debian 12 (BlueZ 5.66).
+    public var bluez: BlueZSettings?
     public var adapters: [AdapterSpec]?
     public var devices: [DeviceSpec]
     /// Fleet-wide standing faults (each device's own `faults` override them).
@@ -16,19 +18,20 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var schedule: [ScheduledFault]?
 
     public init(
-        seed: UInt64? = nil, timings: SimulatorTimings? = nil, adapters: [AdapterSpec]? = nil, devices: [DeviceSpec],
-        faults: FaultSettings? = nil, schedule: [ScheduledFault]? = nil
+        seed: UInt64? = nil, timings: SimulatorTimings? = nil, bluez: BlueZSettings? = nil, adapters: [AdapterSpec]? = nil,
+        devices: [DeviceSpec], faults: FaultSettings? = nil, schedule: [ScheduledFault]? = nil
     ) {
         self.seed = seed
         self.timings = timings
+        self.bluez = bluez
         self.adapters = adapters
         self.devices = devices
         self.faults = faults
         self.schedule = schedule
     }
 
-    /// `count` wearables cycling strap, watch, motion band (the bands at 50, 100, 200 Hz), spread
-    /// round-robin over `adapters` adapters with `slots` connection slots each. `bonded` devices
+    /// `count` wearables cycling strap, watch, motion band (the bands at 50, 100, 200 Hz), each
+    /// heard by every adapter and strongest on one of them, taken round-robin over `adapters` adapters with `slots` connection slots each. `bonded` devices
     /// are known from the start (a gateway's enrolled fleet); unbonded ones appear only while
     /// discovering and expire after TemporaryTimeout.
     public static func quick(
@@ -103,10 +106,20 @@ public struct Scenario: Codable, Sendable, Hashable {
                 guard seen.insert(address).inserted else {
                     throw ScenarioError.invalid("devices[\(index)]", "duplicate address \(address)")
                 }
-                let adapter = spec.adapter ?? adapterConfigs[index % adapterConfigs.count].name
-                guard adapterConfigs.contains(where: { $0.name == adapter }) else {
+                let names = adapterConfigs.map(\.name)
+                let adapter = spec.adapter ?? spec.heardBy?.first ?? names[index % names.count]
+                guard names.contains(adapter) else {
                     throw ScenarioError.invalid("devices[\(index)]", "unknown adapter \(adapter)")
                 }
+                for name in spec.heardBy ?? [] where !names.contains(name) {
+                    throw ScenarioError.invalid("devices[\(index)]", "unknown adapter \(name) in heardBy")
+                }
+                // Adapters in one box all hear a device in range: each has its own object for it.
+                let hearing = spec.heardBy.flatMap { $0.isEmpty ? nil : $0 } ?? names
+                guard hearing.contains(adapter) else {
+                    throw ScenarioError.invalid("devices[\(index)]", "adapter \(adapter) is not in heardBy")
+                }
+                let heardBy = [adapter] + hearing.filter { $0 != adapter }.uniqued()
                 perKind[spec.kind, default: 0] += 1
                 let number = perKind[spec.kind, default: 1]
                 let name = spec.name.map { (spec.count ?? 1) > 1 ? "\($0) \(copy + 1)" : $0 }
@@ -115,7 +128,7 @@ public struct Scenario: Codable, Sendable, Hashable {
                 configs.append(
                     WearableConfiguration(
                         kind: spec.kind, address: address, addressType: addressType, name: name, rssi: rssi,
-                        txPower: spec.txPower ?? 4, adapter: adapter, bonded: spec.bonded ?? false,
+                        txPower: spec.txPower ?? 4, adapter: adapter, heardBy: heardBy, bonded: spec.bonded ?? false,
                         mtu: UInt16(clamping: max(23, min(517, spec.mtu ?? Int(spec.kind.defaultMTU)))),
                         notifyHz: max(1, min(1000, spec.notifyHz ?? 50)),
                         payloadSize: max(0, min(512, spec.payloadSize ?? 0)), timestamps: spec.timestamps ?? false,
@@ -125,5 +138,13 @@ public struct Scenario: Codable, Sendable, Hashable {
             }
         }
         return (adapterConfigs, configs)
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements in order, each once.
+    fileprivate func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
     }
 }

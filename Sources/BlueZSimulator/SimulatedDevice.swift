@@ -2,37 +2,69 @@ import DBus
 import DeterministicRandom
 import GATT
 
-/// Run-time state of one simulated wearable, owned by `BlueZSimulator`.
-struct SimulatedDevice {
-    var configuration: WearableConfiguration
-    var path: DBusObjectPath
-    var adapterPath: DBusObjectPath
-    /// True while its Device1 object exists on the bus.
+/// One adapter's `Device1` object for a device: bluetoothd keeps a separate `btd_device` per
+/// adapter that heard it, each with its own path, RSSI, pairing and TemporaryTimeout.
+struct SimulatedDeviceObject {
+    let adapter: String
+    let adapterPath: DBusObjectPath
+    let path: DBusObjectPath
+    /// True while the object exists on the bus.
     var exported = false
+    /// When this adapter last heard the device (or its link through this adapter ended).
     var lastSeen: ContinuousClock.Instant = .now
-    var link: LinkState = .disconnected
-    /// Bumped on every link change: delayed work started under an older epoch gives up.
-    var linkEpoch = 0
+    /// This adapter's mean RSSI for the device, and its last reading.
+    let meanRSSI: Int
+    var rssi: Int16
     var paired: Bool
     var bonded: Bool
+    /// BlueZ's temporary flag: a device only heard is temporary and expires; bonding, and a
+    /// client's Connect or Pair, make it permanent (stored on disk, loaded again after a
+    /// restart) unless its address is private (`btd_device_set_temporary`).
+    var temporary: Bool
+}
+
+/// Run-time state of one simulated wearable, owned by `BlueZSimulator`.
+///
+/// The device is one peripheral: it holds one link at a time (`link`, through `linkAdapter`),
+/// while every adapter that hears it has an object of its own (`objects`).
+struct SimulatedDevice {
+    var configuration: WearableConfiguration
+    /// One per adapter that hears the device, by adapter name.
+    var objects: [String: SimulatedDeviceObject]
+    var link: LinkState = .disconnected
+    /// The adapter of the link or of the attempt in flight.
+    var linkAdapter: String?
+    /// The adapter whose object the GATT objects are exported under: the link's, or the one
+    /// whose cache kept them after a disconnect (`[GATT] Cache`).
+    var gattAdapter: String?
+    /// The missing-service fault the exported GATT objects were built with.
+    var gattMissingService: BluetoothUUID?
+    /// Bumped on every link change: delayed work started under an older epoch gives up.
+    var linkEpoch = 0
     var inRange: Bool
     var faults: FaultSettings
     var random: SeededRandom
     var signals: WearableSignals
     var services: [GATTServiceLayout]
-    /// Exported characteristics of the current connection, by path.
+    /// Exported characteristics (of the link, or cached), by path.
     var characteristics: [DBusObjectPath: SimulatedCharacteristic] = [:]
-    /// Exported GATT object paths of the current connection, in export order.
+    /// Exported GATT object paths, in export order.
     var gattPaths: [DBusObjectPath] = []
-    var rssi: Int16
     var linkLossTask: Task<Void, Never>?
 
-    init(configuration: WearableConfiguration, adapterPath: DBusObjectPath, timings: SimulatorTimings) throws {
+    init(configuration: WearableConfiguration, adapterPaths: [String: DBusObjectPath], timings: SimulatorTimings) throws {
         self.configuration = configuration
-        self.adapterPath = adapterPath
-        path = try adapterPath.appending(DeviceAddress.pathElement(configuration.address))
-        paired = configuration.bonded
-        bonded = configuration.bonded
+        var objects: [String: SimulatedDeviceObject] = [:]
+        for (rank, adapter) in configuration.heardBy.enumerated() {
+            guard let adapterPath = adapterPaths[adapter] else { continue }
+            let mean = configuration.rssi - 6 * rank
+            objects[adapter] = SimulatedDeviceObject(
+                adapter: adapter, adapterPath: adapterPath,
+                path: try adapterPath.appending(DeviceAddress.pathElement(configuration.address)), meanRSSI: mean,
+                rssi: Int16(clamping: mean), paired: configuration.bonded, bonded: configuration.bonded,
+                temporary: !configuration.bonded)
+        }
+        self.objects = objects
         inRange = configuration.inRange
         faults = configuration.faults
         random = SeededRandom(seed: configuration.seed)
@@ -40,8 +72,30 @@ struct SimulatedDevice {
             seed: configuration.seed ^ 0x5EED, motionRateHz: configuration.notifyHz, motionPayloadSize: configuration.payloadSize,
             timestamps: configuration.timestamps)
         services = WearableProfile.services(for: configuration, timings: timings)
-        rssi = Int16(clamping: configuration.rssi)
     }
+
+    /// The object of the adapter that hears the device best (its `adapter`).
+    var home: SimulatedDeviceObject? { objects[configuration.adapter] }
+
+    /// The object the link (or attempt) goes through.
+    var linkObject: SimulatedDeviceObject? { linkAdapter.flatMap { objects[$0] } }
+
+    /// The adapter whose object is at `path`.
+    func adapter(ofObjectAt path: DBusObjectPath) -> String? {
+        objects.values.first { $0.path == path }?.adapter
+    }
+
+    /// A resolvable or non-resolvable private address (random, top bits 00 or 01): BlueZ never
+    /// makes such a device permanent (`device_address_is_private` in `src/device.c`).
+    var hasPrivateAddress: Bool {
+        guard configuration.addressType == "random", let first = UInt8(configuration.address.prefix(2), radix: 16) else {
+            return false
+        }
+        return first >> 6 < 2
+    }
+
+    /// Whether the link is up through `adapter`.
+    func isLinked(through adapter: String) -> Bool { link.isUp && linkAdapter == adapter }
 
     var address: String { configuration.address }
 
@@ -57,12 +111,13 @@ struct SimulatedDevice {
     /// Every service UUID, as BlueZ lists them once GATT is resolved.
     var resolvedUUIDs: [String] { Array(Set(services.map(\.uuid.description) + advertisedUUIDs)).sorted() }
 
-    /// A new RSSI reading near the device's mean (BlueZ announces each change).
-    mutating func nextRSSI() -> Int16 {
-        let base = configuration.rssi
+    /// A new RSSI reading on `adapter` near that adapter's mean (BlueZ announces each change).
+    mutating func nextRSSI(on adapter: String) -> Int16? {
+        guard let object = objects[adapter] else { return nil }
+        let base = object.meanRSSI
         var next = Int16(clamping: base + Int(random.next() % 9) - 4)
-        if next == rssi { next = next > Int16(base) ? next - 1 : next + 1 }
-        rssi = next
+        if next == object.rssi { next = next > Int16(clamping: base) ? next - 1 : next + 1 }
+        objects[adapter]?.rssi = next
         return next
     }
 }

@@ -6,7 +6,10 @@ public struct WearableConfiguration: Sendable, Hashable {
     public var name: String
     public var rssi: Int
     public var txPower: Int
+    /// The adapter that hears it best.
     public var adapter: String
+    /// Every adapter that hears it, `adapter` first.
+    public var heardBy: [String]
     public var bonded: Bool
     public var mtu: UInt16
     public var notifyHz: Double

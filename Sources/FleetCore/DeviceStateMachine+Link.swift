@@ -65,6 +65,15 @@ extension DeviceStateMachine {
         fail(failureClass, error: failure, now: now, random: &random, &effects)
     }
 
+    /// The attempt could not start: no object on the granted adapter, and no way to connect by
+    /// address. The slot goes back unused, no failure is recorded, and the device is looked for.
+    mutating func connectNeedsDiscovery(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard case .connecting(_?) = state else { return }
+        teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
+        knownAdapter = nil
+        pursue(now: now, &effects)
+    }
+
     mutating func disconnected(
         _ reason: DeviceEvent.Failure?,
         now: MonotonicInstant,

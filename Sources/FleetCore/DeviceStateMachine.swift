@@ -34,7 +34,7 @@ public struct DeviceStateMachine: Hashable, Sendable {
     /// Set after a `gone` failure: find the device again before the next connect.
     var needsRediscovery = false
     /// The adapter of the in-flight attempt or of the link.
-    var linkAdapter: AdapterID?
+    public internal(set) var linkAdapter: AdapterID?
     var link = LinkProgress()
     var armedTimers: [TimerKind: UInt64] = [:]
     var nextTimerGeneration: UInt64 = 1
@@ -74,6 +74,7 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .attemptGranted(let adapter): attemptGranted(adapter, now: now, &effects)
         case .connected: connected(now: now, &effects)
         case .connectFailed(let failure): connectFailed(failure, now: now, random: &random, &effects)
+        case .connectNeedsDiscovery: connectNeedsDiscovery(now: now, &effects)
         case .disconnected(let reason): disconnected(reason, now: now, random: &random, &effects)
         case .servicesResolved(let services, let characteristics):
             servicesResolved(services, characteristics, now: now, random: &random, &effects)
@@ -156,6 +157,10 @@ public enum DeviceEvent: Hashable, Sendable, Codable {
     case disconnected(Failure?)
     /// `Device1.Connect` returned an error.
     case connectFailed(Failure)
+    /// The granted adapter holds no object for the device and cannot connect to it by address
+    /// (bluetoothd offers no `Adapter1.ConnectDevice` without `--experimental`): the device must
+    /// be found by discovery first. Not the device's failure: nothing is counted.
+    case connectNeedsDiscovery
     /// `ServicesResolved` became true; these are the service and characteristic UUIDs present
     /// (lower-case 128-bit form).
     case servicesResolved(services: Set<String>, characteristics: Set<String>)

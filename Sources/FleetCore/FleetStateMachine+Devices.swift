@@ -10,6 +10,13 @@ extension FleetStateMachine {
         if devices[id] == nil {
             guard event != nil, considerPoolCandidate(id, objects: objects, &actions) else { return }
         }
+        if event == .deviceLost, !objectLossMatters(id, remaining: objects) {
+            // Another adapter's duplicate went (TemporaryTimeout): the device is still reachable
+            // through the objects left, and its link, if any, is untouched.
+            noteObjects(id, objects)
+            requestEvaluation(&actions)
+            return
+        }
         noteObjects(id, objects)
         guard let event else { return }
         switch event {
@@ -17,6 +24,10 @@ extension FleetStateMachine {
             if case .connected = devices[id]?.link { break }
             let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
             if let adapter {
+                // A link nobody attempted (BlueZ reconnected on its own) is adopted on the
+                // adapter it lives on: the machine learns that adapter first, whichever of the
+                // device's objects it heard of last.
+                if devices[id]?.link == .disconnected { actions.append(.deliver(id, .deviceFound(adapter: adapter))) }
                 devices[id]?.link = .connected(adapter, since: now)
                 devices[id]?.lastAdapter = adapter
             }
@@ -28,6 +39,16 @@ extension FleetStateMachine {
         }
         actions.append(.deliver(id, event))
         requestEvaluation(&actions)
+    }
+
+    /// Whether losing one of the device's objects is news for its machine. BlueZ keeps one
+    /// object per adapter that heard the device, and an unbonded device's object on an adapter
+    /// expires on its own timer: only the loss of the object the link or attempt goes through,
+    /// or of the last one, changes what the device can do.
+    func objectLossMatters(_ id: DeviceID, remaining: [DeviceObject]) -> Bool {
+        guard !remaining.isEmpty else { return true }
+        guard let adapter = devices[id]?.link.adapter else { return false }
+        return !remaining.contains { $0.adapter == adapter }
     }
 
     /// Keeps the device's objects as BlueZ has them now, with the RSSI they report; a device

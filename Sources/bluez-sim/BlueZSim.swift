@@ -39,6 +39,12 @@ struct BlueZSim: AsyncParsableCommand {
     @Option(help: "Multiplies every simulated delay (0.1 runs ten times faster).")
     var timeScale: Double?
 
+    @Flag(help: "Offer BlueZ's experimental D-Bus methods (Adapter1.ConnectDevice), as bluetoothd --experimental does (default: absent, as stock Debian's bluetoothd).")
+    var experimental = false
+
+    @Option(help: "main.conf [GATT] Cache: always (stock), yes (paired devices only) or no.")
+    var gattCache: String?
+
     @Flag(help: "Millisecond latencies (for tests).")
     var fast = false
 
@@ -50,6 +56,17 @@ struct BlueZSim: AsyncParsableCommand {
             plan = Scenario.quick(devices: devices, adapters: adapters, slots: slots, bonded: !unbonded)
         }
         if let seed { plan.seed = seed }
+        if experimental || gattCache != nil {
+            var settings = plan.bluez ?? BlueZSettings()
+            if experimental { settings.experimental = true }
+            if let gattCache {
+                guard let cache = BlueZSettings.GATTCache(rawValue: gattCache) else {
+                    throw ValidationError("--gatt-cache must be always, yes or no")
+                }
+                settings.gattCache = cache
+            }
+            plan.bluez = settings
+        }
         var timings = fast ? SimulatorTimings.fast : (plan.timings ?? SimulatorTimings())
         if let timeScale { timings.timeScale = timeScale }
         let address: BusAddress = bus.map { .address($0) } ?? .system

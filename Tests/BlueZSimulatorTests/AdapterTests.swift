@@ -112,9 +112,12 @@ struct AdapterTests {
         await fixture.stop()
     }
 
-    @Test("ConnectDevice connects a device that was never discovered")
+    @Test("with experimental APIs, ConnectDevice connects a device that was never discovered")
     func connectDevice() async throws {
-        let fixture = try await SimulatorFixture.start(.trio)
+        // ConnectDevice is experimental in BlueZ: only a bluetoothd run with --experimental has it.
+        var scenario = Scenario.trio
+        scenario.bluez = BlueZSettings(experimental: true)
+        let fixture = try await SimulatorFixture.start(scenario)
         let reply = try await fixture.call(
             "/org/bluez/hci0", "org.bluez.Adapter1", "ConnectDevice",
             [.stringVariantMap(["Address": .string(band), "AddressType": .string("random")])])

@@ -44,6 +44,25 @@ import Testing
         ])
     }
 
+    @Test func anAttemptWithNoObjectToConnectThroughLooksForTheDeviceAndCountsNothing() throws {
+        var h = try DeviceHarness.connecting()
+        let effects = h.feed(.connectNeedsDiscovery)
+        // The slot goes back unused (cancelled, not failed), no failure is emitted, and the
+        // device is looked for by discovery.
+        #expect(effects == [
+            .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .cancelled),
+            .startResolve, h.scheduled(.resolve, after: .seconds(30)),
+            h.changed(from: .connecting(adapter: hci0), to: .resolving),
+        ])
+        #expect(h.machine.reconnect.consecutiveFailures == 0)
+        // Found: it asks for an attempt again.
+        let found = h.feed(.deviceFound(adapter: hci0))
+        #expect(found.contains(.requestAttempt))
+        // Outside an attempt it means nothing.
+        var idle = try DeviceHarness.idle()
+        #expect(idle.feed(.connectNeedsDiscovery).isEmpty)
+    }
+
     @Test func everyGrantedAttemptStartsANewSession() throws {
         var h = try DeviceHarness.connecting()
         #expect(h.machine.session == 1)

@@ -133,7 +133,10 @@ struct Chaos {
             // A third of the answers are faulty, so breakers open and budgets run out.
             let faulty = random.next() % 3 == 0
             switch effect {
-            case .connect where faulty: answers.append(.connectFailed(failure))
+            case .connect where faulty:
+                // Some attempts find no object to connect through (stock bluetoothd offers no
+                // ConnectDevice): the device goes back to discovery without a failure.
+                answers.append(random.next() % 4 == 0 ? .connectNeedsDiscovery : .connectFailed(failure))
             case .awaitServices where faulty: answers.append(.servicesResolved(services: [], characteristics: []))
             default: answers.append(contentsOf: HealthyWorld.answer(to: effect))
             }

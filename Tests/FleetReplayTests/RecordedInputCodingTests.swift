@@ -69,7 +69,7 @@ struct RecordedInputCodingTests {
     static let deviceEvents: [DeviceEvent] = [
         .adapterPowered(hci0), .adapterUnpowered(hci1), .bluetoothdAppeared, .bluetoothdVanished, .deviceFound(adapter: hci0),
         .deviceLost, .connected, .disconnected(nil), .disconnected(DeviceEvent.Failure(name: "org.bluez.Reason.Remote")),
-        .connectFailed(failure), .servicesResolved(services: ["0000180d-0000-1000-8000-00805f9b34fb"], characteristics: [heartRate]),
+        .connectFailed(failure), .connectNeedsDiscovery, .servicesResolved(services: ["0000180d-0000-1000-8000-00805f9b34fb"], characteristics: [heartRate]),
         .notificationsEnabled(characteristic: heartRate),
         .subscribeFailed(characteristic: heartRate, DeviceEvent.Failure(.notPermitted, message: "Notify not allowed")),
         .valueReceived(characteristic: heartRate), .readFailed(characteristic: heartRate, DeviceEvent.Failure(name: "com.example.Odd")),
@@ -123,7 +123,7 @@ struct RecordedInputCodingTests {
     }
 
     @Test func everyDeviceEventAndEffectRoundTrips() throws {
-        #expect(Set(Self.deviceEvents.map(Self.kind)).count == 25, "one example of each of DeviceEvent's 25 cases")
+        #expect(Set(Self.deviceEvents.map(Self.kind)).count == 26, "one example of each of DeviceEvent's 26 cases")
         #expect(Set(Self.effects.map(Self.kind)).count == 17, "one example of each of DeviceEffect's 17 cases")
         for (index, event) in Self.deviceEvents.enumerated() {
             try Self.expectRoundTrip(RecordedInput(
@@ -248,6 +248,7 @@ struct RecordedInputCodingTests {
         case .connected: "connected"
         case .disconnected: "disconnected"
         case .connectFailed: "connectFailed"
+        case .connectNeedsDiscovery: "connectNeedsDiscovery"
         case .servicesResolved: "servicesResolved"
         case .notificationsEnabled: "notificationsEnabled"
         case .subscribeFailed: "subscribeFailed"

@@ -6,10 +6,12 @@ import TestSupport
 
 /// A scripted stand-in for BlueZ: records every call, and connects, fails or hangs as told.
 final class ScriptedTransport: DeviceTransport {
-    enum ConnectBehaviour: Sendable { case succeed, fail(TransportFailure), hang }
+    enum ConnectBehaviour: Sendable { case succeed, fail(TransportFailure), hang, needsDiscovery }
 
     private struct State {
         var calls: [String] = []
+        /// The adapter each operation on the link named, in call order.
+        var linkAdapters: [AdapterID?] = []
         var connectBehaviour: ConnectBehaviour = .succeed
         var hanging: [CheckedContinuation<Void, Never>] = []
     }
@@ -24,18 +26,27 @@ final class ScriptedTransport: DeviceTransport {
     }
 
     var calls: [String] { state.withLock { $0.calls } }
+    var linkAdapters: [AdapterID?] { state.withLock { $0.linkAdapters } }
 
     func setConnectBehaviour(_ behaviour: ConnectBehaviour) { state.withLock { $0.connectBehaviour = behaviour } }
 
     private func record(_ call: String) { state.withLock { $0.calls.append(call) } }
 
+    private func record(_ call: String, on adapter: AdapterID?) {
+        state.withLock {
+            $0.calls.append(call)
+            $0.linkAdapters.append(adapter)
+        }
+    }
+
     func startResolve(_ device: DeviceID) async { record("startResolve") }
     func stopResolve(_ device: DeviceID) async { record("stopResolve") }
 
-    func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
+    func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome {
         record("connect \(adapter)")
         switch state.withLock({ $0.connectBehaviour }) {
-        case .succeed: return
+        case .succeed: return .connected
+        case .needsDiscovery: return .needsDiscovery
         case .fail(let failure): throw failure
         case .hang:
             await withCheckedContinuation { continuation in state.withLock { $0.hanging.append(continuation) } }
@@ -43,8 +54,8 @@ final class ScriptedTransport: DeviceTransport {
         }
     }
 
-    func cancelConnect(_ device: DeviceID) async {
-        record("cancelConnect")
+    func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async {
+        record("cancelConnect", on: adapter)
         let hanging = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state.hanging.removeAll() }
             return state.hanging
@@ -52,24 +63,28 @@ final class ScriptedTransport: DeviceTransport {
         for continuation in hanging { continuation.resume() }
     }
 
-    func disconnect(_ device: DeviceID) async { record("disconnect") }
+    func disconnect(_ device: DeviceID, on adapter: AdapterID?) async { record("disconnect", on: adapter) }
 
-    func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
-        record("awaitServices")
+    func awaitServices(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)
+        -> (services: Set<String>, characteristics: Set<String>)
+    {
+        record("awaitServices", on: adapter)
         return (services, characteristics)
     }
 
-    func read(_ device: DeviceID, characteristic: String) async throws(TransportFailure) -> [UInt8] {
-        record("read \(characteristic)")
+    func read(_ device: DeviceID, characteristic: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8] {
+        record("read \(characteristic)", on: adapter)
         return [87]
     }
 
-    func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure) {
-        record("subscribe \(characteristic)")
+    func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?)
+        async throws(TransportFailure)
+    {
+        record("subscribe \(characteristic)", on: adapter)
     }
 
-    func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async {
-        record("unsubscribe \(characteristic)")
+    func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?) async {
+        record("unsubscribe \(characteristic)", on: adapter)
     }
 }
 
@@ -79,6 +94,7 @@ struct DeviceActorTests {
     static let heartRate = "00002a37-0000-1000-8000-00805f9b34fb"
     static let battery = "00002a19-0000-1000-8000-00805f9b34fb"
     static let hci0 = AdapterID("hci0")
+    static let hci1 = AdapterID("hci1")
 
     let clock = ManualClock()
     let transport = ScriptedTransport(
@@ -126,6 +142,36 @@ struct DeviceActorTests {
         #expect(transport.calls == [
             "connect hci0", "awaitServices", "read \(Self.battery)", "subscribe \(Self.heartRate)",
         ])
+    }
+
+    @Test func everyOperationOnTheLinkNamesTheAdapterItGoesThrough() async throws {
+        try await makeWanted()
+        await actor.handle(.adapterPowered(Self.hci1))
+        await actor.handle(.attemptGranted(adapter: Self.hci1))
+        try await waitForState({ $0 == .ready }, "ready")
+        // The link goes through hci1: none of its operations may fall back to hci0's object.
+        await actor.handle(.policyUpdated(wanted: false))
+        try await withTimeout(.seconds(5), "the disconnect") {
+            while !transport.calls.contains("disconnect") { await Task.yield() }
+        }
+        #expect(transport.calls == [
+            "connect hci1", "awaitServices", "read \(Self.battery)", "subscribe \(Self.heartRate)", "disconnect",
+        ])
+        #expect(transport.linkAdapters == [Self.hci1, Self.hci1, Self.hci1, Self.hci1])
+    }
+
+    @Test func anAdapterThatCannotConnectByAddressSendsTheDeviceBackToDiscoveryWithoutAFailure() async throws {
+        try await makeWanted()
+        transport.setConnectBehaviour(.needsDiscovery)
+        await actor.handle(.attemptGranted(adapter: Self.hci0))
+        let finished = try await outputs.first(within: .seconds(5), "the attempt to finish") {
+            if case .attemptFinished = $0 { return true }
+            return false
+        }
+        let device = DeviceID(address: try #require(BluetoothAddress("AA:BB:CC:00:00:01")))
+        #expect(finished == .attemptFinished(device, adapter: Self.hci0, outcome: .cancelled))
+        try await waitForState({ $0 == .resolving }, "resolving")
+        #expect(await actor.state == .resolving)
     }
 
     @Test func aConnectFailureIsReportedToTheGateAndBacksOff() async throws {

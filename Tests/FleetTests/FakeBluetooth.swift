@@ -103,7 +103,7 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
 
     func startResolve(_ device: DeviceID) async { record("startResolve \(device.address)") }
     func stopResolve(_ device: DeviceID) async { record("stopResolve \(device.address)") }
-    func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
+    func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome {
         let known = world.withLock { world -> Bool in
             world.calls.append("connect \(device.address) \(adapter)")
             guard world.adapters[adapter] == true else { return false }
@@ -111,18 +111,22 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
             return true
         }
         guard known else { throw TransportFailure(.notReady, message: "adapter \(adapter) is off") }
+        return .connected
     }
-    func cancelConnect(_ device: DeviceID) async { record("cancelConnect \(device.address)") }
-    func disconnect(_ device: DeviceID) async {
+    func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async { record("cancelConnect \(device.address)") }
+    func disconnect(_ device: DeviceID, on adapter: AdapterID?) async {
         world.withLock { world in
             world.calls.append("disconnect \(device.address)")
             for adapter in (world.objects[device] ?? [:]).keys { world.objects[device]?[adapter]?.connected = false }
         }
     }
-    func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
+    func awaitServices(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)
+        -> (services: Set<String>, characteristics: Set<String>)
+    {
         (services, characteristics)
     }
-    func read(_ device: DeviceID, characteristic: String) async throws(TransportFailure) -> [UInt8] { [42] }
-    func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure) {}
-    func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async {}
+    func read(_ device: DeviceID, characteristic: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8] { [42] }
+    func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?)
+        async throws(TransportFailure) {}
+    func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?) async {}
 }

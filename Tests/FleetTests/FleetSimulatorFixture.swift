@@ -24,11 +24,14 @@ struct FleetSimulatorFixture {
 
     static func start(
         _ scenario: Scenario, _ configuration: FleetRuntimeConfiguration, seed: UInt64 = 1, restored: [KnownDevice] = [],
-        logger: Logger = Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() }, observers: [any FleetObserver] = []
+        logger: Logger = Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() }, observers: [any FleetObserver] = [],
+        beforeFleet: (@Sendable (BlueZSimulator, PrivateBus) async throws -> Void)? = nil
     ) async throws -> FleetSimulatorFixture {
         let bus = try PrivateBus()
         let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: .fast)
         try await simulator.start()
+        // What bluetoothd knows before the daemon starts (another client's discovery, …).
+        try await beforeFleet?(simulator, bus)
         let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
         let orchestrator = try FleetOrchestrator(configuration: configuration, client: client, logger: logger, seed: seed)
         for observer in observers { await orchestrator.addObserver(observer) }

@@ -13,7 +13,11 @@ import TestSupport
 @Suite("wearfleetd against the simulated bluetoothd")
 struct WearfleetdDaemonTests {
     static let pinned = "AA:BB:CC:00:50:01"
-    static let pool = "AA:BB:CC:00:50:02"
+    /// A resolvable private address (random, top bits 01): bluetoothd never keeps such a device
+    /// (`device_address_is_private` in BlueZ's `src/device.c`), so it forgets it
+    /// `TemporaryTimeout` after its link ends. A public or static address that a client
+    /// connected would be kept, on disk too.
+    static let pool = "4A:BB:CC:00:50:02"
     static let third = "AA:BB:CC:00:50:03"
 
     /// A scratch directory with a config, a drop-in directory and a state directory.
@@ -137,8 +141,8 @@ struct WearfleetdDaemonTests {
             seed: 51, adapters: [AdapterSpec(name: "hci0", slots: 5)],
             devices: [
                 DeviceSpec(kind: .heartRateStrap, address: pinned, addressType: "public", name: "Pinned Strap", bonded: true),
-                // Unbonded: bluetoothd forgets it soon after it disconnects.
-                DeviceSpec(kind: .heartRateStrap, address: pool, addressType: "public", name: "HRM-Pool 1", bonded: false),
+                // Unbonded, with a private address: bluetoothd forgets it soon after it disconnects.
+                DeviceSpec(kind: .heartRateStrap, address: pool, addressType: "random", name: "HRM-Pool 1", bonded: false),
                 DeviceSpec(kind: .heartRateStrap, address: third, addressType: "public", name: "Third Strap", bonded: true),
             ])
         let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: .fast)
@@ -168,7 +172,8 @@ struct WearfleetdDaemonTests {
         await simulator.resetCounters()
 
         // The second run knows both from the state file and reconnects the forgotten one: on its
-        // last adapter with ConnectDevice, or through the pool's discovery, whichever is first.
+        // last adapter with ConnectDevice where bluetoothd offers it (stock bluetoothd does not),
+        // or through discovery, whichever is first.
         let second = try Daemon(setup, bus: bus.address)
         let loaded = try await second.waitForLog("the state file to load") { entry in
             Self.event("state_loaded")(entry) && (entry["metadata"] as? [String: Any])?["known_devices"] != nil

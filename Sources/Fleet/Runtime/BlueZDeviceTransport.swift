@@ -7,10 +7,10 @@ import Synchronization
 /// through the BlueZ client, connection attempts go through the adapter's `CentralActor`, and
 /// `AcquireNotify` sockets are handed to the notification poller.
 ///
-/// Each operation acts through one of the device's objects (one per adapter that knows it). A
-/// connection attempt uses the granted adapter's object only. The other operations have variants
-/// that name the adapter (`on:`); `DeviceTransport`'s calls name only the device and pass nil,
-/// which picks the connected object. A later change passes the link's adapter.
+/// Each operation acts through one of the device's objects (one per adapter that knows it): a
+/// connection attempt through the granted adapter's object only, every later operation through
+/// the object of the adapter the link goes through (`on:`, which the device actor passes), so a
+/// link through hci1 never touches hci0's unconnected duplicate.
 public final class BlueZDeviceTransport: DeviceTransport {
     private let client: BlueZClient
     private let centrals: Mutex<[AdapterID: CentralActor]>
@@ -58,7 +58,7 @@ public final class BlueZDeviceTransport: DeviceTransport {
         for central in allCentrals { await central.stopResolve(device) }
     }
 
-    public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
+    public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome {
         guard let central = central(adapter) else {
             throw TransportFailure(.notReady, message: "adapter \(adapter) is not available")
         }
@@ -66,18 +66,14 @@ public final class BlueZDeviceTransport: DeviceTransport {
         // adapter (`Adapter1.ConnectDevice`) rather than through another adapter's object.
         let path = await objectPath(device, on: adapter)
         do {
-            try await central.connect(device, objectPath: path)
+            return try await central.connect(device, objectPath: path)
         } catch {
             throw failure(error)
         }
     }
 
-    public func cancelConnect(_ device: DeviceID) async {
-        await disconnect(device)
-    }
-
-    public func disconnect(_ device: DeviceID) async {
-        await disconnect(device, on: nil)
+    public func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async {
+        await disconnect(device, on: adapter)
     }
 
     /// `Device1.Disconnect` on `adapter`'s object for the device (nil: the connected object).
@@ -85,10 +81,6 @@ public final class BlueZDeviceTransport: DeviceTransport {
         poller.remove(device: device)
         guard let path = await objectPath(device, on: adapter) else { return }
         try? await client.disconnect(device: path)
-    }
-
-    public func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
-        try await awaitServices(device, on: nil)
     }
 
     /// Waits for `ServicesResolved` and the GATT objects on `adapter`'s object for the device
@@ -125,10 +117,6 @@ public final class BlueZDeviceTransport: DeviceTransport {
         return characteristic
     }
 
-    public func read(_ device: DeviceID, characteristic uuid: String) async throws(TransportFailure) -> [UInt8] {
-        try await read(device, characteristic: uuid, on: nil)
-    }
-
     /// `ReadValue` of a characteristic under `adapter`'s object for the device (nil: the
     /// connected object).
     public func read(_ device: DeviceID, characteristic uuid: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8] {
@@ -138,10 +126,6 @@ public final class BlueZDeviceTransport: DeviceTransport {
         } catch {
             throw failure(error)
         }
-    }
-
-    public func subscribe(_ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure) {
-        try await subscribe(device, characteristic: uuid, via: path, on: nil)
     }
 
     /// Subscribes to a characteristic under `adapter`'s object for the device (nil: the
@@ -166,11 +150,11 @@ public final class BlueZDeviceTransport: DeviceTransport {
         }
     }
 
-    public func unsubscribe(_ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath) async {
+    public func unsubscribe(_ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?) async {
         // A notify socket of the characteristic, if it has one, closes here; BlueZ ends that
         // session on hang-up. StopNotify ends a D-Bus session (harmless when there is none).
         poller.remove(device: device, characteristic: uuid.lowercased())
-        guard let characteristic = try? await characteristic(device, uuid: uuid, on: nil) else { return }
+        guard let characteristic = try? await characteristic(device, uuid: uuid, on: adapter) else { return }
         if path == .startNotify || characteristic.notifyAcquired == nil {
             try? await client.stopNotify(characteristic: characteristic.path)
         }

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import FleetCore
+import Logging
 
 /// `FleetBluetooth` over BlueZ's D-Bus API: the client's mirror and events become fleet inputs
 /// (`BlueZEventTranslator`), each adapter has a `CentralActor`, device operations go through
@@ -14,10 +15,14 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     /// Also the owner of the adapters' centrals (connection attempts go through them).
     private let transport: BlueZDeviceTransport
 
-    /// `pipeline` receives the values of notification sockets (the fd path).
-    public init(client: BlueZClient, pipeline: ValuePipeline) throws {
+    private let logger: Logger
+
+    /// `pipeline` receives the values of notification sockets (the fd path); `logger` hears
+    /// what the centrals learn of bluetoothd.
+    public init(client: BlueZClient, pipeline: ValuePipeline, logger: Logger) throws {
         self.client = client
         self.pipeline = pipeline
+        self.logger = logger
         let (hangUps, hangUpSink) = AsyncStream<(DeviceID, String)>.makeStream()
         self.hangUps = hangUps
         let poller = try NotificationSocketPoller(
@@ -141,7 +146,8 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
 
     public func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws {
         guard central(adapter) == nil else { return }
-        transport.addCentral(try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI))
+        transport.addCentral(
+            try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI, logger: logger))
     }
 
     public func resumeDiscovery(on adapter: AdapterID) async {

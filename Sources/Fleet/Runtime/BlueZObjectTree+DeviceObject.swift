@@ -6,9 +6,9 @@ extension BlueZObjectTree {
     /// adapter's object (nil when it holds none, so a link through hci1 never borrows hci0's
     /// object); without one, the connected object, else the first in path order.
     ///
-    /// Device operations do not name the adapter yet (`DeviceTransport`'s calls carry only the
-    /// device), so they pass nil and get the connected object; a later change passes the link's
-    /// adapter.
+    /// Operations on a link name its adapter (the device actor passes the machine's link
+    /// adapter); nil is left for callers that know no link, such as a retired device's or the
+    /// stopping fleet's disconnect.
     func deviceObject(_ device: DeviceID, on adapter: AdapterID?) -> BlueZDevice? {
         if let adapter { return self.device(device, on: adapter) }
         let objects = devices(device)

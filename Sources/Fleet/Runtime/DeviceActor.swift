@@ -44,9 +44,13 @@ public actor DeviceActor {
     /// Feeds one event and executes what the machine decides.
     public func handle(_ event: DeviceEvent) {
         let now = clock.now()
+        // The adapter the link goes through, as the effects mean it: a teardown forgets it in
+        // the machine, but its disconnect and unsubscribes still act on that link.
+        let linkBefore = machine.linkAdapter
         let effects = machine.reduce(event, now: now, random: &random)
         recorder?.record(event, now: now, effects: effects)
-        for effect in effects { execute(effect) }
+        let link = machine.linkAdapter ?? linkBefore
+        for effect in effects { execute(effect, link: link) }
     }
 
     /// The class configuration and reconnect policy the device runs with.
@@ -70,7 +74,8 @@ public actor DeviceActor {
 
     // MARK: - Effects
 
-    private func execute(_ effect: DeviceEffect) {
+    /// Carries out one effect; operations on the link act through `link`'s object.
+    private func execute(_ effect: DeviceEffect, link: AdapterID?) {
         let device = self.device
         let transport = self.transport
         switch effect {
@@ -87,20 +92,22 @@ public actor DeviceActor {
         case .connect(let adapter):
             run {
                 do throws(TransportFailure) {
-                    try await transport.connect(device, adapter: adapter)
-                    return .connected
+                    switch try await transport.connect(device, adapter: adapter) {
+                    case .connected: return .connected
+                    case .needsDiscovery: return .connectNeedsDiscovery
+                    }
                 } catch {
                     return .connectFailed(error)
                 }
             }
         case .cancelConnect:
-            run { await transport.cancelConnect(device) }
+            run { await transport.cancelConnect(device, on: link) }
         case .disconnect:
-            run { await transport.disconnect(device) }
+            run { await transport.disconnect(device, on: link) }
         case .awaitServices:
             run {
                 do throws(TransportFailure) {
-                    let found = try await transport.awaitServices(device)
+                    let found = try await transport.awaitServices(device, on: link)
                     return .servicesResolved(services: found.services, characteristics: found.characteristics)
                 } catch {
                     // The machine's discovery timer decides what a failed wait means.
@@ -111,7 +118,7 @@ public actor DeviceActor {
             let output = self.output
             run {
                 do throws(TransportFailure) {
-                    let bytes = try await transport.read(device, characteristic: characteristic)
+                    let bytes = try await transport.read(device, characteristic: characteristic, on: link)
                     output(.value(device, characteristic: characteristic, bytes: bytes))
                     return .valueReceived(characteristic: characteristic)
                 } catch {
@@ -121,14 +128,14 @@ public actor DeviceActor {
         case .subscribe(let characteristic, let path):
             run {
                 do throws(TransportFailure) {
-                    try await transport.subscribe(device, characteristic: characteristic, via: path)
+                    try await transport.subscribe(device, characteristic: characteristic, via: path, on: link)
                     return .notificationsEnabled(characteristic: characteristic)
                 } catch {
                     return .subscribeFailed(characteristic: characteristic, error)
                 }
             }
         case .unsubscribe(let characteristic, let path):
-            run { await transport.unsubscribe(device, characteristic: characteristic, via: path) }
+            run { await transport.unsubscribe(device, characteristic: characteristic, via: path, on: link) }
         case .resumeWrites:
             output(.resumeWrites(device))
         case .scheduleTimer(let kind, let generation, let deadline):

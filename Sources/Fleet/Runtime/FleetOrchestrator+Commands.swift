@@ -53,7 +53,7 @@ extension FleetOrchestrator: FleetCommands {
         try await requireCharacteristic(device, uuid, allowing: .read, operation: "read")
         let bytes: [UInt8]
         do {
-            bytes = try await bluetooth.deviceTransport.read(device, characteristic: uuid)
+            bytes = try await bluetooth.deviceTransport.read(device, characteristic: uuid, on: linkAdapter(of: device))
         } catch {
             publish(.readFinished(device, characteristic: uuid, failure: error))
             throw .failed(error)

@@ -68,7 +68,8 @@ public actor FleetOrchestrator {
     ) throws {
         let pipeline = ValuePipeline(logger: logger)
         self.init(
-            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline), pipeline: pipeline,
+            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline, logger: logger),
+            pipeline: pipeline,
             clock: clock, logger: logger, seed: seed)
     }
 
@@ -386,6 +387,11 @@ public actor FleetOrchestrator {
 
     public func status(of device: DeviceID) -> DeviceState? {
         machine.devices[device]?.state
+    }
+
+    /// The adapter the device's link (or attempt) goes through, as the machine has it.
+    func linkAdapter(of device: DeviceID) -> AdapterID? {
+        machine.devices[device]?.link.adapter
     }
 
     public func status() async -> FleetStatus {
