@@ -49,6 +49,9 @@ public struct FleetStateMachine: Sendable {
         var removedSubscriptions: Set<String> = []
         /// Disconnected by command: no attempts until `reconnect` or `pin`.
         public internal(set) var held = false
+        /// A pool device's services as admission saw them (advertised, or the state file's), so
+        /// a reload can rank it again under new rules. Empty for pinned devices.
+        var poolServices: [String] = []
 
         var context: FleetEvent.DeviceContext { FleetEvent.DeviceContext(name: name, adapter: link.adapter, pinned: pinned) }
     }
@@ -272,11 +275,13 @@ public struct FleetStateMachine: Sendable {
         }
         // Pool devices from the state file compete for slots again when the pool is on; pinned
         // ones were created from the configuration, which decides membership.
+        // They pass the pool's filters and take their class and priority from its rules, as a
+        // device found by discovery would (the state file's services stand for its advertisement).
         guard configuration.poolEnabled else { return }
-        let filter = configuration.poolServiceFilter
         for (id, known) in restored.sorted(by: { $0.key < $1.key }) where devices[id] == nil {
-            guard filter.isEmpty || !filter.isDisjoint(with: known.servicesSeen) else { continue }
-            addDevice(id, pinned: false, name: known.name, className: configuration.poolClassName, priority: 0, &actions)
+            guard let placement = poolPlacement(name: known.name, services: known.servicesSeen, rssi: nil) else { continue }
+            addDevice(id, pinned: false, name: known.name, className: placement.className, priority: placement.priority, &actions)
+            devices[id]?.poolServices = known.servicesSeen
         }
     }
 
@@ -347,18 +352,25 @@ public struct FleetStateMachine: Sendable {
         guard configuration.poolEnabled, running, let first = objects.first else { return false }
         let name = first.name
         let services = objects.flatMap(\.services)
-        var placement = (priority: 0, className: configuration.poolClassName)
-        if let admission = configuration.poolAdmission {
-            let rssi = objects.compactMap(\.rssi).max()
-            guard let admitted = admission.admit(name: name, services: services, rssi: rssi) else { return false }
-            placement = (admitted.priority, admitted.className)
-        } else if !configuration.poolServiceFilter.isEmpty, configuration.poolServiceFilter.isDisjoint(with: services) {
-            return false
-        }
+        guard let placement = poolPlacement(name: name, services: services, rssi: objects.compactMap(\.rssi).max()) else { return false }
         addDevice(id, pinned: false, name: name, className: placement.className, priority: placement.priority, &actions)
+        devices[id]?.poolServices = services
         actions.append(.deliver(id, .bluetoothdAppeared))
         for adapter in poweredAdapters { actions.append(.deliver(id, .adapterPowered(adapter))) }
         return true
+    }
+
+    /// Whether the pool admits a device with this name, these services and this RSSI (nil:
+    /// not known), and with which priority and class: `[pool]`'s filters and rules, or the
+    /// service filter alone.
+    func poolPlacement(name: String?, services: [String], rssi: Int?) -> (priority: Int, className: String?)? {
+        if let admission = configuration.poolAdmission {
+            guard let admitted = admission.admit(name: name, services: services, rssi: rssi) else { return nil }
+            return (admitted.priority, admitted.className)
+        }
+        let filter = configuration.poolServiceFilter
+        guard filter.isEmpty || !filter.isDisjoint(with: services) else { return nil }
+        return (0, configuration.poolClassName)
     }
 
     // MARK: - bluetoothd and adapters
