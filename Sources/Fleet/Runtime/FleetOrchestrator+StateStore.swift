@@ -29,12 +29,14 @@ extension FleetOrchestrator {
     /// The daemon's fleet as wearfleetd starts it, before `start()`: an orchestrator that knows
     /// `known` (the state file's devices) and saves what it learns in `store`. The benchmark
     /// that measures the daemon starts its fleet through here too.
+    /// `run` numbers the journal's sessions (`numberSessions(run:)`).
     public static func restoring(
         _ known: [KnownDevice], savingIn store: StateStore, configuration: FleetRuntimeConfiguration, client: BlueZClient,
-        logger: Logger
+        run: UInt64? = nil, logger: Logger
     ) async throws -> FleetOrchestrator {
         let orchestrator = try FleetOrchestrator(
             configuration: configuration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
+        if let run { await orchestrator.numberSessions(run: run) }
         await orchestrator.restore(known)
         await orchestrator.saveKnowledge(in: store)
         return orchestrator

@@ -49,7 +49,7 @@ public actor FleetOrchestrator {
     var storeWriter: Task<Void, Never>?
     /// Told about fleet events as they happen (metrics); see `FleetOrchestrator+Observers`.
     var observers: [any FleetObserver] = []
-    private let eventLog: FleetEventLog
+    private var eventLog: FleetEventLog
     private nonisolated let feeds = FleetEventFeeds()
     /// Records every input for `wearfleetctl replay` when logging at debug (else does nothing).
     private var recorder: InputRecorder
@@ -76,7 +76,7 @@ public actor FleetOrchestrator {
         self.bluetooth = bluetooth
         self.clock = clock
         self.logger = logger
-        self.eventLog = FleetEventLog(logger: logger)
+        self.eventLog = FleetEventLog(logger: logger, pipeline: pipeline)
         self.pipeline = pipeline
         let (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
         self.outputs = outputs
@@ -127,6 +127,12 @@ public actor FleetOrchestrator {
         pipeline.finish()
         feeds.finish()
         stateChangeSink.finish()
+    }
+
+    /// Numbers the journal's sessions under this daemon run (`StateStore.beginRun`), so a
+    /// `SESSION_ID` never names sessions of two runs. Call before `start()`.
+    public func numberSessions(run: UInt64) {
+        eventLog.run = run
     }
 
     /// Proves the orchestrator's actor is responsive (the watchdog asks this).

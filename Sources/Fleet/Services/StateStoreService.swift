@@ -12,6 +12,8 @@ public struct StateStoreService: SequencedService {
     public struct Loaded: Sendable {
         public let store: StateStore
         public let known: [KnownDevice]
+        /// This run's number (`StateStore.beginRun`): the first part of every `SESSION_ID`.
+        public let run: UInt64
     }
 
     public let name = "state store"
@@ -38,13 +40,39 @@ public struct StateStoreService: SequencedService {
             logger.critical("cannot use the state directory", metadata: ["state_directory": "\(directory)", "error": "\(error)"])
             throw DaemonFailure(message: "\(error)", exitCode: 73)
         }
-        loaded.publish(Loaded(store: store, known: known))
+        let run = await Self.beginRun(store, logger: logger)
+        loaded.publish(Loaded(store: store, known: known, run: run))
         reportStarted()
 
         try? await gracefulShutdown()
+        await Self.save(store, directory: directory, logger: logger)
+    }
+
+    /// This run's number. When the directory does not take the counter (the known-devices file
+    /// would not be saved either, and that is logged when it happens), a random number above any
+    /// counter a directory is likely to reach, so sessions still do not mix with other runs.
+    static func beginRun(_ store: StateStore, logger: Logger) async -> UInt64 {
         do {
-            try await store.flush()
-            logger.info("state saved", metadata: ["event": "state_saved", "state_directory": "\(directory)"])
+            return try await store.beginRun()
+        } catch {
+            let run = UInt64.random(in: 1_000_000...9_999_999)
+            logger.warning("cannot count this run in the state directory; sessions are numbered under a random run", metadata: [
+                "event": "run_number_failed", "error": "\(error)", "run": "\(run)",
+            ])
+            return run
+        }
+    }
+
+    /// The final save: "state saved" only when the file was written.
+    static func save(_ store: StateStore, directory: String, logger: Logger) async {
+        do {
+            if try await store.flush() {
+                logger.info("state saved", metadata: ["event": "state_saved", "state_directory": "\(directory)"])
+            } else {
+                logger.info("state unchanged since the last save; nothing written", metadata: [
+                    "event": "state_unchanged", "state_directory": "\(directory)",
+                ])
+            }
         } catch {
             logger.error("could not save the state file", metadata: ["event": "state_save_failed", "error": "\(error)"])
         }
