@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import FleetCore
+import Logging
 
 /// `FleetBluetooth` over BlueZ's D-Bus API: the client's mirror and events become fleet inputs
 /// (`BlueZEventTranslator`), each adapter has a `CentralActor`, device operations go through
@@ -11,11 +12,14 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     private let pipeline: ValuePipeline
     /// Also the owner of the adapters' centrals (connection attempts go through them).
     private let transport: BlueZDeviceTransport
+    /// Where bluetoothd's failures that reach no device are told (tree fetches, discovery).
+    private let logger: Logger
 
     /// `pipeline` receives the values of notification sockets (the fd path).
-    public init(client: BlueZClient, pipeline: ValuePipeline) throws {
+    public init(client: BlueZClient, pipeline: ValuePipeline, logger: Logger) throws {
         self.client = client
         self.pipeline = pipeline
+        self.logger = logger
         let poller = try NotificationSocketPoller { device, characteristic in
             pipeline.source(device: device, characteristic: characteristic).receive
         }
@@ -30,9 +34,13 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         let (facts, sink) = AsyncStream<FleetStateMachine.Input>.makeStream()
         let events = client.events
         let client = self.client
+        let logger = self.logger
         let task = Task {
             var translator = BlueZEventTranslator()
             for await event in events {
+                if case .snapshotFailed(let attempt, let error, let retryIn) = event {
+                    Self.logSnapshotFailure(attempt: attempt, error: error, retryIn: retryIn, logger: logger)
+                }
                 let routed = translator.translate(event)
                 if routed.isEmpty { continue }
                 // A value (a notification that took the events' way) needs nothing of the mirror.
@@ -69,6 +77,16 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
 
     public func dropNotifySockets(of device: DeviceID) {
         poller.remove(device: device)
+    }
+
+    /// bluetoothd owns its name but its object tree could not be read: warned at the first
+    /// failures and then at every tenth, so a bluetoothd that stays broken is seen in the
+    /// journal without flooding it.
+    static func logSnapshotFailure(attempt: Int, error: String, retryIn: Duration, logger: Logger) {
+        guard attempt <= 3 || attempt % 10 == 0 else { return }
+        logger.warning("bluetoothd's object tree could not be read; trying again", metadata: [
+            "event": "bluez_tree_failed", "attempt": "\(attempt)", "bluez_error": "\(error)", "retry_in": "\(retryIn)",
+        ])
     }
 
     // MARK: - Translation

@@ -61,7 +61,7 @@ public actor FleetOrchestrator {
     ) throws {
         let pipeline = ValuePipeline(logger: logger)
         self.init(
-            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline), pipeline: pipeline,
+            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline, logger: logger), pipeline: pipeline,
             clock: clock, logger: logger, seed: seed)
     }
 
