@@ -137,7 +137,8 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
 
     public func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws {
         guard central(adapter) == nil else { return }
-        transport.addCentral(try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI))
+        transport.addCentral(try CentralActor(
+            adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI, logger: logger))
     }
 
     public func resumeDiscovery(on adapter: AdapterID) async {
@@ -158,6 +159,10 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
 
     public func isDiscovering(on adapter: AdapterID) async -> Bool {
         await central(adapter)?.isDiscovering ?? false
+    }
+
+    public func discoveryErrors(on adapter: AdapterID) async -> Int {
+        await central(adapter)?.discoveryErrors ?? 0
     }
 
     // MARK: - Characteristics and writes

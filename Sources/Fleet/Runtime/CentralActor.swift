@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import FleetCore
+import Logging
 
 /// One per adapter: the only code that calls `Adapter1` and the only starter of connection
 /// attempts on that adapter.
@@ -21,14 +22,36 @@ public actor CentralActor {
     private var updatingDiscovery = false
     /// The last discovery error, for status and logs.
     public private(set) var lastDiscoveryError: BlueZError?
+    /// Discovery calls (`SetDiscoveryFilter`, `StartDiscovery`, `StopDiscovery`) that failed, an
+    /// `InProgress` answer to `StartDiscovery` (discovery already runs for us) not counted.
+    public private(set) var discoveryErrors = 0
+    private let logger: Logger
 
-    public init(adapter: AdapterID, client: BlueZClient, scanUUIDs: [String], minimumRSSI: Int16?) throws {
+    public init(adapter: AdapterID, client: BlueZClient, scanUUIDs: [String], minimumRSSI: Int16?, logger: Logger) throws {
         self.adapter = adapter
         self.path = try DBusObjectPath("/org/bluez/" + adapter.name)
         self.client = client
         self.scanUUIDs = scanUUIDs
         self.minimumRSSI = minimumRSSI
+        self.logger = logger
     }
+
+    /// Counts a failed discovery call and logs it: each new error, and a repeated one at the
+    /// 1st, 2nd, 4th, 8th, … occurrence in a row, so an adapter that keeps refusing is seen
+    /// without flooding the journal.
+    private func discoveryFailed(_ call: String, _ error: BlueZError) {
+        discoveryErrors += 1
+        let repeated = lastDiscoveryError == error
+        lastDiscoveryError = error
+        repeatedDiscoveryErrors = repeated ? repeatedDiscoveryErrors + 1 : 1
+        guard repeatedDiscoveryErrors & (repeatedDiscoveryErrors - 1) == 0 else { return }
+        logger.warning("discovery call failed", metadata: [
+            "event": "discovery_failed", "adapter": "\(adapter)", "call": "\(call)", "bluez_error": "\(error.name): \(error.message)",
+            "error_kind": "\(error.kind)", "repeated": "\(repeatedDiscoveryErrors)",
+        ])
+    }
+
+    private var repeatedDiscoveryErrors = 0
 
     public var isDiscovering: Bool { discovering }
 
@@ -51,7 +74,7 @@ public actor CentralActor {
         do {
             try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
         } catch {
-            lastDiscoveryError = error
+            discoveryFailed("SetDiscoveryFilter", error)
         }
     }
 
@@ -85,18 +108,28 @@ public actor CentralActor {
         while (!missing.isEmpty || poolSearching) != discovering {
             if discovering {
                 discovering = false
-                try? await client.stopDiscovery(adapter: path)
+                do {
+                    try await client.stopDiscovery(adapter: path)
+                } catch {
+                    // Discovery is ours no more either way (bluetoothd stops it when the client
+                    // that started it goes); said, not retried.
+                    discoveryFailed("StopDiscovery", error)
+                }
                 continue
             }
+            var call = "SetDiscoveryFilter"
             do {
                 try await client.setDiscoveryFilter(adapter: path, uuids: scanUUIDs, minimumRSSI: minimumRSSI)
+                call = "StartDiscovery"
                 try await client.startDiscovery(adapter: path)
                 discovering = true
                 lastDiscoveryError = nil
+                repeatedDiscoveryErrors = 0
             } catch {
                 // InProgress means it is already running for us.
-                guard error.kind == .inProgress else {
-                    lastDiscoveryError = error
+                guard error.kind == .inProgress, call == "StartDiscovery" else {
+                    // Tried again at the next change (a device missing, an adapter powered, …).
+                    discoveryFailed(call, error)
                     return
                 }
                 discovering = true

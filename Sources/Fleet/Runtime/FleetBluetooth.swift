@@ -32,6 +32,13 @@ public protocol FleetBluetooth: GATTWriteChannel {
     func setPoolSearching(_ searching: Bool, on adapter: AdapterID) async
     func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async
     func isDiscovering(on adapter: AdapterID) async -> Bool
+    /// Discovery calls that failed on `adapter` since it was added (logged as they fail).
+    func discoveryErrors(on adapter: AdapterID) async -> Int
+}
+
+extension FleetBluetooth {
+    /// A bluetooth whose discovery never fails (tests' fakes).
+    public func discoveryErrors(on adapter: AdapterID) async -> Int { 0 }
 }
 
 /// A characteristic as the write path and commands need to know it.

@@ -380,7 +380,7 @@ public actor FleetOrchestrator {
             let attempting = fleet.devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered, slots: fleet.slots(of: id), linksAndAttempts: used, attemptsInFlight: attempting,
-                discovering: await bluetooth.isDiscovering(on: id)))
+                discovering: await bluetooth.isDiscovering(on: id), discoveryErrors: await bluetooth.discoveryErrors(on: id)))
         }
         return FleetStatus(
             bluetoothdPresent: fleet.bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())
