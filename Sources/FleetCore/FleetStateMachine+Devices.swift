@@ -27,7 +27,16 @@ extension FleetStateMachine {
             break
         }
         actions.append(.deliver(id, event))
+        if event == .deviceLost { forgetPoolCandidateThatLeft(id, &actions) }
         requestEvaluation(&actions)
+    }
+
+    /// A pool device whose last BlueZ object went (it left, or bluetoothd forgot it) while it
+    /// had no link and no attempt is forgotten, with its machine and its metric series; if it
+    /// comes back, discovery finds it and the pool admits it again. Pinned devices stay.
+    private mutating func forgetPoolCandidateThatLeft(_ id: DeviceID, _ actions: inout [Action]) {
+        guard let device = devices[id], !device.pinned, device.objects.isEmpty, device.link == .disconnected else { return }
+        forget(id, &actions)
     }
 
     /// Keeps the device's objects as BlueZ has them now, with the RSSI they report; a device

@@ -113,4 +113,34 @@ struct FleetStateMachinePoolRankingTests {
         #expect(Self.replySummary(actions)?.poolReranked == [])
         #expect(fleet.devices[Self.watch]?.priority == 5)
     }
+
+    // MARK: - Candidates that leave
+
+    @Test func aPoolCandidateWhoseLastObjectGoesIsForgottenWithItsSeries() {
+        var fleet = Fixture.running(Self.configuration())
+        let object = FleetStateMachine.DeviceObject(adapter: Fixture.hci0, name: "Watch", services: [Self.heartRate], rssi: -50)
+        _ = fleet.handle(.device(Self.watch, .deviceFound(adapter: Fixture.hci0), objects: [object]), now: Fixture.t0)
+        #expect(fleet.devices[Self.watch] != nil)
+        // bluetoothd dropped its object (TemporaryTimeout): nothing is left of it in BlueZ.
+        let lost = fleet.handle(.device(Self.watch, .deviceLost, objects: []), now: Fixture.t0)
+        #expect(fleet.devices[Self.watch] == nil)
+        #expect(lost.contains(.publish(.deviceRemoved(Self.watch))), "consumers (metrics) drop what they kept of it")
+        #expect(lost.contains(.retireDevice(Self.watch, disconnect: false)))
+        // Heard again, it is a candidate again.
+        let again = fleet.handle(.device(Self.watch, .deviceFound(adapter: Fixture.hci0), objects: [object]), now: Fixture.t0)
+        #expect(Fixture.created(again) == [Self.watch])
+    }
+
+    @Test func aPoolDeviceStillHeldOnAnotherAdapterAndAPinnedDeviceAreKept() {
+        var fleet = Fixture.running(Self.configuration())
+        let onHci0 = FleetStateMachine.DeviceObject(adapter: Fixture.hci0, name: "Watch", services: [Self.heartRate], rssi: -50)
+        let onHci1 = FleetStateMachine.DeviceObject(adapter: Fixture.hci1, name: "Watch", services: [Self.heartRate], rssi: -70)
+        _ = fleet.handle(.device(Self.watch, .deviceFound(adapter: Fixture.hci0), objects: [onHci0, onHci1]), now: Fixture.t0)
+        _ = fleet.handle(.device(Self.watch, .deviceLost, objects: [onHci1]), now: Fixture.t0)
+        #expect(fleet.devices[Self.watch] != nil, "hci1 still has it")
+        _ = fleet.handle(.device(Fixture.strap, .deviceFound(adapter: Fixture.hci0), objects: [.init(adapter: Fixture.hci0)]), now: Fixture.t0)
+        let lost = fleet.handle(.device(Fixture.strap, .deviceLost, objects: []), now: Fixture.t0)
+        #expect(fleet.devices[Fixture.strap] != nil, "pinned devices are always managed")
+        #expect(!lost.contains(.publish(.deviceRemoved(Fixture.strap))))
+    }
 }

@@ -1,3 +1,4 @@
+import FleetCore
 import FoundationEssentials
 import Logging
 import ServiceLifecycle
@@ -20,19 +21,32 @@ public struct StateStoreService: SequencedService {
     public let loaded = StartedValue<Loaded>(of: "state store")
     private let directory: String
     private let debounce: Duration
+    private let forgetAfter: Duration?
+    /// Devices never forgotten however long unseen: the configuration's pinned ones.
+    private let pinned: Set<DeviceID>
     private let logger: Logger
 
-    public init(directory: String, debounce: Duration, logger: Logger) {
+    /// `forgetAfter`: known devices unseen this long are dropped (at start, then daily); nil
+    /// keeps them forever.
+    public init(
+        directory: String, debounce: Duration, forgetAfter: Duration? = nil, pinned: Set<DeviceID> = [], logger: Logger
+    ) {
         self.directory = directory
         self.debounce = debounce
+        self.forgetAfter = forgetAfter
+        self.pinned = pinned
         self.logger = logger
     }
 
     public func run(reportStarted: @escaping @Sendable () -> Void) async throws {
         let store = StateStore(directory: URL(fileURLWithPath: directory), debounce: debounce, logger: logger)
-        let known: [KnownDevice]
+        var known: [KnownDevice]
         do {
             known = try await store.load().devices
+            if let forgetAfter {
+                let forgotten = Set(await Self.forget(in: store, after: forgetAfter, keeping: pinned, logger: logger).map(\.id))
+                known.removeAll { forgotten.contains($0.id) }
+            }
             logger.info("state loaded", metadata: [
                 "event": "state_loaded", "known_devices": "\(known.count)", "state_directory": "\(directory)",
             ])
@@ -44,8 +58,31 @@ public struct StateStoreService: SequencedService {
         loaded.publish(Loaded(store: store, known: known, run: run))
         reportStarted()
 
+        // A daemon that runs for months forgets too, once a day.
+        let (forgetAfter, pinned, logger) = (self.forgetAfter, self.pinned, self.logger)
+        let forgetting = Task {
+            guard let forgetAfter else { return }
+            while (try? await Task.sleep(for: .seconds(86_400))) != nil {
+                _ = await Self.forget(in: store, after: forgetAfter, keeping: pinned, logger: logger)
+            }
+        }
         try? await gracefulShutdown()
+        forgetting.cancel()
         await Self.save(store, directory: directory, logger: logger)
+    }
+
+    /// Drops the known devices unseen for `forgetAfter` (the pinned ones kept) and says which.
+    static func forget(in store: StateStore, after forgetAfter: Duration, keeping pinned: Set<DeviceID>, logger: Logger) async
+        -> [KnownDevice]
+    {
+        let cutoff = Date(timeIntervalSinceNow: -Double(forgetAfter.components.seconds))
+        let forgotten = await store.forget(seenBefore: cutoff, keeping: pinned)
+        guard !forgotten.isEmpty else { return [] }
+        logger.notice("forgot known devices not seen for \(ConfigDuration.format(forgetAfter))", metadata: [
+            "event": "known_devices_forgotten", "count": "\(forgotten.count)",
+            "devices": "\(forgotten.map(\.id.address.description).joined(separator: " "))",
+        ])
+        return forgotten
     }
 
     /// This run's number. When the directory does not take the counter (the known-devices file
