@@ -91,10 +91,17 @@ public final class BlueZDeviceTransport: DeviceTransport {
         try await awaitServices(device, on: nil)
     }
 
-    /// Waits for `ServicesResolved` and the GATT objects on `adapter`'s object for the device
-    /// (nil: the connected object).
     public func awaitServices(
-        _ device: DeviceID, on adapter: AdapterID?
+        _ device: DeviceID, requiring: GATTRequirement
+    ) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
+        try await awaitServices(device, on: nil, requiring: requiring)
+    }
+
+    /// Waits for `ServicesResolved` and the GATT objects on `adapter`'s object for the device
+    /// (nil: the connected object): those `requiring` names, or any characteristic when it names
+    /// none, for at most the settle timeout (what is missing then is the machine's to judge).
+    public func awaitServices(
+        _ device: DeviceID, on adapter: AdapterID?, requiring: GATTRequirement = GATTRequirement()
     ) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
         guard let path = await objectPath(device, on: adapter) else {
             throw TransportFailure(.unknownObject, message: "no object for \(device)")
@@ -107,7 +114,12 @@ public final class BlueZDeviceTransport: DeviceTransport {
         guard resolved else {
             throw TransportFailure(.timeout, message: "services were not resolved")
         }
-        _ = await client.waitForTree(timeout: gattSettleTimeout) { tree in !tree.characteristics(of: path).isEmpty }
+        _ = await client.waitForTree(timeout: gattSettleTimeout) { tree in
+            let characteristics = tree.characteristics(of: path)
+            guard !requiring.isEmpty else { return !characteristics.isEmpty }
+            return requiring.isMet(
+                services: Set(tree.services(of: path).compactMap(\.uuid)), characteristics: Set(characteristics.compactMap(\.uuid)))
+        }
         let tree = await client.tree
         let services = Set(tree.services(of: path).compactMap(\.uuid))
         let characteristics = Set(tree.characteristics(of: path).compactMap(\.uuid))

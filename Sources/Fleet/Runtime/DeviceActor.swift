@@ -98,9 +98,10 @@ public actor DeviceActor {
         case .disconnect:
             run { await transport.disconnect(device) }
         case .awaitServices:
+            let requirement = GATTRequirement(machine.configuration)
             run {
                 do throws(TransportFailure) {
-                    let found = try await transport.awaitServices(device)
+                    let found = try await transport.awaitServices(device, requiring: requirement)
                     return .servicesResolved(services: found.services, characteristics: found.characteristics)
                 } catch {
                     // The machine's discovery timer decides what a failed wait means.

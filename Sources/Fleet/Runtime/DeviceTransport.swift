@@ -22,8 +22,45 @@ public protocol DeviceTransport: Sendable {
     func disconnect(_ device: DeviceID) async
     /// Waits for `ServicesResolved` and the GATT objects, then lists the UUIDs present.
     func awaitServices(_ device: DeviceID) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>)
+    /// Like `awaitServices(_:)`, but after `ServicesResolved` waits (a bounded while) for the
+    /// services and characteristics the device's class requires, not just for any: BlueZ can
+    /// announce `ServicesResolved` before it has exported every GATT object.
+    func awaitServices(_ device: DeviceID, requiring: GATTRequirement) async throws(TransportFailure)
+        -> (services: Set<String>, characteristics: Set<String>)
     func read(_ device: DeviceID, characteristic: String) async throws(TransportFailure) -> [UInt8]
     func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure)
     /// Ends notifications of the characteristic (StopNotify, or closing its notify socket).
     func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async
+}
+
+/// The GATT objects a device's class cannot do without (`requiredServices`,
+/// `requiredCharacteristics`), as lower-case 128-bit UUIDs. Empty: any characteristic will do.
+public struct GATTRequirement: Sendable, Hashable {
+    public var services: Set<String>
+    public var characteristics: Set<String>
+
+    public init(services: Set<String> = [], characteristics: Set<String> = []) {
+        self.services = services
+        self.characteristics = characteristics
+    }
+
+    public init(_ configuration: DeviceStateMachine.Configuration) {
+        self.init(services: configuration.requiredServices, characteristics: configuration.requiredCharacteristics)
+    }
+
+    public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty }
+
+    /// Whether objects with these UUIDs meet it.
+    public func isMet(services present: Set<String>, characteristics found: Set<String>) -> Bool {
+        services.isSubset(of: present) && characteristics.isSubset(of: found)
+    }
+}
+
+extension DeviceTransport {
+    /// A transport whose objects are all there once services are resolved (tests' fakes).
+    public func awaitServices(_ device: DeviceID, requiring: GATTRequirement) async throws(TransportFailure)
+        -> (services: Set<String>, characteristics: Set<String>)
+    {
+        try await awaitServices(device)
+    }
 }
