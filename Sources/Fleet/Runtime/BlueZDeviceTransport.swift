@@ -59,6 +59,10 @@ public final class BlueZDeviceTransport: DeviceTransport {
     }
 
     public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) {
+        try await connect(device, adapter: adapter, within: .seconds(45))
+    }
+
+    public func connect(_ device: DeviceID, adapter: AdapterID, within timeout: Duration) async throws(TransportFailure) {
         guard let central = central(adapter) else {
             throw TransportFailure(.notReady, message: "adapter \(adapter) is not available")
         }
@@ -66,7 +70,7 @@ public final class BlueZDeviceTransport: DeviceTransport {
         // adapter (`Adapter1.ConnectDevice`) rather than through another adapter's object.
         let path = await objectPath(device, on: adapter)
         do {
-            try await central.connect(device, objectPath: path)
+            try await central.connect(device, objectPath: path, timeout: Self.callTimeout(within: timeout))
         } catch {
             throw failure(error)
         }
@@ -156,22 +160,30 @@ public final class BlueZDeviceTransport: DeviceTransport {
         try await subscribe(device, characteristic: uuid, via: path, on: nil)
     }
 
-    /// Subscribes to a characteristic under `adapter`'s object for the device (nil: the
-    /// connected object).
     public func subscribe(
-        _ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?
+        _ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath, within timeout: Duration
     ) async throws(TransportFailure) {
+        try await subscribe(device, characteristic: uuid, via: path, on: nil, within: timeout)
+    }
+
+    /// Subscribes to a characteristic under `adapter`'s object for the device (nil: the
+    /// connected object), the call bounded by `timeout` and a margin.
+    public func subscribe(
+        _ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?,
+        within timeout: Duration = .seconds(29)
+    ) async throws(TransportFailure) {
+        let callTimeout = Self.callTimeout(within: timeout)
         let characteristic = try await characteristic(device, uuid: uuid, on: adapter)
         do throws(BlueZError) {
             // The fd path only where BlueZ offers it (`NotifyAcquired` present); else StartNotify.
             if path == .acquireNotify, characteristic.notifyAcquired != nil {
-                let socket = try await client.acquireNotify(characteristic: characteristic.path)
+                let socket = try await client.acquireNotify(characteristic: characteristic.path, timeout: callTimeout)
                 guard let fd = socket.descriptor.take() else {
                     throw BlueZError(name: DBusError.failed, message: "AcquireNotify returned no descriptor")
                 }
                 poller.add(fd: fd, device: device, characteristic: uuid.lowercased(), mtu: socket.mtu)
             } else {
-                try await client.startNotify(characteristic: characteristic.path)
+                try await client.startNotify(characteristic: characteristic.path, timeout: callTimeout)
             }
         } catch {
             throw failure(error)

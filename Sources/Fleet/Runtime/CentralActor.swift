@@ -139,12 +139,13 @@ public actor CentralActor {
 
     /// `Device1.Connect`, or `Adapter1.ConnectDevice` when bluetoothd has no object for the
     /// device on this adapter (it forgets unbonded devices after `TemporaryTimeout`).
-    public func connect(_ device: DeviceID, objectPath: DBusObjectPath?) async throws(BlueZError) {
+    /// `timeout` bounds the call (the device's class `connect` timeout and a margin).
+    public func connect(_ device: DeviceID, objectPath: DBusObjectPath?, timeout: Duration = .seconds(45)) async throws(BlueZError) {
         if let objectPath {
-            try await client.connect(device: objectPath)
+            try await client.connect(device: objectPath, timeout: timeout)
         } else {
             _ = try await client.connectDevice(
-                adapter: path, address: device.address.description, addressType: device.addressType.rawValue)
+                adapter: path, address: device.address.description, addressType: device.addressType.rawValue, timeout: timeout)
         }
     }
 }

@@ -85,9 +85,10 @@ public actor DeviceActor {
         case .attemptFinished(let adapter, let outcome):
             output(.attemptFinished(device, adapter: adapter, outcome: outcome))
         case .connect(let adapter):
+            let timeout = machine.configuration.timeouts.connect
             run {
                 do throws(TransportFailure) {
-                    try await transport.connect(device, adapter: adapter)
+                    try await transport.connect(device, adapter: adapter, within: timeout)
                     return .connected
                 } catch {
                     return .connectFailed(error)
@@ -120,9 +121,10 @@ public actor DeviceActor {
                 }
             }
         case .subscribe(let characteristic, let path):
+            let timeout = machine.configuration.timeouts.subscribe
             run {
                 do throws(TransportFailure) {
-                    try await transport.subscribe(device, characteristic: characteristic, via: path)
+                    try await transport.subscribe(device, characteristic: characteristic, via: path, within: timeout)
                     return .notificationsEnabled(characteristic: characteristic)
                 } catch {
                     return .subscribeFailed(characteristic: characteristic, error)

@@ -17,6 +17,9 @@ public protocol DeviceTransport: Sendable {
     func stopResolve(_ device: DeviceID) async
     /// `Device1.Connect` on `adapter`; returns when BlueZ replied.
     func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure)
+    /// Like `connect(_:adapter:)`, with the call bounded by the device's class `connect` timeout
+    /// (and a margin, so the machine's own timer decides) rather than a fixed one.
+    func connect(_ device: DeviceID, adapter: AdapterID, within timeout: Duration) async throws(TransportFailure)
     /// Abort an in-flight connect.
     func cancelConnect(_ device: DeviceID) async
     func disconnect(_ device: DeviceID) async
@@ -29,6 +32,11 @@ public protocol DeviceTransport: Sendable {
         -> (services: Set<String>, characteristics: Set<String>)
     func read(_ device: DeviceID, characteristic: String) async throws(TransportFailure) -> [UInt8]
     func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async throws(TransportFailure)
+    /// Like `subscribe(_:characteristic:via:)`, with the call bounded by the class's `subscribe`
+    /// timeout (and a margin).
+    func subscribe(
+        _ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, within timeout: Duration
+    ) async throws(TransportFailure)
     /// Ends notifications of the characteristic (StopNotify, or closing its notify socket).
     func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath) async
 }
@@ -57,6 +65,23 @@ public struct GATTRequirement: Sendable, Hashable {
 }
 
 extension DeviceTransport {
+    /// How long a call bounded by a class timeout may take: the timeout and a margin, so the
+    /// device machine's timer, not the call, decides that the operation took too long.
+    public static func callTimeout(within timeout: Duration) -> Duration {
+        timeout + .seconds(1)
+    }
+
+    /// A transport whose calls take no time (tests' fakes).
+    public func connect(_ device: DeviceID, adapter: AdapterID, within timeout: Duration) async throws(TransportFailure) {
+        try await connect(device, adapter: adapter)
+    }
+
+    public func subscribe(
+        _ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, within timeout: Duration
+    ) async throws(TransportFailure) {
+        try await subscribe(device, characteristic: characteristic, via: path)
+    }
+
     /// A transport whose objects are all there once services are resolved (tests' fakes).
     public func awaitServices(_ device: DeviceID, requiring: GATTRequirement) async throws(TransportFailure)
         -> (services: Set<String>, characteristics: Set<String>)
