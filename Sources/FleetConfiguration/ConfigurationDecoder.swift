@@ -104,7 +104,7 @@ struct ConfigurationDecoder {
             return nil
         }
         guard let duration = ConfigDuration.parse(text, maximum: maximum) else {
-            report("'\(key)' in \(section.name): '\(text)' is not a duration (write e.g. \"250ms\", \"2s\", \"5m\", \"1h30m\"; at most \(ConfigDuration.format(maximum)))", at: entry.node.position)
+            report("'\(key)' in \(section.name): '\(text)' is not a duration (write e.g. \"250ms\", \"2s\", \"5m\", \"1h30m\"; at most \(maximum == ConfigDuration.maximum ? "1 week" : ConfigDuration.format(maximum)))", at: entry.node.position)
             return nil
         }
         guard duration >= minimum else {
