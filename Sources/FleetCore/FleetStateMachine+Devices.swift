@@ -50,6 +50,10 @@ extension FleetStateMachine {
         for object in objects {
             if let rssi = object.rssi { device.lastRSSI[object.adapter] = rssi }
             if device.name == nil, let advertised = object.name { device.name = advertised }
+            // What a pool device advertises or resolved ranks it again at a reload.
+            if !device.pinned {
+                for service in object.services where !device.poolServices.contains(service) { device.poolServices.append(service) }
+            }
         }
         devices[id] = device
     }

@@ -273,10 +273,10 @@ public struct FleetStateMachine: Sendable {
         for pinned in effectivePins(configuration) {
             addDevice(pinned.id, pinned: true, name: pinned.name, className: pinned.className, priority: pinned.priority, &actions)
         }
-        // Pool devices from the state file compete for slots again when the pool is on; pinned
-        // ones were created from the configuration, which decides membership.
-        // They pass the pool's filters and take their class and priority from its rules, as a
-        // device found by discovery would (the state file's services stand for its advertisement).
+        // Pool devices from the state file compete for slots again when the pool is on (pinned
+        // ones were created from the configuration, which decides membership), if they pass the
+        // pool's filters, with the class and priority of its rules, as a device found by
+        // discovery would (the state file's services stand for its advertisement).
         guard configuration.poolEnabled else { return }
         for (id, known) in restored.sorted(by: { $0.key < $1.key }) where devices[id] == nil {
             guard let placement = poolPlacement(name: known.name, services: known.servicesSeen, rssi: nil) else { continue }

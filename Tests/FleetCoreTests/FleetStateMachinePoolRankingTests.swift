@@ -96,6 +96,19 @@ struct FleetStateMachinePoolRankingTests {
         #expect(!actions.contains(.retireDevice(Self.watch, disconnect: true)))
     }
 
+    @Test func aReloadRanksByTheServicesAPoolDeviceResolvedAfterItWasAdmitted() {
+        // Admitted by name alone, before it showed any service.
+        var fleet = Fixture.running(Self.configuration(rules: [PoolRule(namePrefix: "Watch", priority: 1, className: "pool")]))
+        let bare = FleetStateMachine.DeviceObject(adapter: Fixture.hci0, name: "Watch", rssi: -50)
+        _ = fleet.handle(.device(Self.watch, .deviceFound(adapter: Fixture.hci0), objects: [bare]), now: Fixture.t0)
+        var resolved = bare
+        resolved.services = [Self.heartRate]
+        _ = fleet.handle(.device(Self.watch, nil, objects: [resolved]), now: Fixture.t0)
+        _ = fleet.handle(.reload(Self.configuration(), objects: [:]), now: Fixture.t0)
+        #expect(fleet.devices[Self.watch]?.className == "strap", "the heart-rate rule matches what it resolved")
+        #expect(fleet.devices[Self.watch]?.priority == 5)
+    }
+
     @Test func aReloadWhoseFiltersNoLongerAdmitAPoolDeviceReleasesIt() {
         var fleet = Self.fleetWithConnectedWatch(Self.configuration())
         var next = Self.configuration()
