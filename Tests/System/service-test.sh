@@ -211,6 +211,14 @@ install -D -m 0644 "$here/bluez-sim.conf" "$stage/etc/dbus-1/system.d/wearfleet-
 install -D -m 0644 "$here/wearfleetd.toml" "$stage/usr/local/share/wearfleet-test/wearfleetd.toml"
 install -D -m 0644 "$here/watchdog.conf" "$stage/etc/systemd/system/wearfleetd.service.d/50-test-watchdog.conf"
 ln -s /dev/null "$stage/etc/systemd/system/bluetooth.service"
+# The checkout the README's `make install-files` runs in, inside the sandbox: what that target
+# reads (this tree may be on a file system the sandbox's overlay of / does not show).
+checkout=/usr/local/src/wearfleet
+mkdir -p "$stage$checkout/.build/$install_config"
+cp -a "$repo/Makefile" "$repo/Package.swift" "$repo/systemd" "$repo/config" "$stage$checkout/"
+for program in wearfleetd wearfleetctl; do
+    [[ ! -e $repo/.build/$install_config/$program ]] || cp -a "$repo/.build/$install_config/$program" "$stage$checkout/.build/$install_config/"
+done
 # The README's install is tried as on a machine that never had wearfleetd: on one that has (a
 # gateway running it), the sandbox gets account files without its users.
 if grep -qE '^(wearfleet|wf-operator|wf-outsider):' /etc/passwd /etc/group; then
@@ -249,7 +257,7 @@ ok "$(sim_call GetDevices | jq -r '.data[0] | keys | join(" ")')"
 
 step "README: sudo make install-files (INSTALL_CONFIG=$install_config), on the running system"
 [[ -z $(sb getent passwd wearfleet) ]] || fail "user wearfleet exists before the install"
-sb make -s -C "$repo" install-files "INSTALL_CONFIG=$install_config" > "$work/install-running.log" 2>&1 \
+sb make -s -C "$checkout" install-files "INSTALL_CONFIG=$install_config" > "$work/install-running.log" 2>&1 \
     || { cat "$work/install-running.log"; fail "make install-files on the running system failed"; }
 grep -q 'dbus-daemon re-read its policies' "$work/install-running.log" \
     || { cat "$work/install-running.log"; fail "make install-files did not have dbus-daemon re-read its policies"; }
