@@ -98,10 +98,12 @@ extension BlueZClient {
         }
     }
 
-    public func writeValue(characteristic: DBusObjectPath, _ bytes: [UInt8], type: BlueZWriteType) async throws(BlueZError) {
+    public func writeValue(
+        characteristic: DBusObjectPath, _ bytes: [UInt8], type: BlueZWriteType, timeout: Duration = .seconds(30)
+    ) async throws(BlueZError) {
         _ = try await bluezCall(
             characteristic, BlueZInterfaces.gattCharacteristic, "WriteValue",
-            [.bytes(bytes), .stringVariantMap(["type": .string(type.rawValue)])])
+            [.bytes(bytes), .stringVariantMap(["type": .string(type.rawValue)])], timeout: timeout)
     }
 
     public func startNotify(characteristic: DBusObjectPath, timeout: Duration = .seconds(30)) async throws(BlueZError) {

@@ -3,6 +3,7 @@ import DBus
 @testable import Fleet
 import FleetCore
 import Foundation
+import Synchronization
 import Logging
 import Testing
 import TestSupport
@@ -73,5 +74,47 @@ struct ClassCallTimeoutTests {
         #expect(BlueZDeviceTransport.callTimeout(within: .seconds(90)) > .seconds(90), "a 90 s class timeout is not cut short")
         await client.stop()
         await bluetoothd.close()
+    }
+}
+
+/// A write channel that records the bound each `WriteValue` call was given.
+final class TimeoutRecordingChannel: GATTWriteChannel {
+    private let bounds = Mutex<[Duration]>([])
+    var recorded: [Duration] { bounds.withLock { $0 } }
+
+    func characteristic(_ uuid: String, of device: DeviceID) async -> FleetCharacteristic? {
+        FleetCharacteristic(handle: "/char", flags: [.write])
+    }
+
+    func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure) {
+        bounds.withLock { $0.append(.zero) }
+    }
+
+    func writeValue(
+        _ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool, within timeout: Duration
+    ) async throws(DeviceEvent.Failure) {
+        bounds.withLock { $0.append(timeout) }
+    }
+
+    func acquireWrite(_ characteristic: FleetCharacteristic) async -> (descriptor: Int32, mtu: UInt16)? { nil }
+}
+
+@Suite("Write calls follow the class write timeout")
+struct ClassWriteTimeoutTests {
+    @Test func aWriteCallIsBoundedByTheDevicesClassWriteTimeout() async throws {
+        let channel = TimeoutRecordingChannel()
+        let (done, finished) = AsyncStream<Void>.makeStream()
+        let coordinator = WriteCoordinator(channel: channel, clock: SystemMonotonicClock()) { _, event in
+            if event == .writeCompleted { finished.yield() }
+        }
+        let strap = ClassCallTimeoutTests.strap
+        await coordinator.configure(strap, options: OutgoingDeviceOptions(), writeTimeout: .seconds(90))
+        await coordinator.linkReady(strap, useSocket: false)
+        _ = try await coordinator.enqueue(
+            strap, characteristic: "00002a39-0000-1000-8000-00805f9b34fb", bytes: [1], qos: .normal, mode: .withResponse,
+            replaceable: false)
+        _ = try await done.first(within: .seconds(10), "the write to complete") { _ in true }
+        #expect(channel.recorded == [.seconds(90)], "the class's 90 s, not the client's fixed 30 s")
+        #expect(BlueZDeviceTransport.callTimeout(within: .seconds(90)) == .seconds(91))
     }
 }

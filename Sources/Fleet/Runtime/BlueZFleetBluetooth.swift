@@ -184,11 +184,19 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     }
 
     public func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure) {
+        try await writeValue(bytes, to: characteristic, withResponse: withResponse, within: .seconds(29))
+    }
+
+    public func writeValue(
+        _ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool, within timeout: Duration
+    ) async throws(DeviceEvent.Failure) {
         guard let path = try? DBusObjectPath(characteristic.handle) else {
             throw DeviceEvent.Failure(.doesNotExist, message: "no characteristic object \(characteristic.handle)")
         }
         do {
-            try await client.writeValue(characteristic: path, bytes, type: withResponse ? .request : .command)
+            try await client.writeValue(
+                characteristic: path, bytes, type: withResponse ? .request : .command,
+                timeout: BlueZDeviceTransport.callTimeout(within: timeout))
         } catch {
             throw DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
         }

@@ -274,7 +274,9 @@ public actor FleetOrchestrator {
         case .updateScanFilter(let scanUUIDs, let minimumRSSI):
             await bluetooth.updateScanFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
         case .configureWrites(let id, let options):
-            await writes.configure(id, options: options)
+            // The class's write timeout bounds each WriteValue call (read, not decided, here).
+            let timeout = machine.configuration.deviceConfiguration(className: machine.devices[id]?.className).timeouts.write
+            await writes.configure(id, options: options, writeTimeout: timeout)
         case .openWriteLane(let id, let useSocket):
             await writes.linkReady(id, useSocket: useSocket)
         case .closeWriteLane(let id):

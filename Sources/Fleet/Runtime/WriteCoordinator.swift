@@ -29,6 +29,8 @@ actor WriteCoordinator {
     private let window: Int
     private var lanes: [DeviceID: Lane] = [:]
     private var counters: [DeviceID: WriteCounters] = [:]
+    /// Each device's class `write` timeout: what bounds its `WriteValue` calls (with a margin).
+    private var writeTimeouts: [DeviceID: Duration] = [:]
     private let report: @Sendable (DeviceID, DeviceEvent) async -> Void
 
     /// - Parameter report: feeds write outcomes to the device's actor (its write timer and
@@ -44,8 +46,9 @@ actor WriteCoordinator {
 
     /// Sets a device's queue bounds and coalescing from its class; until `linkReady`, its writes
     /// are only queued.
-    func configure(_ device: DeviceID, options: OutgoingDeviceOptions) {
+    func configure(_ device: DeviceID, options: OutgoingDeviceOptions, writeTimeout: Duration? = nil) {
         scheduler.configure(device: device, options: options)
+        if let writeTimeout { writeTimeouts[device] = writeTimeout }
         if lanes[device] == nil { scheduler.linkLost(device: device) }
     }
 
@@ -73,6 +76,7 @@ actor WriteCoordinator {
         linkLost(device)
         scheduler.removeDevice(device)
         counters[device] = nil
+        writeTimeouts[device] = nil
     }
 
     func counters(for device: DeviceID) -> WriteCounters { counters[device] ?? WriteCounters() }
@@ -144,7 +148,9 @@ actor WriteCoordinator {
         } else if let characteristic = await channel.characteristic(write.characteristic.id, of: device) {
             await report(device, .writeStarted)
             do {
-                try await channel.writeValue(write.bytes, to: characteristic, withResponse: write.writeType == .withResponse)
+                try await channel.writeValue(
+                    write.bytes, to: characteristic, withResponse: write.writeType == .withResponse,
+                    within: writeTimeouts[device] ?? DeviceStateMachine.Timeouts().write)
             } catch {
                 failure = error
             }
