@@ -65,7 +65,7 @@ demo: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product bluez-sim
 	./scripts/demo.sh $(SWIFT_BUILD_DIR)
 
-## bench: the daemon's figures (ingest, scale, recovery, writes) next to a C bus floor and bleak,
+## bench: the daemon's figures (ingest, scale, recovery, writes, the Write command round trip) next to a C bus floor and bleak,
 ## against bluez-sim on private buses (release build); the table on stdout, the figures in
 ## .build/bench/fleet-bench.json and the plot in .build/bench/fleet-bench.png. Not part of make test.
 ## The pinned Python packages install while Swift builds.

@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "wearfleetctl",
             dependencies: [
-                "FleetControl", "DBus", "FleetCore", "FleetReplay", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FleetControl", "DBus", "FleetCore", "FleetReplay", "GATT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "dbus-bench", dependencies: ["DBus", "ProcessSupport"], path: "Benchmarks/dbus-bench"),

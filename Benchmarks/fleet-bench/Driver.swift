@@ -33,6 +33,7 @@ struct Driver {
         section("scale") { results.scale = try ScaleSuite(options: options, directory: work).run() }
         section("recovery") { results.recovery = try RecoverySuite(options: options, directory: work).run() }
         section("writes") { results.writes = try WriteSuite(options: options, directory: work).run() }
+        section("commands") { results.commands = try CommandSuite(options: options, directory: work).run() }
         results.targets = Targets.check(results)
         results.secondsTotal = MonotonicTime.seconds - started
         print(Report.text(results))

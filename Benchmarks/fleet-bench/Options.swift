@@ -17,7 +17,7 @@ struct Options {
     var bleakScript = "Benchmarks/python/bleak_ingest.py"
     var jsonPath = ".build/bench/fleet-bench.json"
     var workDirectory = ".build/bench/work"
-    var sections: Set<String> = ["ingest", "scale", "recovery", "writes"]
+    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands"]
     var ingestDevices = [10, 100]
     var rates: [Double] = [1, 50, 200]
     var payloads = [20, 244]
@@ -51,7 +51,7 @@ struct Options {
     }
 
     static let usage = """
-        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes]
+        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands]
                            [--ingest-devices 10,100] [--rates 1,50,200] [--payloads 20,244] [--scale-devices 10,100,1000]
                            [--window S] [--idle S] [--time-scale X] [--bleak-limit N] [--no-bleak]
                            [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--fd-floor PATH] [--python PATH] [--bleak-script PATH]
@@ -108,7 +108,7 @@ struct Options {
             default: throw BenchError("unknown option \(flag)\n\(Self.usage)")
             }
         }
-        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes"])
+        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands"])
         guard unknown.isEmpty else { throw BenchError("unknown sections: \(unknown.sorted().joined(separator: ","))") }
         if role != nil, bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {
             throw BenchError("\(role ?? "") needs --bus, --config and --state-dir\n\(Self.usage)")

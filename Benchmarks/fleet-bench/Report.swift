@@ -8,6 +8,7 @@ enum Report {
         if !results.scale.isEmpty { sections.append(scale(results.scale)) }
         if let recovery = results.recovery { sections.append(self.recovery(recovery)) }
         if let writes = results.writes { sections.append(self.writes(writes)) }
+        if let commands = results.commands { sections.append(self.commands(commands)) }
         if !results.targets.isEmpty { sections.append(targets(results.targets)) }
         if !results.failures.isEmpty { sections.append("FAILED: " + results.failures.joined(separator: "\nFAILED: ")) }
         return sections.joined(separator: "\n\n")
@@ -89,6 +90,17 @@ enum Report {
         table.add(["received by the simulator", "\(result.receivedBySimulator)"])
         table.add(["driver CPU µs per write", Format.number(result.driverCPUMicrosecondsEach)])
         return table.text
+    }
+
+    private static func commands(_ result: CommandResult) -> String {
+        var table = TextTable(["Write round trip, with response (\(result.writes) each, one in flight)", "p50 ms", "p99 ms"])
+        table.add(["through wearfleetd (org.wearfleet.Daemon1.Write)", Format.number(result.daemonP50Milliseconds), Format.number(result.daemonP99Milliseconds)])
+        table.add(["WriteValue on bluez-sim directly", Format.number(result.directP50Milliseconds), Format.number(result.directP99Milliseconds)])
+        table.add([
+            "what the daemon adds", Format.number(result.daemonP50Milliseconds - result.directP50Milliseconds),
+            Format.number(result.daemonP99Milliseconds - result.directP99Milliseconds),
+        ])
+        return table.text + "\n(the simulated device takes \(Format.number(result.simulatedWriteLatencyMilliseconds)) ms to acknowledge each write)"
     }
 
     private static func targets(_ checks: [TargetCheck]) -> String {

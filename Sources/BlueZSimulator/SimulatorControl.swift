@@ -74,6 +74,13 @@ public enum SimulatorControl {
                         let taps = try await simulator.tapNotifySockets(of: try call.body.decode(String.self, at: 0))
                         return [.array(element: .unixFD, taps.map { .unixFD($0) })]
                     }),
+                // Closes bluetoothd's end of the device's AcquireNotify sockets, the link staying up.
+                DBusMethod(
+                    "CloseNotifySockets", inputs: [.init("device", .string)], outputs: [.init("closed", .uint32)],
+                    handler: .async { call in
+                        let closed = await simulator.closeNotifySockets(address: target(try call.body.decode(String.self, at: 0)))
+                        return [.uint32(UInt32(clamping: closed))]
+                    }),
                 DBusMethod("ClearFaults", inputs: [.init("device", .string)], handler: .async { call in
                     try await apply(FaultCommand(.clear, device: target(try call.body.decode(String.self, at: 0))))
                 }),

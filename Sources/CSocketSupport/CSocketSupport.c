@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -47,4 +48,8 @@ int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slo
     int received = recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL);
     for (int i = 0; i < received; i++) lengths[i] = messages[i].msg_len;
     return received;
+}
+
+int wearfleet_release_free_heap(void) {
+    return malloc_trim(0);
 }

@@ -22,14 +22,16 @@ extension ConfigurationDecoder {
     }
 
     mutating func decodeClass(named name: String, _ section: ConfigSection) -> DeviceClassSettings {
-        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.deviceClass)
+        for removed in ConfigurationSchema.removedDeviceClassKeys {
+            if let entry = section[removed.key] { report("\(removed.why) (in \(section.name))", at: entry.keyPosition) }
+        }
+        rejectUnknownKeys(in: section, allowed: ConfigurationSchema.deviceClass + ConfigurationSchema.removedDeviceClassKeys.map(\.key))
         var settings = DeviceClassSettings(name: name)
         if let value = uuids(section, "read") { settings.read = value }
         if let value = uuids(section, "subscribe") { settings.subscribe = value }
         if let value = uuids(section, "required_services") { settings.requiredServices = value }
         if let value = uuids(section, "required_characteristics") { settings.requiredCharacteristics = value }
         if let value = boolean(section, "fd_path") { settings.fileDescriptorPath = value }
-        if let value = integer(section, "max_in_flight_writes", in: 1...64) { settings.maxInFlightWrites = value }
         if let depths = table(section, "queue_depth", name: "[classes.\(TOMLParser.displayKey(name)).queue_depth]") {
             rejectUnknownKeys(in: depths, allowed: Self.qosNames)
             for qos in OutgoingQoS.allCases {
@@ -43,7 +45,6 @@ extension ConfigurationDecoder {
                 report("'default_qos' in \(section.name): '\(text)' is not a QoS (one of control, normal, bulk)\(KeySuggestion.hint(for: text, among: Self.qosNames))", at: position)
             }
         }
-        if case .some(let value) = optionalDuration(section, "heartbeat") { settings.heartbeat = value }
         if case .some(let value) = optionalDuration(section, "coalescing_window") { settings.coalescingWindow = value }
         if let value = integer(section, "write_failure_threshold", in: 1...1000) { settings.writeFailureThreshold = value }
         if let timeouts = table(section, "timeouts", name: "[classes.\(TOMLParser.displayKey(name)).timeouts]") {

@@ -25,8 +25,17 @@ enum ConfigurationSchema {
     static let breaker = ["threshold", "cooldown", "cooldown_multiplier", "max_cooldown"]
     static let deviceClass = [
         "read", "subscribe", "required_services", "required_characteristics", "fd_path",
-        "max_in_flight_writes", "queue_depth", "default_qos", "heartbeat", "coalescing_window",
-        "write_failure_threshold", "timeouts",
+        "queue_depth", "default_qos", "coalescing_window", "write_failure_threshold", "timeouts",
+    ]
+    /// Keys a device class no longer has, with why (NOTES.md, "Class keys that promised nothing"):
+    /// a file that still sets one gets this at its `file:line`, not a bare "unknown key".
+    static let removedDeviceClassKeys: [(key: String, why: String)] = [
+        ("heartbeat", "'heartbeat' was removed: a link that stops answering is lost by the controller's supervision "
+            + "timeout, which bluetoothd reports as a disconnect; a periodic GATT read only cost the wearable battery. "
+            + "Delete the line"),
+        ("max_in_flight_writes", "'max_in_flight_writes' was removed: ATT allows one request at a time per link and "
+            + "bluetoothd refuses a second pending write on a characteristic (InProgress), so writes with response "
+            + "go one at a time. Delete the line"),
     ]
     static let timeouts = ["resolve", "connect", "discovery", "subscribe", "write", "recovery_interval"]
     static let metrics = ["enabled", "listen"]

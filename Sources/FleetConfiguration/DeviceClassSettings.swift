@@ -20,14 +20,10 @@ public struct DeviceClassSettings: Equatable, Sendable {
     public var requiredCharacteristics: [BluetoothUUID] = []
     /// Notifications through `AcquireNotify` sockets and writes through `AcquireWrite`.
     public var fileDescriptorPath: Bool = false
-    /// Outstanding writes with response. Default 1 (ATT allows one request per bearer).
-    public var maxInFlightWrites: Int = 1
     /// Queue capacity per QoS class. Defaults: control 16, normal 64, bulk 256.
     public var queueDepth: [OutgoingQoS: Int] = [.control: 16, .normal: 64, .bulk: 256]
     /// The QoS of writes that do not name one. Default `normal`.
     public var defaultQoS: OutgoingQoS = .normal
-    /// Interval of the liveness probe while ready; nil: no probe.
-    public var heartbeat: Duration?
     /// Replaceable writes to the same characteristic within this window are coalesced; nil: never.
     public var coalescingWindow: Duration?
     /// Consecutive failed writes that make a ready device degraded. Default 3.

@@ -53,13 +53,13 @@ extension DeviceClassSettings {
         OutgoingConfiguration(
             controlQueueCapacity: queueDepth[.control] ?? 16,
             normalQueueCapacity: queueDepth[.normal] ?? 64,
-            bulkQueueCapacity: queueDepth[.bulk] ?? 256,
-            maxInFlightWithResponse: maxInFlightWrites
+            bulkQueueCapacity: queueDepth[.bulk] ?? 256
         )
     }
 
     public var outgoingDeviceOptions: OutgoingDeviceOptions {
         OutgoingDeviceOptions(
-            coalescingWindow: coalescingWindow, queueCapacities: queueDepth, maxInFlightWithResponse: maxInFlightWrites)
+            // One write with response at a time: ATT's rule, and bluetoothd's (a second pending one fails InProgress).
+            coalescingWindow: coalescingWindow, queueCapacities: queueDepth, maxInFlightWithResponse: 1)
     }
 }

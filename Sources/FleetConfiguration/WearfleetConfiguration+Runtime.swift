@@ -6,7 +6,9 @@ extension WearfleetConfiguration {
     public var runtimeConfiguration: FleetRuntimeConfiguration {
         var runtime = FleetRuntimeConfiguration(
             pinned: pinned.map {
-                FleetRuntimeConfiguration.PinnedDevice(id: $0.id, name: $0.name, className: $0.className, priority: $0.priority)
+                FleetRuntimeConfiguration.PinnedDevice(
+                    id: $0.id, name: $0.name, className: $0.className, priority: $0.priority,
+                    definedAt: "\($0.definedAt.file):\($0.definedAt.line)")
             },
             classes: stateMachineConfigurations,
             poolClassName: pool.defaultClass,

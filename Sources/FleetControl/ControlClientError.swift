@@ -15,6 +15,14 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
     case unknownDevice(String)
     /// `GetDevice` for something that is not an address.
     case invalidAddress(String)
+    /// A command (`pin`, `write`, …) by a caller who is neither root nor in the admin group.
+    case commandDenied(detail: String)
+    /// A command's argument the daemon cannot take (a UUID, an option, a value too long): `name`
+    /// is the `org.wearfleet.Error.*` it answered, `message` its explanation.
+    case invalidArgument(name: String, message: String)
+    /// The daemon refused the command or it failed (not connected, pinned by the file, queue
+    /// full, bluetoothd's error, …): nothing changed. `name` and `message` as answered.
+    case refused(name: String, message: String)
     /// The daemon did not answer in time.
     case noAnswer(after: Duration)
     /// The bus connection went away during the call.
@@ -41,9 +49,9 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
     public var exitCode: Int32 {
         switch self {
         case .unknownDevice: return ExitCode.unknownDevice
-        case .invalidAddress: return ExitCode.usage
-        case .accessDenied: return ExitCode.permissionDenied
-        case .busUnavailable, .notRunning, .noAnswer, .connectionLost, .incompatible, .failed: return ExitCode.failure
+        case .invalidAddress, .invalidArgument: return ExitCode.usage
+        case .accessDenied, .commandDenied: return ExitCode.permissionDenied
+        case .busUnavailable, .notRunning, .noAnswer, .connectionLost, .incompatible, .refused, .failed: return ExitCode.failure
         }
     }
 
@@ -56,6 +64,13 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
         case .accessDenied:
             return "permission denied: only root and members of the 'wearfleet' group may query wearfleetd "
                 + "(add a user with 'usermod -aG wearfleet USER', then log in again)"
+        case .commandDenied:
+            return "permission denied: only root and members of the '\(WearfleetControl.adminGroup)' group may change the fleet "
+                + "(add a user with 'usermod -aG \(WearfleetControl.adminGroup) USER', then log in again)"
+        case .invalidArgument(_, let message):
+            return message
+        case .refused(let name, let message):
+            return "refused (\(name.split(separator: ".").last ?? "")): \(message)"
         case .unknownDevice(let address):
             return "no such device: \(address) is not in the fleet"
         case .invalidAddress(let text):
@@ -72,8 +87,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
     }
 
     /// Classifies an error from a control call. `bus` names the bus for messages; `address` is
-    /// the device asked for, if any.
-    public init(_ error: any Error, bus: String, address: String? = nil) {
+    /// the device asked for, if any; `command` says the call was one that changes the fleet.
+    public init(_ error: any Error, bus: String, address: String? = nil, command: Bool = false) {
         if let error = error as? ControlClientError {
             self = error
             return
@@ -94,11 +109,15 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
         case DBusError.serviceUnknown, DBusError.nameHasNoOwner:
             self = .notRunning(bus: bus)
         case DBusError.accessDenied:
-            self = .accessDenied(detail: error.message)
+            self = command ? .commandDenied(detail: error.message) : .accessDenied(detail: error.message)
         case WearfleetControl.ErrorName.unknownDevice:
             self = .unknownDevice(address ?? error.message)
         case WearfleetControl.ErrorName.invalidAddress:
             self = .invalidAddress(address ?? error.message)
+        case WearfleetControl.ErrorName.invalidUUID, WearfleetControl.ErrorName.invalidOption, WearfleetControl.ErrorName.tooLarge:
+            self = .invalidArgument(name: error.name, message: error.message)
+        case let name where name.hasPrefix("org.wearfleet.Error."):
+            self = .refused(name: name, message: error.message)
         case DBusError.noReply, DBusError.timeout:
             self = .noAnswer(after: ControlClient.callTimeout)
         case DBusError.disconnected:

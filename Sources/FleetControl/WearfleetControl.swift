@@ -13,8 +13,46 @@ public enum WearfleetControl {
     /// The interface; a change that is not backwards compatible gets a new number.
     public static let interfaceName = "org.wearfleet.Daemon1"
 
-    /// Error names the interface replies with.
+    /// The group whose members (with root) may call the commands (`Pin`, `Write`, …); created by
+    /// sysusers (`wearfleet.sysusers.conf`) and named in the bus policy.
+    public static let adminGroup = "wearfleet-admin"
+
+    /// Error names the interface replies with (README, "The control interface", lists them).
+    /// A refused command changes nothing.
     public enum ErrorName {
+        // MARK: Commands
+        /// A UUID argument is not a Bluetooth UUID (16-, 32- or 128-bit form).
+        public static let invalidUUID = "org.wearfleet.Error.InvalidUUID"
+        /// An `a{sv}` option is unknown, mistyped or out of range.
+        public static let invalidOption = "org.wearfleet.Error.InvalidOption"
+        /// `Pin` named a class the configuration does not define.
+        public static let unknownClass = "org.wearfleet.Error.UnknownClass"
+        /// `Pin` of a device already pinned at run time.
+        public static let alreadyPinned = "org.wearfleet.Error.AlreadyPinned"
+        /// `Pin`/`Unpin` of a device the configuration file pins; the message names `file:line`.
+        public static let pinnedByConfiguration = "org.wearfleet.Error.PinnedByConfiguration"
+        /// `Unpin` of a device that is not pinned at run time.
+        public static let notPinned = "org.wearfleet.Error.NotPinned"
+        /// `Read`/`Write` to a device with no usable link now.
+        public static let notConnected = "org.wearfleet.Error.NotConnected"
+        /// The device shows no such characteristic.
+        public static let unknownCharacteristic = "org.wearfleet.Error.UnknownCharacteristic"
+        /// The characteristic lacks the property the operation needs (read, write, write without response).
+        public static let notSupported = "org.wearfleet.Error.NotSupported"
+        /// The value is longer than a write may be.
+        public static let tooLarge = "org.wearfleet.Error.TooLarge"
+        /// The device's write queue for that QoS is full: slow down.
+        public static let queueFull = "org.wearfleet.Error.QueueFull"
+        /// The write was queued, then dropped unsent (link lost, device removed).
+        public static let notSent = "org.wearfleet.Error.NotSent"
+        /// The write was still queued when the daemon stopped waiting; it stays queued.
+        public static let timedOut = "org.wearfleet.Error.Timeout"
+        /// bluetoothd or the device refused or failed the operation; the message has BlueZ's error.
+        public static let bluetoothFailed = "org.wearfleet.Error.BluetoothFailed"
+        /// A pin change is in effect for this run but could not be saved.
+        public static let notSaved = "org.wearfleet.Error.NotSaved"
+
+        // MARK: Reading
         /// `GetDevice` named a well-formed address the fleet does not know.
         public static let unknownDevice = "org.wearfleet.Error.UnknownDevice"
         /// `GetDevice` got something that is not `AA:BB:CC:DD:EE:FF`.

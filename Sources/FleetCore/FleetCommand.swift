@@ -41,8 +41,8 @@ public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertibl
     case unknownDevice(DeviceID)
     case unknownClass(String)
     case alreadyPinned(DeviceID)
-    /// Pinned by the configuration file: unpin it there (and reload).
-    case pinnedByConfiguration(DeviceID)
+    /// Pinned by the configuration file (at `definedAt`, `file:line`): unpin it there (and reload).
+    case pinnedByConfiguration(DeviceID, definedAt: String?)
     case notPinned(DeviceID)
     /// The device has no usable link now (not ready or degraded).
     case notConnected(DeviceID)
@@ -56,13 +56,17 @@ public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertibl
     case notSubscribed(DeviceID, String)
     /// bluetoothd refused or failed the operation.
     case failed(DeviceEvent.Failure)
+    /// The change is in effect for this run, but could not be saved in the state directory: it
+    /// will not survive a restart.
+    case notSaved(reason: String)
 
     public var description: String {
         switch self {
         case .unknownDevice(let id): "\(id.address) is not a device of the fleet"
         case .unknownClass(let name): "no device class named \(name)"
         case .alreadyPinned(let id): "\(id.address) is already pinned"
-        case .pinnedByConfiguration(let id): "\(id.address) is pinned by the configuration file"
+        case .pinnedByConfiguration(let id, let definedAt):
+            "\(id.address) is pinned by the configuration file\(definedAt.map { " at \($0)" } ?? ""); unpin it there and reload"
         case .notPinned(let id): "\(id.address) is not pinned at run time"
         case .notConnected(let id): "\(id.address) is not connected"
         case .invalidCharacteristic(let text): "\(text) is not a Bluetooth UUID"
@@ -70,6 +74,7 @@ public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertibl
         case .notPermitted(let id, let uuid, let operation): "characteristic \(uuid) of \(id.address) does not allow \(operation)"
         case .alreadySubscribed(let id, let uuid): "\(id.address) is already subscribed to \(uuid)"
         case .notSubscribed(let id, let uuid): "\(id.address) is not subscribed to \(uuid)"
+        case .notSaved(let reason): "done for this run, but not saved (it will not survive a restart): \(reason)"
         case .failed(let failure): "bluetoothd: \(failure.name)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
         }
     }

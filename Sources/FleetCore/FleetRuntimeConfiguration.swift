@@ -8,12 +8,16 @@ public struct FleetRuntimeConfiguration: Sendable, Hashable, Codable {
         public var name: String?
         public var className: String
         public var priority: Int
+        /// Where the configuration pins it (`file:line`), for refusals that point there; nil for
+        /// a pin made at run time.
+        public var definedAt: String?
 
-        public init(id: DeviceID, name: String? = nil, className: String, priority: Int = 0) {
+        public init(id: DeviceID, name: String? = nil, className: String, priority: Int = 0, definedAt: String? = nil) {
             self.id = id
             self.name = name
             self.className = className
             self.priority = priority
+            self.definedAt = definedAt
         }
     }
 

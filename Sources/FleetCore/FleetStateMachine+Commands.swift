@@ -66,7 +66,7 @@ extension FleetStateMachine {
             return .refused(.unknownClass(className))
         }
         guard devices[id]?.pinned != true else {
-            return .refused(configuration.pinned.contains { $0.id == id } ? .pinnedByConfiguration(id) : .alreadyPinned(id))
+            return .refused(configuredPin(id).map { .pinnedByConfiguration(id, definedAt: $0.definedAt) } ?? .alreadyPinned(id))
         }
         let pin = FleetRuntimeConfiguration.PinnedDevice(id: id, name: options.name, className: className, priority: options.priority)
         runtimePins[id] = pin
@@ -90,7 +90,7 @@ extension FleetStateMachine {
     }
 
     private mutating func unpin(_ id: DeviceID, _ actions: inout [Action]) -> Reply {
-        if configuration.pinned.contains(where: { $0.id == id }) { return .refused(.pinnedByConfiguration(id)) }
+        if let configured = configuredPin(id) { return .refused(.pinnedByConfiguration(id, definedAt: configured.definedAt)) }
         guard runtimePins.removeValue(forKey: id) != nil else {
             return .refused(devices[id] == nil ? .unknownDevice(id) : .notPinned(id))
         }
@@ -117,6 +117,18 @@ extension FleetStateMachine {
         let wanted = machineConfiguration(of: device, className: className, in: configuration)
         guard wanted != running else { return }
         actions.append(.reconfigureDevice(id, wanted, configuration.reconnect))
+    }
+
+    /// The configuration's pin of `id`, if it pins it.
+    func configuredPin(_ id: DeviceID) -> FleetRuntimeConfiguration.PinnedDevice? {
+        configuration.pinned.first { $0.id == id }
+    }
+
+    /// The run-time pins a previous run saved, before `start`: they are merged with the
+    /// configuration's like pins made now (a device the configuration also pins keeps the
+    /// configuration's settings).
+    mutating func restoreRuntimePins(_ pins: [FleetRuntimeConfiguration.PinnedDevice]) {
+        for pin in pins { runtimePins[pin.id] = pin }
     }
 
     /// The configuration's pins, then the run-time pins it does not also pin.

@@ -115,6 +115,8 @@ public struct FleetStateMachine: Sendable {
     public enum Input: Sendable, Hashable, Codable {
         /// The state file's devices; before `start`.
         case restore([RestoredDevice])
+        /// The run-time pins saved by a previous run; before `start`.
+        case restoreRuntimePins([FleetRuntimeConfiguration.PinnedDevice])
         /// Create the pinned devices and the restored pool devices.
         case start
         /// bluetoothd is being followed: tell the pinned devices they are wanted.
@@ -230,6 +232,8 @@ public struct FleetStateMachine: Sendable {
         switch input {
         case .restore(let known):
             for device in known { restored[device.id] = device }
+        case .restoreRuntimePins(let pins):
+            restoreRuntimePins(pins)
         case .start:
             start(&actions)
         case .started:

@@ -25,6 +25,9 @@ public struct OutgoingScheduler: Sendable {
     /// Whether the device at `cursor` has received its quantum for the current turn.
     private var turnOpen = false
     private var nextSequence: UInt64 = 0
+    /// The `sequence` the next write `enqueue` appends will carry, so a sender can recognise its
+    /// write when the scheduler releases it.
+    public var upcomingSequence: UInt64 { nextSequence }
 
     public init(configuration: OutgoingConfiguration = OutgoingConfiguration()) {
         self.configuration = configuration

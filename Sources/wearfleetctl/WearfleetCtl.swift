@@ -14,12 +14,16 @@ struct WearfleetCtl: AsyncParsableCommand {
         commandName: "wearfleetctl",
         abstract: "Shows what wearfleetd is doing: the fleet's status and each device's details.",
         discussion: """
-            Exit codes: 0 success; 1 wearfleetd not running or not answering; 2 bad usage or \
-            address; 4 no such device; 77 permission denied (root and the wearfleet group may \
-            query the daemon).
+            Exit codes: 0 success; 1 wearfleetd not running or not answering, or a command refused \
+            or failed (the message says why; nothing changed); 2 bad usage, address, UUID, option \
+            or value; 4 no such device; 77 permission denied (root and the wearfleet group may \
+            query the daemon; root and the wearfleet-admin group may change it).
             """,
         version: WearfleetVersion.current,
-        subcommands: [Status.self, Device.self, ReplayCommand.self],
+        subcommands: [
+            Status.self, Device.self, ReplayCommand.self,
+            PinCommand.self, UnpinCommand.self, DisconnectCommand.self, ReconnectCommand.self, ReadCommand.self, WriteCommand.self,
+        ],
         defaultSubcommand: Status.self)
 
     /// ArgumentParser exits 64 (EX_USAGE) on bad usage; wearfleetctl exits 2, as systemctl and

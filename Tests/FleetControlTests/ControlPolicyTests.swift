@@ -152,4 +152,59 @@ struct ControlPolicyTests {
         await observer.close()
         await simulator.stop()
     }
+
+    @Test(.enabled(if: PolicyBus.isPossible, "needs root: a mount namespace and other uids"))
+    func onlyRootAndTheAdminGroupMayCommandTheFleet() async throws {
+        let bus = try PolicyBus()
+        let straps = ["AA:BB:CC:00:00:01", "AA:BB:CC:00:00:02"]
+        let simulator = try BlueZSimulator(
+            scenario: Scenario(
+                seed: 2, adapters: [AdapterSpec(name: "hci0", slots: 5)],
+                devices: straps.map { DeviceSpec(kind: .heartRateStrap, address: $0, addressType: "public", bonded: true) }),
+            bus: .address(bus.address), timings: .fast)
+        try await simulator.start()
+        let files = try DaemonFiles(pinned: [straps[0]])
+        defer { files.remove() }
+        #expect(chown(files.state, uid_t(PolicyBus.wearfleetUID), gid_t(PolicyBus.wearfleetUID)) == 0)
+        // The daemon as user wearfleet, seeing the same user and group databases as dbus-daemon.
+        let daemon = try DaemonProcess(
+            ["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"],
+            launcher: bus.inNamespace + PolicyBus.asUser(PolicyBus.wearfleetUID, group: PolicyBus.wearfleetUID))
+        try await daemon.lines(containing: "control interface ready")
+        try await daemon.lines(containing: "→ ready", within: .seconds(30))
+
+        let pin = [Commands.wearfleetctl, "pin", straps[1], "--class", "strap", "--bus", bus.address]
+        let unpin = [Commands.wearfleetctl, "unpin", straps[1], "--bus", bus.address]
+        let denial = "wearfleetctl: permission denied: only root and members of the 'wearfleet-admin' group"
+
+        // A reader (group wearfleet) may read but not command; an outsider may do neither.
+        let member = PolicyBus.asUser(PolicyBus.operatorUID, group: PolicyBus.nobodyUID, groups: [PolicyBus.wearfleetUID])
+        let nobody = PolicyBus.asUser(PolicyBus.nobodyUID, group: PolicyBus.nobodyUID)
+        for user in [member, nobody] {
+            let denied = try await Commands.run(user + pin)
+            #expect(denied.status == ControlClientError.ExitCode.permissionDenied)
+            #expect(denied.errors.hasPrefix(denial), "\(denied.errors)")
+        }
+        let read = try await Commands.run(member + [Commands.wearfleetctl, "status", "--json", "--bus", bus.address])
+        #expect(read.status == 0)
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [String: Any])
+        let spare = (listed["devices"] as? [[String: Any]] ?? []).first { $0["address"] as? String == straps[1] }
+        #expect(spare?["pinned"] as? Bool != true, "nothing was pinned")
+
+        // An administrator may: the bus lets the call through and so does the daemon's own check.
+        let admin = PolicyBus.asUser(PolicyBus.adminUID, group: PolicyBus.nobodyUID, groups: [PolicyBus.adminUID])
+        let pinned = try await Commands.run(admin + pin)
+        #expect(pinned.status == 0, "\(pinned.errors)")
+        #expect(pinned.output == "pinned \(straps[1])")
+        let status = try await Commands.run(admin + [Commands.wearfleetctl, "status", "--bus", bus.address])
+        #expect(status.status == 0, "an administrator may read too")
+        let unpinned = try await Commands.run(admin + unpin)
+        #expect(unpinned.status == 0, "\(unpinned.errors)")
+        // Root may too.
+        let asRoot = try await Commands.run(pin)
+        #expect(asRoot.status == 0, "\(asRoot.errors)")
+
+        #expect(await daemon.stop() == 0)
+        await simulator.stop()
+    }
 }

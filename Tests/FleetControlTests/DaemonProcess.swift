@@ -70,8 +70,8 @@ struct DaemonFiles {
     var config: String { directory.appendingPathComponent("wearfleetd.toml").path }
     var state: String { directory.appendingPathComponent("state").path }
 
-    /// Pinned heart-rate straps at `addresses`, on hci0.
-    init(pinned addresses: [String]) throws {
+    /// Pinned heart-rate straps at `addresses`, on hci0; `extra` is appended to the file.
+    init(pinned addresses: [String], extra: String = "") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-ctl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("state").path, withIntermediateDirectories: true)
         var toml = "[fleet]\nadapters = [\"hci0\"]\n\n[classes.strap]\nsubscribe = [\"2A37\"]\nrequired_services = [\"180D\"]\n"
@@ -79,7 +79,7 @@ struct DaemonFiles {
             toml += "\n[[pinned]]\naddress = \"\(address)\"\nname = \"strap-\(index + 1)\"\nclass = \"strap\"\n"
         }
         // Daemons of parallel tests must not compete for the metrics port.
-        toml += "\n[metrics]\nenabled = false\n"
+        toml += "\n[metrics]\nenabled = false\n" + extra
         try toml.write(toFile: config, atomically: true, encoding: .utf8)
     }
 

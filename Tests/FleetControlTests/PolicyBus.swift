@@ -15,6 +15,8 @@ import TestSupport
 final class PolicyBus: Sendable {
     static let wearfleetUID = 61234
     static let operatorUID = 61236
+    /// `wearfleet-admin-user`, alone in group `wearfleet-admin` (gid the same number).
+    static let adminUID = 61237
     static let nobodyUID = 65534
 
     let address: String
@@ -43,9 +45,11 @@ final class PolicyBus: Sendable {
         try (String(contentsOfFile: "/etc/passwd", encoding: .utf8) + """
             wearfleet:x:\(Self.wearfleetUID):\(Self.wearfleetUID)::/nonexistent:/usr/sbin/nologin
             wearfleet-operator:x:\(Self.operatorUID):\(Self.nobodyUID)::/nonexistent:/usr/sbin/nologin
+            wearfleet-admin-user:x:\(Self.adminUID):\(Self.nobodyUID)::/nonexistent:/usr/sbin/nologin
 
             """).write(to: passwd, atomically: true, encoding: .utf8)
-        try (String(contentsOfFile: "/etc/group", encoding: .utf8) + "wearfleet:x:\(Self.wearfleetUID):wearfleet-operator\n")
+        try (String(contentsOfFile: "/etc/group", encoding: .utf8) + "wearfleet:x:\(Self.wearfleetUID):wearfleet-operator\n"
+            + "wearfleet-admin:x:\(Self.adminUID):wearfleet-admin-user\n")
             .write(to: group, atomically: true, encoding: .utf8)
         try Self.configuration(socketPath: socket, policy: Self.policyFile.path).write(to: config, atomically: true, encoding: .utf8)
         // Clients running as other users reach the socket through this directory.
@@ -101,6 +105,10 @@ final class PolicyBus: Sendable {
         </busconfig>
         """
     }
+
+    /// A command prefix that runs in the bus's mount namespace, where the copies of /etc/passwd
+    /// and /etc/group are: for a daemon that looks up its callers' groups as dbus-daemon does.
+    var inNamespace: [String] { ["/usr/bin/nsenter", "--target=\(process.pid)", "--mount", "--"] }
 
     /// A command prefix that runs as `uid`/`gid` with exactly the supplementary `groups`.
     static func asUser(_ uid: Int, group gid: Int, groups: [Int] = []) -> [String] {

@@ -326,6 +326,33 @@ struct FleetStateMachineTests {
         #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: Self.strap) == [.attemptGranted(adapter: Self.hci0)])
     }
 
+    @Test func runtimePinsSavedByAPreviousRunArePinnedAtStartAndTheFilesPinWins() {
+        var fleet = FleetStateMachine(configuration: Self.configuration(), now: Self.t0, seed: 1)
+        let saved = [
+            FleetRuntimeConfiguration.PinnedDevice(id: Self.watch, name: "watch", className: "strap", priority: 2),
+            // The file pins the strap too (since the pin was made): the file's pin decides.
+            FleetRuntimeConfiguration.PinnedDevice(id: Self.strap, name: "runtime name", className: "strap", priority: 9),
+        ]
+        #expect(fleet.handle(.restoreRuntimePins(saved), now: Self.t0).isEmpty)
+        #expect(Self.created(fleet.handle(.start, now: Self.t0)).sorted() == [Self.strap, Self.watch].sorted())
+        #expect(fleet.devices[Self.watch]?.pinned == true && fleet.devices[Self.watch]?.name == "watch")
+        #expect(fleet.devices[Self.strap]?.name == nil && fleet.devices[Self.strap]?.priority == 0)
+        #expect(fleet.runtimePins.keys.sorted() == [Self.strap, Self.watch].sorted())
+        // The restored run-time pin can be undone; the file's cannot, whatever the run-time pins say.
+        #expect(fleet.handle(.command(.unpin(Self.watch)), now: Self.t0).contains(.reply(.done)))
+        #expect(fleet.handle(.command(.unpin(Self.strap)), now: Self.t0) == [.reply(.refused(.pinnedByConfiguration(Self.strap, definedAt: nil)))])
+    }
+
+    @Test func aRefusalOfTheFilesPinNamesWhereTheFilePinsIt() {
+        var configuration = Self.configuration()
+        configuration.pinned[0].definedAt = "/etc/wearfleet/wearfleetd.d/50-ward.toml:7"
+        var fleet = Self.running(configuration)
+        let refused = fleet.handle(.command(.unpin(Self.strap)), now: Self.t0)
+        #expect(refused == [.reply(.refused(.pinnedByConfiguration(Self.strap, definedAt: "/etc/wearfleet/wearfleetd.d/50-ward.toml:7")))])
+        #expect(FleetCommandError.pinnedByConfiguration(Self.strap, definedAt: "/etc/wearfleet/wearfleetd.d/50-ward.toml:7").description
+            .contains("pinned by the configuration file at /etc/wearfleet/wearfleetd.d/50-ward.toml:7; unpin it there and reload"))
+    }
+
     @Test func aRuntimePinSurvivesAReloadThatDoesNotMentionIt() {
         var fleet = Self.running(Self.configuration())
         let pin = fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", priority: 3), objects: [])), now: Self.t0)
@@ -351,8 +378,8 @@ struct FleetStateMachineTests {
         let before = fleet.devices
         let refusals: [(FleetCommand, FleetCommandError)] = [
             (.pin(Self.watch, FleetPinOptions(className: "nonesuch"), objects: []), .unknownClass("nonesuch")),
-            (.pin(Self.strap, FleetPinOptions(className: "strap"), objects: []), .pinnedByConfiguration(Self.strap)),
-            (.unpin(Self.strap), .pinnedByConfiguration(Self.strap)),
+            (.pin(Self.strap, FleetPinOptions(className: "strap"), objects: []), .pinnedByConfiguration(Self.strap, definedAt: nil)),
+            (.unpin(Self.strap), .pinnedByConfiguration(Self.strap, definedAt: nil)),
             (.disconnect(Self.watch), .unknownDevice(Self.watch)),
             (.reconnect(Self.watch), .unknownDevice(Self.watch)),
             (.prepareRead(Self.strap), .notConnected(Self.strap)),

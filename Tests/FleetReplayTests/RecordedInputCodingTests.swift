@@ -55,6 +55,7 @@ struct RecordedInputCodingTests {
                 id: strap, membership: .pinned, name: "Strap", servicesSeen: [heartRate], lastAdapter: hci1, hasBeenReady: true),
             FleetStateMachine.RestoredDevice(id: band, membership: .pool),
         ]),
+        .restoreRuntimePins([FleetRuntimeConfiguration.PinnedDevice(id: band, name: "Band", className: "strap", priority: 2)]),
         .start, .started, .stop,
         .bluetoothdAppeared(held: [strap, band], adapters: [hci0, hci1]), .bluetoothdVanished,
         .adapterChanged(hci0, powered: true), .adapterPowerChanged(hci1, powered: false), .adapterRemoved(hci1),
@@ -186,13 +187,14 @@ struct RecordedInputCodingTests {
     }
 
     static let allFleetInputKinds: Set<String> = [
-        "restore", "start", "started", "stop", "bluetoothdAppeared", "bluetoothdVanished", "adapterChanged", "adapterPowerChanged",
+        "restore", "restoreRuntimePins", "start", "started", "stop", "bluetoothdAppeared", "bluetoothdVanished", "adapterChanged", "adapterPowerChanged",
         "adapterRemoved", "device", "deviceOutput", "evaluate", "reload", "command",
     ]
 
     static func kind(_ input: FleetStateMachine.Input) -> String {
         switch input {
         case .restore: "restore"
+        case .restoreRuntimePins: "restoreRuntimePins"
         case .start: "start"
         case .started: "started"
         case .stop: "stop"

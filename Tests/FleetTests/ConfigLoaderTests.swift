@@ -200,10 +200,8 @@ import Testing
             subscribe = ["0x2A37"]
             required_services = ["180D"]
             fd_path = true
-            max_in_flight_writes = 2
             queue_depth = { bulk = 8 }
             coalescing_window = "100ms"
-            heartbeat = "15s"
             timeouts = { connect = "20s" }
             """))
         let pool = configuration.poolConfiguration
@@ -232,11 +230,10 @@ import Testing
         #expect(machine.timeouts.connect == .seconds(20))
         #expect(machine.timeouts.resolve == .seconds(30))
         let outgoing = hr.outgoingConfiguration
-        #expect(outgoing.maxInFlightWithResponse == 2)
+        #expect(outgoing.maxInFlightWithResponse == 1, "writes with response go one at a time")
         #expect(outgoing.bulkQueueCapacity == 8)
         #expect(outgoing.controlQueueCapacity == 16)
         #expect(hr.outgoingDeviceOptions.coalescingWindow == .milliseconds(100))
-        #expect(hr.heartbeat == .seconds(15))
     }
 
     @Test func poolEligibilityAndRules() throws {

@@ -78,8 +78,14 @@ import Testing
          "main.toml:2: unknown key 'fd-path' in [classes.band] (did you mean 'fd_path'?)"),
         ("[classes]\nband = 1",
          "main.toml:2: 'band' in [classes] must be a table ([classes.band]), found an integer"),
-        ("[classes.band]\nmax_in_flight_writes = 0",
-         "main.toml:2: 'max_in_flight_writes' in [classes.band] must be between 1 and 64, found 0"),
+        ("[classes.band]\nmax_in_flight_writes = 2",
+         "main.toml:2: 'max_in_flight_writes' was removed: ATT allows one request at a time per link and bluetoothd refuses a "
+            + "second pending write on a characteristic (InProgress), so writes with response go one at a time. Delete the line "
+            + "(in [classes.band])"),
+        ("[classes.band]\nwrite_failure_threshold = 3\nheartbeat = \"30s\"",
+         "main.toml:3: 'heartbeat' was removed: a link that stops answering is lost by the controller's supervision timeout, "
+            + "which bluetoothd reports as a disconnect; a periodic GATT read only cost the wearable battery. Delete the line "
+            + "(in [classes.band])"),
         ("[classes.band.timeouts]\nconnect = \"0s\"",
          "main.toml:2: 'connect' in [classes.band.timeouts] must be at least 1ms, found \"0s\""),
         ("[pool]\nmax_connections = 3",

@@ -58,8 +58,8 @@ struct FleetCommandsSimulatorTests {
         await #expect(throws: FleetCommandError.unknownClass("nonesuch")) {
             try await fleet.orchestrator.pin(spare, options: FleetPinOptions(className: "nonesuch"))
         }
-        await #expect(throws: FleetCommandError.pinnedByConfiguration(strap)) { try await fleet.orchestrator.unpin(strap) }
-        await #expect(throws: FleetCommandError.pinnedByConfiguration(strap)) {
+        await #expect(throws: FleetCommandError.pinnedByConfiguration(strap, definedAt: nil)) { try await fleet.orchestrator.unpin(strap) }
+        await #expect(throws: FleetCommandError.pinnedByConfiguration(strap, definedAt: nil)) {
             try await fleet.orchestrator.pin(strap, options: FleetPinOptions(className: "strap"))
         }
         await #expect(throws: FleetCommandError.unknownDevice(spare)) { try await fleet.orchestrator.unpin(spare) }

@@ -221,7 +221,7 @@ for program in wearfleetd wearfleetctl; do
 done
 # The README's install is tried as on a machine that never had wearfleetd: on one that has (a
 # gateway running it), the sandbox gets account files without its users.
-if grep -qE '^(wearfleet|wf-operator|wf-outsider):' /etc/passwd /etc/group; then
+if grep -qE '^(wearfleet|wearfleet-admin|wf-operator|wf-outsider|wf-admin):' /etc/passwd /etc/group; then
     mkdir -p "$stage/etc"
     for file in passwd group shadow gshadow; do
         [[ -e /etc/$file ]] || continue
@@ -229,10 +229,10 @@ if grep -qE '^(wearfleet|wf-operator|wf-outsider):' /etc/passwd /etc/group; then
         # Their own lines go, and so does their membership in other groups (last field of group
         # and gshadow lines).
         awk -F: -v OFS=: -v file="$file" '
-            $1 ~ /^(wearfleet|wf-operator|wf-outsider)$/ { next }
+            $1 ~ /^(wearfleet|wearfleet-admin|wf-operator|wf-outsider|wf-admin)$/ { next }
             file == "group" || file == "gshadow" {
                 n = split($NF, members, ","); kept = ""
-                for (i = 1; i <= n; i++) if (members[i] !~ /^(wearfleet|wf-operator|wf-outsider)$/) kept = kept (kept == "" ? "" : ",") members[i]
+                for (i = 1; i <= n; i++) if (members[i] !~ /^(wearfleet|wearfleet-admin|wf-operator|wf-outsider|wf-admin)$/) kept = kept (kept == "" ? "" : ",") members[i]
                 $NF = kept
             }
             { print }' "/etc/$file" > "$stage/etc/$file"
@@ -461,6 +461,41 @@ values=$(journal DEVICE_ADDRESS=$STRAP_1 EVENT=heart_rate_measurement)
 jq -e -s 'all(.[]; .DEVICE_NAME == "strap-1" and (.ADAPTER | startswith("hci")) and (.SESSION_ID | test("^[0-9]+-[0-9]+$")))' \
     <<< "$values" > /dev/null || fail "a value line lacks the device's name, adapter or session: $values"
 ok "$(tr '\n' ' ' <<< "$sessions")"
+
+# MARK: - Commands (who may change the fleet)
+
+STRAP_4=C4:7A:20:00:00:04
+RUNTIME_PINS=/var/lib/wearfleet/runtime-pins.json
+
+step "wearfleetctl pin: a reader and an outsider are denied (exit 77), group wearfleet-admin may"
+users=$(sb systemd-sysusers --inline 'u wf-admin - "Administrator"' 'm wf-admin wearfleet-admin' 2>&1) \
+    || fail "could not create the administrator: $users"
+as_user() { local user=$1; shift; sb setpriv --reuid="$user" --regid="$user" --init-groups "$@"; }
+for user in wf-operator wf-outsider; do
+    denied_status=0
+    denied=$(as_user "$user" wearfleetctl pin $STRAP_4 --class heart-rate 2>&1) || denied_status=$?
+    [[ $denied_status == 77 ]] || fail "wearfleetctl pin as $user: exit $denied_status, not 77 (EX_NOPERM): $denied"
+    echo "$user: exit 77, $denied"
+done
+sb test ! -e $RUNTIME_PINS || fail "a denied pin left $RUNTIME_PINS"
+pinned=$(as_user wf-admin wearfleetctl pin $STRAP_4 --class heart-rate --name strap-4 2>&1) \
+    || fail "wearfleetctl pin as a member of wearfleet-admin failed: $pinned"
+echo "wf-admin: exit 0, $pinned"
+wait_for 30 "StatusText '4/4 pinned ready' after the runtime pin" status_is "4/4 pinned ready"
+sb jq -e --arg a "$STRAP_4" '.format == "wearfleet-runtime-pins" and ([.pins[].device] == [$a])' $RUNTIME_PINS > /dev/null \
+    || fail "$RUNTIME_PINS does not hold $STRAP_4: $(sb cat $RUNTIME_PINS)"
+ok "$(status_text)"
+
+step "wearfleetctl unpin: a file's pin is refused with its file:line, a runtime pin is undone"
+refused_status=0
+refused=$(as_user wf-admin wearfleetctl unpin $STRAP_1 2>&1) || refused_status=$?
+[[ $refused_status == 1 && $refused == *"/etc/wearfleet/wearfleetd.toml:"* ]] \
+    || fail "unpin of a pin of the file: exit $refused_status: $refused"
+echo "$refused"
+unpinned=$(as_user wf-admin wearfleetctl unpin $STRAP_4 2>&1) || fail "wearfleetctl unpin as wf-admin failed: $unpinned"
+wait_for 30 "StatusText '3/3 pinned ready' after the unpin" status_is "3/3 pinned ready"
+sb jq -e '.pins == []' $RUNTIME_PINS > /dev/null || fail "$RUNTIME_PINS still holds a pin: $(sb cat $RUNTIME_PINS)"
+ok "$unpinned"
 
 step "journal sample for $STRAP_1 (journal-sample.json)"
 journal DEVICE_ADDRESS=$STRAP_1 > "$work/journal-sample.json"

@@ -1,4 +1,4 @@
-// Socket and thread calls Glibc's Swift module does not import (GNU extensions, and epoll). Apart
+// Socket, thread and heap calls Glibc's Swift module does not import (GNU extensions, and epoll). Apart
 // from <sys/epoll.h> this header declares only plain functions of ours, so it never changes how
 // Glibc's headers are read.
 #ifndef WEARFLEET_CSOCKETSUPPORT_H
@@ -31,5 +31,10 @@ int wearfleet_take_process_nice(void);
 /// length of 0 is the peer's orderly shutdown (SOCK_SEQPACKET
 /// cannot tell it from an empty datagram); the entries after it repeat it.
 int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths);
+
+/// malloc_trim(0): returns the heap's free pages to the kernel, in every malloc arena (glibc
+/// releases free pages inside the heaps too, not only at their tops). Returns 1 when memory
+/// was released, 0 when none could be.
+int wearfleet_release_free_heap(void);
 
 #endif

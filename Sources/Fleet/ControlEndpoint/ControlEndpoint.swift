@@ -23,10 +23,16 @@ public actor ControlEndpoint {
     /// Connects to `bus`, exports the interface, then asks for the name (exporting first, so the
     /// first caller to see the name finds the object). Throws `ControlEndpointError`; nothing
     /// is left on the bus when it throws.
+    ///
+    /// - Parameters:
+    ///   - commands: the fleet the command methods (`Pin`, `Write`, …) act on; nil exports the
+    ///     reading methods only.
+    ///   - access: who may command; nil is the system's (`ControlAccess.system`: the caller's
+    ///     uid from the bus, root or group `wearfleet-admin`).
     public static func start(
         bus: BusAddress, environment: [String: String]? = nil, version: String = WearfleetVersion.current,
         refreshInterval: Duration = .seconds(2), logger: Logger, status: @escaping ControlInterface.StatusProvider,
-        summary: (@Sendable () async -> String)? = nil
+        summary: (@Sendable () async -> String)? = nil, commands: (any FleetCommands)? = nil, access: ControlAccess? = nil
     ) async throws -> ControlEndpoint {
         let connection: DBusConnection
         do {
@@ -38,7 +44,10 @@ public actor ControlEndpoint {
         }
         let endpoint = ControlEndpoint(connection: connection, version: version)
         do {
-            try await endpoint.export(status: status)
+            let commandSet = commands.map {
+                ControlInterface.Commands(fleet: $0, access: access ?? .system(on: connection))
+            }
+            try await endpoint.export(status: status, commands: commandSet)
             try await endpoint.claimName()
         } catch {
             await connection.close()
@@ -54,10 +63,12 @@ public actor ControlEndpoint {
     /// and the daemon keeps running the fleet without a control interface.
     public static func startOrLog(
         bus: BusAddress, version: String = WearfleetVersion.current, logger: Logger,
-        status: @escaping ControlInterface.StatusProvider, summary: (@Sendable () async -> String)? = nil
+        status: @escaping ControlInterface.StatusProvider, summary: (@Sendable () async -> String)? = nil,
+        commands: (any FleetCommands)? = nil
     ) async -> ControlEndpoint? {
         do {
-            let endpoint = try await start(bus: bus, version: version, logger: logger, status: status, summary: summary)
+            let endpoint = try await start(
+                bus: bus, version: version, logger: logger, status: status, summary: summary, commands: commands)
             logger.info("control interface ready", metadata: [
                 "event": "control_ready", "bus_name": "\(WearfleetControl.busName)", "bus": "\(bus)",
             ])
@@ -81,11 +92,11 @@ public actor ControlEndpoint {
 
     // MARK: - Starting
 
-    private func export(status: @escaping ControlInterface.StatusProvider) async throws {
+    private func export(status: @escaping ControlInterface.StatusProvider, commands: ControlInterface.Commands?) async throws {
         let initial = await status()
-        let interface = ControlInterface.definition(version: version, status: status) { [weak self] snapshot in
-            await self?.publish(summary: snapshot.summary)
-        }
+        let interface = ControlInterface.definition(
+            version: version, status: status,
+            observed: { [weak self] snapshot in await self?.publish(summary: snapshot.summary) }, commands: commands)
         do {
             try await connection.export(
                 interface, properties: ControlInterface.properties(version: version, summary: initial.summary),

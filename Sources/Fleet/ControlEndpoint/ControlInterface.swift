@@ -3,7 +3,10 @@ import FleetControl
 import FleetCore
 
 /// `org.wearfleet.Daemon1`: what the daemon exports at `/org/wearfleet/Daemon` for
-/// `wearfleetctl` and other readers. Read-only: it reports, it never changes the fleet.
+/// `wearfleetctl` and other programs. Reading (below) is for root and group `wearfleet` (the bus
+/// policy); the commands that change the fleet (`Pin`, `Unpin`, `Disconnect`, `Reconnect`,
+/// `Read`, `Write`: `ControlInterface+Commands.swift`) are for root and group `wearfleet-admin`,
+/// checked by the bus policy and again by the daemon (`ControlAccess`).
 ///
 /// - `GetStatus() → a{sv}`: version, bluetoothd presence, pinned ready/total, pool connected,
 ///   device count, the summary line and the adapters (`aa{sv}`).
@@ -25,7 +28,8 @@ public enum ControlInterface {
     /// The interface, its methods answering from `status`. `observed` sees every snapshot a
     /// call took (the endpoint keeps `Summary` fresh with it).
     public static func definition(
-        version: String, status: @escaping StatusProvider, observed: (@Sendable (FleetStatus) async -> Void)? = nil
+        version: String, status: @escaping StatusProvider, observed: (@Sendable (FleetStatus) async -> Void)? = nil,
+        commands: Commands? = nil
     ) -> DBusInterface {
         let snapshot: StatusProvider = {
             let current = await status()
@@ -50,7 +54,7 @@ public enum ControlInterface {
                         let text = try call.body.decode(String.self, at: 0)
                         return [.stringVariantMap(try device(text, in: await snapshot()).properties)]
                     }),
-            ],
+            ] + (commands.map { commandMethods($0, status: status) } ?? []),
             properties: [
                 DBusProperty(versionProperty, .string, emitsChange: false),
                 DBusProperty(summaryProperty, .string),

@@ -10,6 +10,8 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     let client: BlueZClient
     let poller: NotificationSocketPoller
     private let pipeline: ValuePipeline
+    /// Notify sockets bluetoothd closed (the link may still be up): see `facts()`.
+    private let hangUps: AsyncStream<(DeviceID, String)>
     /// Also the owner of the adapters' centrals (connection attempts go through them).
     private let transport: BlueZDeviceTransport
     /// Where bluetoothd's failures that reach no device are told (tree fetches, discovery).
@@ -20,9 +22,11 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         self.client = client
         self.pipeline = pipeline
         self.logger = logger
-        let poller = try NotificationSocketPoller { device, characteristic in
-            pipeline.source(device: device, characteristic: characteristic).receive
-        }
+        let (hangUps, hangUpSink) = AsyncStream<(DeviceID, String)>.makeStream()
+        self.hangUps = hangUps
+        let poller = try NotificationSocketPoller(
+            receivers: { device, characteristic in pipeline.source(device: device, characteristic: characteristic).receive },
+            hungUp: { device, characteristic in hangUpSink.yield((device, characteristic)) })
         self.poller = poller
         self.transport = BlueZDeviceTransport(client: client, poller: poller)
     }
@@ -55,7 +59,25 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
             }
             sink.finish()
         }
-        sink.onTermination = { _ in task.cancel() }
+        // A notify socket bluetoothd closed while the device is still connected is a subscription
+        // lost: the device machine hears it as a failed subscription (degraded, and subscribed
+        // again by its recovery timer) rather than staying ready with nothing arriving. A socket
+        // closed because the link dropped is not reported: the disconnect says it all.
+        let hangUps = self.hangUps
+        let hangUpTask = Task {
+            for await (device, characteristic) in hangUps {
+                let objects = Self.objects(of: device, in: await client.tree)
+                guard objects.contains(where: \.connected) else { continue }
+                let failure = DeviceEvent.Failure(
+                    kind: .failed, name: "org.bluez.Error.Failed",
+                    message: "bluetoothd closed the notify socket of \(characteristic) while the link stayed up")
+                sink.yield(.device(device, .subscribeFailed(characteristic: characteristic, failure), objects: objects))
+            }
+        }
+        sink.onTermination = { _ in
+            task.cancel()
+            hangUpTask.cancel()
+        }
         return facts
     }
 

@@ -18,6 +18,10 @@ public protocol FleetCommands: Sendable {
     func write(
         _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool
     ) async throws(FleetWriteError) -> OutgoingEnqueueResult
+    /// Writes and answers once the outcome is known (see `FleetOrchestrator.writeAndWait`).
+    func writeAndWait(
+        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, timeout: Duration
+    ) async throws(FleetWriteError) -> FleetWriteOutcome
     /// Subscribes to a characteristic from now on (at once on a set-up link).
     func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError)
     func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError)
@@ -27,10 +31,12 @@ extension FleetOrchestrator: FleetCommands {
     public func pin(_ device: DeviceID, options: FleetPinOptions = FleetPinOptions()) async throws(FleetCommandError) {
         let objects = await bluetooth.objects(of: device)
         try await accept(.pin(device, options, objects: objects))
+        try await saveRuntimePins()
     }
 
     public func unpin(_ device: DeviceID) async throws(FleetCommandError) {
         try await accept(.unpin(device))
+        try await saveRuntimePins()
     }
 
     public func disconnect(_ device: DeviceID) async throws(FleetCommandError) {

@@ -32,7 +32,8 @@ extension FleetOrchestrator {
     }
 
     /// The daemon's fleet as wearfleetd starts it, before `start()`: an orchestrator that knows
-    /// `known` (the state file's devices) and saves what it learns in `store`. The benchmark
+    /// `known` (the state file's devices), saves what it learns in `store`, and keeps its
+    /// run-time pins in the same state directory (`RuntimePinsFile`). The benchmark
     /// that measures the daemon starts its fleet through here too.
     /// `run` numbers the journal's sessions (`numberSessions(run:)`).
     public static func restoring(
@@ -44,6 +45,7 @@ extension FleetOrchestrator {
         if let run { await orchestrator.numberSessions(run: run) }
         await orchestrator.restore(known)
         await orchestrator.saveKnowledge(in: store)
+        await orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: store.directory, logger: logger))
         return orchestrator
     }
 }

@@ -1,4 +1,5 @@
 import FleetCore
+import GATT
 
 // The write path's public face. Writes are queued per device and QoS within the class's bounds
 // and leave in the order FleetCore's scheduler picks (see `WriteCoordinator`).
@@ -21,6 +22,22 @@ extension FleetOrchestrator {
             id, characteristic: characteristic, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode, replaceable: replaceable)
     }
 
+    /// Writes and answers once the outcome is known: `acknowledged` (with response, the device
+    /// answered), `sent` (without response, handed to bluetoothd or the `AcquireWrite` socket),
+    /// or a `FleetWriteError`. Refused before queuing (nothing changes) when the text is not a
+    /// UUID, the device is unknown or has no usable link, or the characteristic, size or queue
+    /// does not allow it. A write still queued after `timeout` answers `timedOut` and stays queued.
+    public func writeAndWait(
+        _ id: DeviceID, characteristic text: String, bytes: [UInt8], qos: OutgoingQoS? = nil, mode: OutgoingWriteMode = .automatic,
+        timeout: Duration = .seconds(20)
+    ) async throws(FleetWriteError) -> FleetWriteOutcome {
+        guard let uuid = BluetoothUUID(text) else { throw .invalidCharacteristic(text) }
+        guard case .writeSettings(let settings)? = await submit(.command(.prepareWrite(id))) else { throw .unknownDevice(id) }
+        guard status(of: id)?.acceptsWrites == true else { throw .notConnected(id) }
+        return try await writes.enqueueAndWait(
+            id, characteristic: uuid.description, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode, timeout: timeout)
+    }
+
     /// What the device's writes did so far, and its queue depths now.
     public func writeStatus(_ id: DeviceID) async -> (counters: WriteCounters, queueDepths: [OutgoingQoS: Int]) {
         (await writes.counters(for: id), await writes.queueDepths(for: id))
@@ -39,6 +56,16 @@ public enum FleetWriteError: Error, Equatable, Sendable, CustomStringConvertible
     /// Its queue for this class of service is full: the caller should slow down.
     case queueFull(DeviceID, OutgoingQoS, depth: Int)
     case tooLarge(size: Int, limit: Int)
+    /// Not a Bluetooth UUID.
+    case invalidCharacteristic(String)
+    /// The device has no usable link now (a write that is waited for is not queued for later).
+    case notConnected(DeviceID)
+    /// Queued, then dropped unsent (the link was lost, or the device left the fleet).
+    case notSent(DeviceID, reason: String)
+    /// Sent, and bluetoothd or the device refused or failed it.
+    case failed(DeviceID, DeviceEvent.Failure)
+    /// Still queued when the caller stopped waiting; it stays queued.
+    case timedOut(DeviceID, after: Duration)
 
     public var description: String {
         switch self {
@@ -47,6 +74,27 @@ public enum FleetWriteError: Error, Equatable, Sendable, CustomStringConvertible
         case .notWritable(let id, let uuid): "characteristic \(uuid) of \(id.address) cannot be written that way"
         case .queueFull(let id, let qos, let depth): "the \(qos) write queue of \(id.address) is full (\(depth) writes)"
         case .tooLarge(let size, let limit): "a \(size)-byte write exceeds the \(limit)-byte limit"
+        case .invalidCharacteristic(let text): "\(text) is not a Bluetooth UUID"
+        case .notConnected(let id): "\(id.address) is not connected"
+        case .notSent(let id, let reason): "the write to \(id.address) was not sent: \(reason)"
+        case .failed(let id, let failure):
+            "bluetoothd: the write to \(id.address) failed: \(failure.name)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
+        case .timedOut(let id, let after): "the write to \(id.address) was still queued after \(after); it stays queued"
+        }
+    }
+}
+
+/// How a write that was waited for ended well.
+public enum FleetWriteOutcome: Sendable, Hashable, CustomStringConvertible {
+    /// With response: the device acknowledged it.
+    case acknowledged
+    /// Without response: handed to bluetoothd (or its `AcquireWrite` socket); the device does not answer.
+    case sent
+
+    public var description: String {
+        switch self {
+        case .acknowledged: "acknowledged"
+        case .sent: "sent"
         }
     }
 }

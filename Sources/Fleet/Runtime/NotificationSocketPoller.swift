@@ -11,8 +11,10 @@ import Synchronization
 /// one comes back short (nearly always the first).
 ///
 /// Each socket is SOCK_SEQPACKET: one datagram is one value. BlueZ closes the socket when the
-/// link drops; the poller then forgets it (the device learns of the disconnect from BlueZ's
-/// `Connected` property, not from here).
+/// link drops, and also when its end of the notify session fails while the link stays up; the
+/// poller then forgets the socket and reports the hang-up (`hungUp`), so that a device whose
+/// link is still up subscribes again instead of staying ready and silent (the device learns of
+/// a disconnect from BlueZ's `Connected` property, not from here).
 ///
 /// Only the poller's thread closes a registered socket. A socket removed by another thread is
 /// retired and closed by the thread before it waits again: closing it at once would let the
@@ -23,6 +25,8 @@ public final class NotificationSocketPoller: Sendable {
     public typealias Receiver = @Sendable (_ bytes: [UInt8]) -> Void
     /// Where a characteristic's values go: asked once per socket, when it is added.
     public typealias Receivers = @Sendable (_ device: DeviceID, _ characteristic: String) -> Receiver
+    /// Told, on the poller's thread, that the peer closed a socket (not one `remove`d): must not block.
+    public typealias HangUp = @Sendable (_ device: DeviceID, _ characteristic: String) -> Void
 
     private struct Registration: Sendable {
         let fd: Int32
@@ -55,8 +59,9 @@ public final class NotificationSocketPoller: Sendable {
     private let wakeFD: Int32
     private let wakeWriteFD: Int32
     private let receivers: Receivers
+    private let hungUp: HangUp
 
-    public init(receivers: @escaping Receivers) throws {
+    public init(receivers: @escaping Receivers, hungUp: @escaping HangUp = { _, _ in }) throws {
         let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollFD >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var pipeFDs: [Int32] = [-1, -1]
@@ -76,6 +81,7 @@ public final class NotificationSocketPoller: Sendable {
         wakeFD = pipeFDs[0]
         wakeWriteFD = pipeFDs[1]
         self.receivers = receivers
+        self.hungUp = hungUp
         do {
             try DetachedThread.start(name: "notify-poll") { [self] in self.run() }
         } catch {
@@ -183,7 +189,10 @@ public final class NotificationSocketPoller: Sendable {
                 }
                 // EPOLLRDHUP with data still queued: read it first (above), then forget the socket.
                 if event.events & EPOLLRDHUP.rawValue != 0 { hungUp = true }
-                if hungUp { forget(token) }
+                if hungUp {
+                    forget(token)
+                    self.hungUp(registration.device, registration.characteristic)
+                }
             }
         }
         let remaining = shared.withLock { shared -> [Int32] in

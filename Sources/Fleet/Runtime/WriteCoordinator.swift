@@ -31,7 +31,16 @@ actor WriteCoordinator {
     private var counters: [DeviceID: WriteCounters] = [:]
     /// Each device's class `write` timeout: what bounds its `WriteValue` calls (with a margin).
     private var writeTimeouts: [DeviceID: Duration] = [:]
+    /// Callers waiting for a write's outcome (`enqueueAndWait`), by the write's scheduler sequence.
+    private var waiters: [UInt64: Waiter] = [:]
     private let report: @Sendable (DeviceID, DeviceEvent) async -> Void
+
+    private struct Waiter {
+        let device: DeviceID
+        let reply: CheckedContinuation<Result<FleetWriteOutcome, FleetWriteError>, Never>
+        /// Answers `timedOut` if nothing else did first; cancelled when the outcome is known.
+        let timer: Task<Void, Never>
+    }
 
     /// - Parameter report: feeds write outcomes to the device's actor (its write timer and
     ///   consecutive-failure count).
@@ -77,6 +86,9 @@ actor WriteCoordinator {
         scheduler.removeDevice(device)
         counters[device] = nil
         writeTimeouts[device] = nil
+        for (sequence, waiter) in waiters where waiter.device == device {
+            resolve(sequence, .failure(.notSent(device, reason: "the device left the fleet before the write was sent")))
+        }
     }
 
     func counters(for device: DeviceID) -> WriteCounters { counters[device] ?? WriteCounters() }
@@ -91,6 +103,36 @@ actor WriteCoordinator {
     func enqueue(
         _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, replaceable: Bool
     ) async throws(FleetWriteError) -> OutgoingEnqueueResult {
+        let write = try await outgoingWrite(device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: replaceable)
+        let (result, _) = try accept(write, for: device)
+        pump()
+        return result
+    }
+
+    /// Queues a write (never coalesced) and returns once its outcome is known: acknowledged by
+    /// the device (with response), handed to bluetoothd (without response), or failed. A write
+    /// still queued after `timeout` (the link is down, or the queue ahead of it is long) answers
+    /// `timedOut` and stays queued: it goes out when its turn comes.
+    func enqueueAndWait(
+        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, timeout: Duration
+    ) async throws(FleetWriteError) -> FleetWriteOutcome {
+        let write = try await outgoingWrite(device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: false)
+        let (_, sequence) = try accept(write, for: device)
+        let outcome = await withCheckedContinuation(isolation: self) { reply in
+            let timer = Task { [weak self] in
+                do { try await Task.sleep(for: timeout) } catch { return }
+                await self?.resolve(sequence, .failure(.timedOut(device, after: timeout)))
+            }
+            waiters[sequence] = Waiter(device: device, reply: reply, timer: timer)
+            pump()
+        }
+        return try outcome.get()
+    }
+
+    /// The write as the scheduler takes it, checked against the characteristic BlueZ shows.
+    private func outgoingWrite(
+        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, replaceable: Bool
+    ) async throws(FleetWriteError) -> OutgoingWrite {
         let uuid = BluetoothUUID(characteristic)?.description ?? characteristic.lowercased()
         guard let found = await channel.characteristic(uuid, of: device) else {
             throw .unknownCharacteristic(device, uuid)
@@ -98,9 +140,15 @@ actor WriteCoordinator {
         var properties: OutgoingWriteProperties = []
         if !found.flags.isDisjoint(with: [.write, .authenticatedSignedWrites]) { properties.insert(.write) }
         if found.flags.contains(.writeWithoutResponse) { properties.insert(.writeWithoutResponse) }
-        let write = OutgoingWrite(
+        return OutgoingWrite(
             characteristic: OutgoingCharacteristic(id: uuid, properties: properties), bytes: bytes, qos: qos, mode: mode,
             isReplaceable: replaceable)
+    }
+
+    /// Hands the write to the scheduler (no suspension between reading the sequence it will get
+    /// and its append, so the sequence is this write's).
+    private func accept(_ write: OutgoingWrite, for device: DeviceID) throws(FleetWriteError) -> (OutgoingEnqueueResult, UInt64) {
+        let sequence = scheduler.upcomingSequence
         let result: OutgoingEnqueueResult
         do {
             result = try scheduler.enqueue(write, for: device, now: clock.now())
@@ -110,16 +158,22 @@ actor WriteCoordinator {
                 counters[device, default: WriteCounters()].refused += 1
                 throw .queueFull(device, qos, depth: depth)
             case .tooLarge(let size, let limit): throw .tooLarge(size: size, limit: limit)
-            case .notWritable: throw .notWritable(device, uuid)
+            case .notWritable: throw .notWritable(device, write.characteristic.id)
             }
         }
         var deviceCounters = counters[device] ?? WriteCounters()
         if result == .coalesced { deviceCounters.coalesced += 1 }
-        let depth = scheduler.queueDepth(device: device, qos: qos)
-        deviceCounters.highWater[qos.description] = max(deviceCounters.highWater[qos.description] ?? 0, depth)
+        let depth = scheduler.queueDepth(device: device, qos: write.qos)
+        deviceCounters.highWater[write.qos.description] = max(deviceCounters.highWater[write.qos.description] ?? 0, depth)
         counters[device] = deviceCounters
-        pump()
-        return result
+        return (result, sequence)
+    }
+
+    /// Answers the caller waiting for write `sequence`, if one still is.
+    private func resolve(_ sequence: UInt64, _ outcome: Result<FleetWriteOutcome, FleetWriteError>) {
+        guard let waiter = waiters.removeValue(forKey: sequence) else { return }
+        waiter.timer.cancel()
+        waiter.reply.resume(returning: outcome)
     }
 
     /// Hands every write the scheduler releases to its device's lane.
@@ -128,6 +182,7 @@ actor WriteCoordinator {
             guard let lane = lanes[write.device] else {
                 // Released for a device whose lane just closed: give its pacing back.
                 finishPacing(write)
+                resolve(write.sequence, .failure(.notSent(write.device, reason: "the link was lost before the write was sent")))
                 continue
             }
             lane.writes.yield(write)
@@ -136,7 +191,10 @@ actor WriteCoordinator {
 
     private func perform(_ write: OutgoingScheduledWrite) async {
         let device = write.device
-        guard let lane = lanes[device] else { return }
+        guard let lane = lanes[device] else {
+            resolve(write.sequence, .failure(.notSent(device, reason: "the link was lost before the write was sent")))
+            return
+        }
         var failure: DeviceEvent.Failure?
         var onSocket = false
         if lane.useSocket, write.writeType == .withoutResponse, let socket = await socket(device, uuid: write.characteristic.id) {
@@ -168,6 +226,7 @@ actor WriteCoordinator {
             if onSocket { deviceCounters.sentOnSocket += 1 }
         }
         counters[device] = deviceCounters
+        resolve(write.sequence, failure.map { .failure(.failed(device, $0)) } ?? .success(write.writeType == .withResponse ? .acknowledged : .sent))
         finishPacing(write)
         pump()
     }

@@ -1,0 +1,32 @@
+import FleetCore
+import FleetState
+
+// Run-time pins outlive the process: restored from the state directory before start, saved
+// after every accepted `pin` and `unpin`, before the command answers.
+
+extension FleetOrchestrator {
+    /// Restores the pins `file` holds (merged with the configuration's at `start`) and saves
+    /// every later change to it. Call before `start()`.
+    public func keepRuntimePins(in file: RuntimePinsFile) async {
+        let pins = await file.load()
+        if !pins.isEmpty { await submit(.restoreRuntimePins(pins)) }
+        runtimePinsFile = file
+    }
+
+    /// Saves the run-time pins as they are now. A failed save leaves the change in effect for
+    /// this run and says so (`runtime_pins_save_failed`, and the command's error).
+    func saveRuntimePins() async throws(FleetCommandError) {
+        guard let file = runtimePinsFile else { return }
+        runtimePinsGeneration += 1
+        let generation = runtimePinsGeneration
+        let pins = runtimePins
+        do {
+            try await file.save(pins, generation: generation)
+        } catch {
+            logger.error("could not save the runtime pins: \(error)", metadata: [
+                "event": "runtime_pins_save_failed", "path": "\(file.file.path)",
+            ])
+            throw .notSaved(reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import FoundationEssentials
+
+/// What `wearfleetctl pin|unpin|disconnect|reconnect|read|write` prints once the daemon
+/// answered: one line of text, or (`--json`) one JSON object with `schemaVersion`, `command`,
+/// `address` and `ok` (always true: a refusal is an error on stderr and an exit code), plus
+/// `uuid` and `value` (hex) for `read`, and `uuid`, `bytes`, `qos` and `outcome` for `write`.
+public struct ControlCommandResult: Sendable, Hashable, Encodable {
+    public var command: String
+    public var address: String
+    public var uuid: String?
+    /// `read`: the value, lower-case hex.
+    public var value: String?
+    /// `write`: how many bytes were written.
+    public var bytes: Int?
+    public var qos: String?
+    /// `write`: `acknowledged` (with response) or `sent` (without).
+    public var outcome: String?
+
+    public init(
+        command: String, address: String, uuid: String? = nil, value: [UInt8]? = nil, bytes: Int? = nil, qos: String? = nil,
+        outcome: String? = nil
+    ) {
+        self.command = command
+        self.address = address
+        self.uuid = uuid
+        self.value = value.map(Self.hex)
+        self.bytes = bytes
+        self.qos = qos
+        self.outcome = outcome
+    }
+
+    /// The line a person reads.
+    public var text: String {
+        switch command {
+        case "pin": "pinned \(address)"
+        case "unpin": "unpinned \(address)"
+        case "disconnect": "disconnected \(address); it stays disconnected until 'wearfleetctl reconnect \(address)'"
+        case "reconnect": "reconnecting \(address) now (backoff and give-up cleared)"
+        case "read": value ?? ""
+        case "write": "\(outcome ?? "written"): \(bytes ?? 0) bytes to \(uuid ?? "") of \(address)"
+        default: "\(command) \(address): done"
+        }
+    }
+
+    public func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion, command, address, ok, uuid, value, bytes, qos, outcome
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(ControlJSON.schemaVersion, forKey: .schemaVersion)
+        try container.encode(command, forKey: .command)
+        try container.encode(address, forKey: .address)
+        try container.encode(true, forKey: .ok)
+        try container.encodeIfPresent(uuid, forKey: .uuid)
+        try container.encodeIfPresent(value, forKey: .value)
+        try container.encodeIfPresent(bytes, forKey: .bytes)
+        try container.encodeIfPresent(qos, forKey: .qos)
+        try container.encodeIfPresent(outcome, forKey: .outcome)
+    }
+
+    /// Lower-case hex, two digits a byte.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Bytes from hex text (`0a1B`, also with `:`, `-` or spaces between bytes); nil for anything else.
+    public static func bytes(hex text: String) -> [UInt8]? {
+        let digits = text.filter { $0 != ":" && $0 != "-" && $0 != " " }
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var index = digits.startIndex
+        while index < digits.endIndex {
+            let next = digits.index(index, offsetBy: 2)
+            guard let byte = UInt8(digits[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+}
