@@ -119,8 +119,10 @@ fuzz-smoke:
 ## install: release build (Swift runtime linked in) of wearfleetd and wearfleetctl, installed with
 ## the systemd unit, the D-Bus policy, the sysusers.d file and the example config.
 ##   make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=/etc] [INSTALL_CONFIG=release]
-## The unit's ExecStart= names $(BINDIR). Afterwards, as root:
-##   systemd-sysusers && systemctl daemon-reload && systemctl enable --now wearfleetd
+## The unit's ExecStart= names $(BINDIR). Installed on the running system (no DESTDIR, as root), it
+## also creates user wearfleet (systemd-sysusers) before the D-Bus policy lands and has dbus-daemon
+## re-read its policies, so the control interface works at once. Afterwards, as root:
+##   systemctl daemon-reload && systemctl enable --now wearfleetd
 PREFIX         ?= /usr/local
 DESTDIR        ?=
 BINDIR         ?= $(PREFIX)/bin
@@ -154,10 +156,21 @@ install-files:
 		install -D -m 0755 .build/$(INSTALL_CONFIG)/$$program $(DESTDIR)$(BINDIR)/$$program; \
 	done
 	@install -d -m 0755 $(DESTDIR)$(UNITDIR)
-	sed 's|=/usr/bin/wearfleetd|=$(BINDIR)/wearfleetd|' systemd/wearfleetd.service > $(DESTDIR)$(UNITDIR)/wearfleetd.service
+	sed -e 's|=/usr/bin/wearfleetd|=$(BINDIR)/wearfleetd|' -e 's|=/etc/wearfleet/|=$(SYSCONFDIR)/wearfleet/|' \
+		systemd/wearfleetd.service > $(DESTDIR)$(UNITDIR)/wearfleetd.service
 	@chmod 0644 $(DESTDIR)$(UNITDIR)/wearfleetd.service
-	install -D -m 0644 systemd/org.wearfleet.Daemon.conf $(DESTDIR)$(DBUS_POLICYDIR)/org.wearfleet.Daemon.conf
 	install -D -m 0644 systemd/wearfleet.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/wearfleet.conf
+	@# dbus-daemon loads a policy the moment it lands and drops rules naming a user or group that
+	@# does not exist yet (and never looks again): the user first, then the policy, then a reload.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		systemd-sysusers $(SYSUSERSDIR)/wearfleet.conf || { echo "install: systemd-sysusers failed" >&2; exit 1; }; \
+	fi
+	install -D -m 0644 systemd/org.wearfleet.Daemon.conf $(DESTDIR)$(DBUS_POLICYDIR)/org.wearfleet.Daemon.conf
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && [ -S /run/dbus/system_bus_socket ]; then \
+		busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig \
+			&& echo "install: dbus-daemon re-read its policies" \
+			|| { echo "install: dbus-daemon did not re-read its policies (systemctl reload dbus)" >&2; exit 1; }; \
+	fi
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/wearfleet/wearfleetd.d
 	@# The example config only where there is none: never overwrite an operator's configuration.
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/wearfleet/wearfleetd.toml ]; then \

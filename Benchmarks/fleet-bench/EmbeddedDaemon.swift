@@ -32,6 +32,6 @@ struct EmbeddedDaemon {
         await orchestrator.stop()
         metricsEndpoint?.stop()
         await connection.close()
-        try? await store.flush()
+        _ = try? await store.flush()
     }
 }

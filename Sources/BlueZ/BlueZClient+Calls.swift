@@ -58,10 +58,12 @@ extension BlueZClient {
     }
 
     /// `ConnectDevice` (experimental in BlueZ): connects a device bluetoothd has no object for.
-    public func connectDevice(adapter: DBusObjectPath, address: String, addressType: String) async throws(BlueZError) -> DBusObjectPath {
+    public func connectDevice(
+        adapter: DBusObjectPath, address: String, addressType: String, timeout: Duration = .seconds(45)
+    ) async throws(BlueZError) -> DBusObjectPath {
         let reply = try await bluezCall(
             adapter, BlueZInterfaces.adapter, "ConnectDevice",
-            [.stringVariantMap(["Address": .string(address), "AddressType": .string(addressType)])], timeout: .seconds(45))
+            [.stringVariantMap(["Address": .string(address), "AddressType": .string(addressType)])], timeout: timeout)
         do {
             return try reply.decode(DBusObjectPath.self, at: 0)
         } catch {
@@ -96,30 +98,34 @@ extension BlueZClient {
         }
     }
 
-    public func writeValue(characteristic: DBusObjectPath, _ bytes: [UInt8], type: BlueZWriteType) async throws(BlueZError) {
+    public func writeValue(
+        characteristic: DBusObjectPath, _ bytes: [UInt8], type: BlueZWriteType, timeout: Duration = .seconds(30)
+    ) async throws(BlueZError) {
         _ = try await bluezCall(
             characteristic, BlueZInterfaces.gattCharacteristic, "WriteValue",
-            [.bytes(bytes), .stringVariantMap(["type": .string(type.rawValue)])])
+            [.bytes(bytes), .stringVariantMap(["type": .string(type.rawValue)])], timeout: timeout)
     }
 
-    public func startNotify(characteristic: DBusObjectPath) async throws(BlueZError) {
-        _ = try await bluezCall(characteristic, BlueZInterfaces.gattCharacteristic, "StartNotify")
+    public func startNotify(characteristic: DBusObjectPath, timeout: Duration = .seconds(30)) async throws(BlueZError) {
+        _ = try await bluezCall(characteristic, BlueZInterfaces.gattCharacteristic, "StartNotify", timeout: timeout)
     }
 
     public func stopNotify(characteristic: DBusObjectPath) async throws(BlueZError) {
         _ = try await bluezCall(characteristic, BlueZInterfaces.gattCharacteristic, "StopNotify")
     }
 
-    public func acquireNotify(characteristic: DBusObjectPath) async throws(BlueZError) -> BlueZAcquiredSocket {
-        try await acquire("AcquireNotify", characteristic)
+    public func acquireNotify(characteristic: DBusObjectPath, timeout: Duration = .seconds(30)) async throws(BlueZError) -> BlueZAcquiredSocket {
+        try await acquire("AcquireNotify", characteristic, timeout: timeout)
     }
 
     public func acquireWrite(characteristic: DBusObjectPath) async throws(BlueZError) -> BlueZAcquiredSocket {
         try await acquire("AcquireWrite", characteristic)
     }
 
-    private func acquire(_ member: String, _ characteristic: DBusObjectPath) async throws(BlueZError) -> BlueZAcquiredSocket {
-        let reply = try await bluezCall(characteristic, BlueZInterfaces.gattCharacteristic, member, [.stringVariantMap([:])])
+    private func acquire(
+        _ member: String, _ characteristic: DBusObjectPath, timeout: Duration = .seconds(30)
+    ) async throws(BlueZError) -> BlueZAcquiredSocket {
+        let reply = try await bluezCall(characteristic, BlueZInterfaces.gattCharacteristic, member, [.stringVariantMap([:])], timeout: timeout)
         do {
             let descriptor = try reply.fileDescriptor(at: 0)
             let mtu = try reply.decode(UInt16.self, at: 1)

@@ -34,6 +34,13 @@ public actor BlueZClient {
     private var nextWaiterID: UInt64 = 0
     var valueReceivers: (@Sendable (BlueZCharacteristicSource) -> BlueZValueReceiver?)?
     private var signalSubscription: DBusSignalSubscription?
+    /// Retries of a failed `GetManagedObjects` while the same bluetoothd owns its name; ended
+    /// when the owner changes or the client stops.
+    private var snapshotRetry: Task<Void, Never>?
+    /// The backoff between those retries.
+    let snapshotBackoff: SnapshotBackoff
+    /// `GetManagedObjects` calls that failed (an error, a timeout or a reply that did not decode).
+    public private(set) var snapshotFailures = 0
     /// Characteristic path → where its values go, found once per path and dropped whenever
     /// objects come or go (a notification then costs one lookup, made with the message's own
     /// path bytes on the fast way).
@@ -44,8 +51,9 @@ public actor BlueZClient {
         let continuation: CheckedContinuation<Bool, Never>
     }
 
-    public init(connection: DBusConnection) {
+    public init(connection: DBusConnection, snapshotBackoff: SnapshotBackoff = SnapshotBackoff()) {
         self.connection = connection
+        self.snapshotBackoff = snapshotBackoff
         (events, eventSink) = AsyncStream<BlueZEvent>.makeStream()
     }
 
@@ -95,6 +103,8 @@ public actor BlueZClient {
 
     /// Stops following bluetoothd (the connection stays open: its owner closes it).
     public func stop() async {
+        snapshotRetry?.cancel()
+        snapshotRetry = nil
         for task in tasks { task.cancel() }
         tasks.removeAll()
         await signalSubscription?.cancel()
@@ -106,7 +116,10 @@ public actor BlueZClient {
 
     private func ownerChanged(to newOwner: String?) async {
         guard newOwner != owner else { return }
+        snapshotRetry?.cancel()
+        snapshotRetry = nil
         characteristicRoutes.removeAll()
+        heldSignals = nil
         if owner != nil {
             owner = nil
             tree = BlueZObjectTree()
@@ -115,23 +128,57 @@ public actor BlueZClient {
         }
         guard let newOwner else { return }
         owner = newOwner
+        // bluetoothd is not "present" until its tree was read: until then its signals wait (those
+        // older than the snapshot are dropped then), and no `appeared` is reported.
         heldSignals = []
-        defer { heldSignals = nil }
+        let retryIn = snapshotBackoff.delay(afterFailures: 1)
+        guard await !takeSnapshot(of: newOwner, attempt: 1, retryIn: retryIn) else { return }
+        snapshotRetry = Task { [weak self] in await self?.retrySnapshot(of: newOwner, after: retryIn) }
+    }
+
+    /// Asks for the snapshot again, with backoff, for as long as `owner` keeps bluetoothd's name
+    /// (a new owner, or none, ends it: `ownerChanged` cancels this task).
+    private func retrySnapshot(of owner: String, after firstDelay: Duration) async {
+        var attempt = 1
+        var delay = firstDelay
+        while !Task.isCancelled, self.owner == owner {
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                return
+            }
+            guard !Task.isCancelled, self.owner == owner else { return }
+            attempt += 1
+            delay = snapshotBackoff.delay(afterFailures: attempt)
+            if await takeSnapshot(of: owner, attempt: attempt, retryIn: delay) { return }
+        }
+    }
+
+    /// One `GetManagedObjects`: on success the mirror is rebuilt, `appeared` reported and the
+    /// signals held meanwhile applied; true when done (or moot: the owner changed meanwhile).
+    /// A failure is reported (`snapshotFailed`, retried in `retryIn`) and leaves the signals
+    /// held for the next try.
+    private func takeSnapshot(of owner: String, attempt: Int, retryIn: Duration) async -> Bool {
+        // Signals held before this call are older than its reply, which reflects them.
+        heldSignals = []
         do {
             let reply = try await connection.call(.methodCall(
                 destination: BlueZInterfaces.service, path: .root, interface: BlueZInterfaces.objectManager,
                 member: "GetManagedObjects"))
-            guard owner == newOwner, reply.sender == newOwner else { return }  // it restarted meanwhile
+            guard self.owner == owner, reply.sender == owner else { return true }  // it restarted meanwhile
             tree = try BlueZObjectTree(managedObjects: reply.body.first ?? .stringVariantMap([:]))
             snapshotSerial = reply.serial
-            eventSink.yield(.appeared(owner: newOwner, adapters: tree.adapters, devices: tree.devices))
+            eventSink.yield(.appeared(owner: owner, adapters: tree.adapters, devices: tree.devices))
             treeChanged()
             let held = heldSignals ?? []
             heldSignals = nil
             for signal in held { handle(signal) }
+            return true
         } catch {
-            // bluetoothd vanished between appearing and answering: the owner stream says so next.
-            malformedSignals += error is DBusDecodingError ? 1 : 0
+            guard self.owner == owner else { return true }
+            snapshotFailures += 1
+            eventSink.yield(.snapshotFailed(attempt: attempt, error: "\(error)", retryIn: retryIn))
+            return false
         }
     }
 
@@ -169,6 +216,8 @@ public actor BlueZClient {
     }
 
     private func connectionLost() {
+        snapshotRetry?.cancel()
+        snapshotRetry = nil
         if owner != nil {
             owner = nil
             tree = BlueZObjectTree()

@@ -19,6 +19,10 @@ public enum BlueZEvent: Sendable, Hashable {
     case appeared(owner: String, adapters: [BlueZAdapter], devices: [BlueZDevice])
     /// bluetoothd left the bus: every object it exported is gone (the mirror is now empty).
     case vanished
+    /// bluetoothd owns its name but its `GetManagedObjects` failed (an error, a timeout, a reply
+    /// that did not decode): it is not reported present; the call is tried again in `retryIn`,
+    /// for as long as it keeps its name.
+    case snapshotFailed(attempt: Int, error: String, retryIn: Duration)
 
     // MARK: Adapters
 

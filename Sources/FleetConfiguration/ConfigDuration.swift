@@ -4,15 +4,17 @@ import TOML
 // meant seconds or milliseconds.
 
 /// The duration syntax of the configuration: one or more `<integer><unit>` groups, largest unit
-/// first, with units `h`, `m`, `s`, `ms`: `"250ms"`, `"2s"`, `"5m"`, `"1h30m"`, `"1m30s"`, `"0s"`.
-/// No spaces, signs or fractions (write `"1500ms"`, not `"1.5s"`).
+/// first, with units `d`, `h`, `m`, `s`, `ms`: `"250ms"`, `"2s"`, `"5m"`, `"1h30m"`, `"1m30s"`,
+/// `"30d"`, `"0s"`. No spaces, signs or fractions (write `"1500ms"`, not `"1.5s"`).
 public enum ConfigDuration {
-    /// The longest duration accepted, one week: bounds arithmetic and catches unit slips.
+    /// The longest duration accepted unless a setting says otherwise, one week: bounds
+    /// arithmetic and catches unit slips.
     public static let maximum: Duration = .seconds(7 * 24 * 3600)
 
     /// The duration written in `text`, or nil when it does not follow the syntax above or
-    /// exceeds `maximum`.
-    public static func parse(_ text: String) -> Duration? {
+    /// exceeds `maximum` (at most about 31 years, whatever is asked).
+    public static func parse(_ text: String, maximum: Duration = maximum) -> Duration? {
+        let limit = min(maximum, .seconds(1_000_000_000)).components.seconds * 1000
         let bytes = Array(text.utf8)
         var index = 0
         var total: Int64 = 0
@@ -36,6 +38,7 @@ public enum ConfigDuration {
                 case UInt8(ascii: "s"): unit = (1, 1000)
                 case UInt8(ascii: "m"): unit = (2, 60_000)
                 case UInt8(ascii: "h"): unit = (3, 3_600_000)
+                case UInt8(ascii: "d"): unit = (4, 86_400_000)
                 default: return nil
                 }
                 index += 1
@@ -48,7 +51,7 @@ public enum ConfigDuration {
             let (product, overflow) = value.multipliedReportingOverflow(by: unit.milliseconds)
             guard !overflow else { return nil }
             total += product
-            guard total <= 7 * 24 * 3_600_000 else { return nil }
+            guard total <= limit else { return nil }
         }
         return .milliseconds(total)
     }
@@ -59,7 +62,7 @@ public enum ConfigDuration {
         guard milliseconds > 0 else { return "0s" }
         var rest = milliseconds
         var text = ""
-        for (unit, size) in [("h", Int64(3_600_000)), ("m", 60_000), ("s", 1000), ("ms", 1)] where rest >= size {
+        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)] where rest >= size {
             text += "\(rest / size)\(unit)"
             rest %= size
         }

@@ -41,6 +41,16 @@ extension ConfigurationDecoder {
         rejectUnknownKeys(in: section, allowed: ConfigurationSchema.daemon)
         if let value = boolean(section, "disconnect_on_stop") { daemon.disconnectOnStop = value }
         if let value = duration(section, "state_debounce") { daemon.stateDebounce = value }
+        if section["forget_after"] != nil {
+            // "0s" keeps known devices forever; anything else within the range.
+            if case .string("0s")? = section["forget_after"]?.value {
+                daemon.forgetAfter = nil
+            } else if let value = duration(
+                section, "forget_after", minimum: DaemonSettings.forgetAfterRange.lowerBound, maximum: DaemonSettings.forgetAfterRange.upperBound)
+            {
+                daemon.forgetAfter = value
+            }
+        }
         if let (text, position) = string(section, "log_level") {
             let levels = Logger.Level.allCases.map(\.rawValue)
             if let level = Logger.Level(rawValue: text) {

@@ -95,14 +95,16 @@ struct ConfigurationDecoder {
         return (value, position)
     }
 
-    mutating func duration(_ section: ConfigSection, _ key: String, minimum: Duration = .zero) -> Duration? {
+    mutating func duration(
+        _ section: ConfigSection, _ key: String, minimum: Duration = .zero, maximum: Duration = ConfigDuration.maximum
+    ) -> Duration? {
         guard let entry = section[key] else { return nil }
         guard case .string(let text) = entry.value else {
             wrongType(entry, in: section, expected: "a duration such as \"250ms\", \"2s\" or \"5m\"")
             return nil
         }
-        guard let duration = ConfigDuration.parse(text) else {
-            report("'\(key)' in \(section.name): '\(text)' is not a duration (write e.g. \"250ms\", \"2s\", \"5m\", \"1h30m\"; at most 1 week)", at: entry.node.position)
+        guard let duration = ConfigDuration.parse(text, maximum: maximum) else {
+            report("'\(key)' in \(section.name): '\(text)' is not a duration (write e.g. \"250ms\", \"2s\", \"5m\", \"1h30m\"; at most \(maximum == ConfigDuration.maximum ? "1 week" : ConfigDuration.format(maximum)))", at: entry.node.position)
             return nil
         }
         guard duration >= minimum else {

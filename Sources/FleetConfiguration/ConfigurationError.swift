@@ -2,8 +2,9 @@ import TOML
 
 /// One thing wrong with the configuration, located at the key or value that is wrong.
 ///
-/// `description` is `file:line: message` (syntax errors add the column: `file:line:column:`), or
-/// `file: message` when the problem is the file itself (missing, unreadable, not UTF-8).
+/// `description` is `file:line: message` (syntax errors, invalid UTF-8 and NUL bytes add the
+/// column: `file:line:column:`), or `file: message` when the problem is the file itself
+/// (missing, unreadable).
 public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
     public var file: String
     public var line: Int?

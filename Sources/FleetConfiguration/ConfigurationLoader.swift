@@ -58,7 +58,7 @@ public enum ConfigurationLoader {
         if PathKind(of: mainFile) != .missing || missingMainFile == .error {
             switch readFile(mainFile) {
             case .success(let source): sources.append(source)
-            case .failure(let error): errors.append(error)
+            case .failure(let fileErrors): errors += fileErrors.errors
             }
         }
         if let dropInDirectory, case let kind = PathKind(of: dropInDirectory), kind != .missing {
@@ -72,7 +72,7 @@ public enum ConfigurationLoader {
                     let path = dropInDirectory.hasSuffix("/") ? dropInDirectory + name : dropInDirectory + "/" + name
                     switch readFile(path) {
                     case .success(let source): sources.append(source)
-                    case .failure(let error): errors.append(error)
+                    case .failure(let fileErrors): errors += fileErrors.errors
                     }
                 }
             } else {
@@ -82,21 +82,30 @@ public enum ConfigurationLoader {
         return errors.isEmpty ? .success(sources) : .failure(ConfigurationErrors(errors))
     }
 
-    static func readFile(_ path: String) -> Result<ConfigurationSource, ConfigurationError> {
+    /// One file's text, or what keeps it from being read: the file itself (missing, a
+    /// directory, unreadable) or each invalid UTF-8 sequence and NUL byte, at `file:line:column`.
+    static func readFile(_ path: String) -> Result<ConfigurationSource, ConfigurationErrors> {
         let kind = PathKind(of: path)
         guard kind != .missing else {
-            return .failure(ConfigurationError(file: path, message: "cannot read the configuration: no such file"))
+            return .failure(ConfigurationErrors([ConfigurationError(file: path, message: "cannot read the configuration: no such file")]))
         }
         guard kind != .directory else {
-            return .failure(ConfigurationError(file: path, message: "cannot read the configuration: it is a directory"))
+            return .failure(ConfigurationErrors([ConfigurationError(file: path, message: "cannot read the configuration: it is a directory")]))
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            return .failure(ConfigurationError(file: path, message: "cannot read the configuration (permission denied?)"))
+            return .failure(ConfigurationErrors([ConfigurationError(file: path, message: "cannot read the configuration (permission denied?)")]))
         }
-        guard let text = String(validating: data, as: UTF8.self) else {
-            return .failure(ConfigurationError(file: path, message: "is not valid UTF-8"))
+        return source(file: path, bytes: Array(data))
+    }
+
+    /// Pure: the text of a file's bytes, or every invalid UTF-8 sequence and NUL byte in them.
+    static func source(file: String, bytes: [UInt8]) -> Result<ConfigurationSource, ConfigurationErrors> {
+        let problems = TOMLEncodingCheck.problems(in: bytes, file: file)
+        guard problems.isEmpty, let text = String(validating: bytes, as: UTF8.self) else {
+            let errors = problems.map(ConfigurationError.init)
+            return .failure(ConfigurationErrors(errors.isEmpty ? [ConfigurationError(file: file, message: "is not valid UTF-8")] : errors))
         }
-        return .success(ConfigurationSource(file: path, text: text))
+        return .success(ConfigurationSource(file: file, text: text))
     }
 
     /// Pure: parses, merges and validates `sources` (in the order they apply).

@@ -7,7 +7,7 @@ import TOML
 /// The accepted keys of every section of `wearfleetd.toml`.
 enum ConfigurationSchema {
     static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics"]
-    static let daemon = ["disconnect_on_stop", "state_debounce", "log_level"]
+    static let daemon = ["disconnect_on_stop", "state_debounce", "log_level", "forget_after"]
     static let fleet = [
         "adapters", "max_connections", "slots_per_adapter", "adapter_slots", "scan_services",
         "min_rssi", "attempt_burst", "attempt_interval",

@@ -38,6 +38,7 @@ extension FleetStateMachine {
             break
         }
         actions.append(.deliver(id, event))
+        if event == .deviceLost { forgetPoolCandidateThatLeft(id, &actions) }
         requestEvaluation(&actions)
     }
 
@@ -51,6 +52,14 @@ extension FleetStateMachine {
         return !remaining.contains { $0.adapter == adapter }
     }
 
+    /// A pool device whose last BlueZ object went (it left, or bluetoothd forgot it) while it
+    /// had no link and no attempt is forgotten, with its machine and its metric series; if it
+    /// comes back, discovery finds it and the pool admits it again. Pinned devices stay.
+    private mutating func forgetPoolCandidateThatLeft(_ id: DeviceID, _ actions: inout [Action]) {
+        guard let device = devices[id], !device.pinned, device.objects.isEmpty, device.link == .disconnected else { return }
+        forget(id, &actions)
+    }
+
     /// Keeps the device's objects as BlueZ has them now, with the RSSI they report; a device
     /// pinned without a name takes the name it advertises.
     mutating func noteObjects(_ id: DeviceID, _ objects: [DeviceObject]) {
@@ -62,6 +71,10 @@ extension FleetStateMachine {
         for object in objects {
             if let rssi = object.rssi { device.lastRSSI[object.adapter] = rssi }
             if device.name == nil, let advertised = object.name { device.name = advertised }
+            // What a pool device advertises or resolved ranks it again at a reload.
+            if !device.pinned {
+                for service in object.services where !device.poolServices.contains(service) { device.poolServices.append(service) }
+            }
         }
         devices[id] = device
     }

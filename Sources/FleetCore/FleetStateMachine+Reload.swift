@@ -12,12 +12,18 @@ extension FleetStateMachine {
         public var pinnedRemoved: [DeviceID] = []
         /// Devices whose class, class settings or reconnect policy changed.
         public var reconfigured: [DeviceID] = []
+        /// Pool devices let go: the pool was turned off, or its filters no longer admit them.
+        public var poolReleased: [DeviceID] = []
+        /// Pool devices whose priority or class changed under the new `[pool]` rules.
+        public var poolReranked: [DeviceID] = []
         public var adaptersChanged = false
 
         public init() {}
 
         public var description: String {
             "\(pinnedAdded.count) pinned added, \(pinnedRemoved.count) unpinned, \(reconfigured.count) reconfigured"
+                + (poolReleased.isEmpty ? "" : ", \(poolReleased.count) pool released")
+                + (poolReranked.isEmpty ? "" : ", \(poolReranked.count) pool re-ranked")
                 + (adaptersChanged ? ", adapters changed" : "")
         }
     }
@@ -57,6 +63,8 @@ extension FleetStateMachine {
             if !new.poolEnabled { forget(id, &actions) }
         }
 
+        rankPoolDevices(skipping: Set(summary.pinnedRemoved), &summary, &actions)
+
         for id in devices.keys.sorted() {
             if let pinned = newPinned[id] {
                 if let name = pinned.name { devices[id]?.name = name }
@@ -87,6 +95,26 @@ extension FleetStateMachine {
         actions.append(.publish(.reloaded(summary)))
         requestEvaluation(&actions)
         return summary
+    }
+
+    /// Pool devices under the new `[pool]`: with the pool off, or no longer admitted, they are
+    /// disconnected and forgotten (the state file keeps them); the others take priority and class
+    /// from the new rules, and the evaluation that follows the reload places them by it.
+    private mutating func rankPoolDevices(skipping: Set<DeviceID>, _ summary: inout ReloadSummary, _ actions: inout [Action]) {
+        for id in devices.keys.sorted() where !skipping.contains(id) {
+            guard let device = devices[id], !device.pinned else { continue }
+            guard configuration.poolEnabled,
+                let placement = poolPlacement(name: device.name, services: device.poolServices, rssi: nil)
+            else {
+                summary.poolReleased.append(id)
+                forget(id, &actions)
+                continue
+            }
+            guard placement.priority != device.priority || placement.className != device.className else { continue }
+            devices[id]?.priority = placement.priority
+            devices[id]?.className = placement.className
+            summary.poolReranked.append(id)
+        }
     }
 
     /// After `[fleet] adapters` changed: adapters no longer selected are treated as powered off

@@ -49,6 +49,9 @@ public struct FleetStateMachine: Sendable {
         var removedSubscriptions: Set<String> = []
         /// Disconnected by command: no attempts until `reconnect` or `pin`.
         public internal(set) var held = false
+        /// A pool device's services as admission saw them (advertised, or the state file's), so
+        /// a reload can rank it again under new rules. Empty for pinned devices.
+        var poolServices: [String] = []
 
         var context: FleetEvent.DeviceContext { FleetEvent.DeviceContext(name: name, adapter: link.adapter, pinned: pinned) }
     }
@@ -274,13 +277,15 @@ public struct FleetStateMachine: Sendable {
         for pinned in effectivePins(configuration) {
             addDevice(pinned.id, pinned: true, name: pinned.name, className: pinned.className, priority: pinned.priority, &actions)
         }
-        // Pool devices from the state file compete for slots again when the pool is on; pinned
-        // ones were created from the configuration, which decides membership.
+        // Pool devices from the state file compete for slots again when the pool is on (pinned
+        // ones were created from the configuration, which decides membership), if they pass the
+        // pool's filters, with the class and priority of its rules, as a device found by
+        // discovery would (the state file's services stand for its advertisement).
         guard configuration.poolEnabled else { return }
-        let filter = configuration.poolServiceFilter
         for (id, known) in restored.sorted(by: { $0.key < $1.key }) where devices[id] == nil {
-            guard filter.isEmpty || !filter.isDisjoint(with: known.servicesSeen) else { continue }
-            addDevice(id, pinned: false, name: known.name, className: configuration.poolClassName, priority: 0, &actions)
+            guard let placement = poolPlacement(name: known.name, services: known.servicesSeen, rssi: nil) else { continue }
+            addDevice(id, pinned: false, name: known.name, className: placement.className, priority: placement.priority, &actions)
+            devices[id]?.poolServices = known.servicesSeen
         }
     }
 
@@ -351,18 +356,25 @@ public struct FleetStateMachine: Sendable {
         guard configuration.poolEnabled, running, let first = objects.first else { return false }
         let name = first.name
         let services = objects.flatMap(\.services)
-        var placement = (priority: 0, className: configuration.poolClassName)
-        if let admission = configuration.poolAdmission {
-            let rssi = objects.compactMap(\.rssi).max()
-            guard let admitted = admission.admit(name: name, services: services, rssi: rssi) else { return false }
-            placement = (admitted.priority, admitted.className)
-        } else if !configuration.poolServiceFilter.isEmpty, configuration.poolServiceFilter.isDisjoint(with: services) {
-            return false
-        }
+        guard let placement = poolPlacement(name: name, services: services, rssi: objects.compactMap(\.rssi).max()) else { return false }
         addDevice(id, pinned: false, name: name, className: placement.className, priority: placement.priority, &actions)
+        devices[id]?.poolServices = services
         actions.append(.deliver(id, .bluetoothdAppeared))
         for adapter in poweredAdapters { actions.append(.deliver(id, .adapterPowered(adapter))) }
         return true
+    }
+
+    /// Whether the pool admits a device with this name, these services and this RSSI (nil:
+    /// not known), and with which priority and class: `[pool]`'s filters and rules, or the
+    /// service filter alone.
+    func poolPlacement(name: String?, services: [String], rssi: Int?) -> (priority: Int, className: String?)? {
+        if let admission = configuration.poolAdmission {
+            guard let admitted = admission.admit(name: name, services: services, rssi: rssi) else { return nil }
+            return (admitted.priority, admitted.className)
+        }
+        let filter = configuration.poolServiceFilter
+        guard filter.isEmpty || !filter.isDisjoint(with: services) else { return nil }
+        return (0, configuration.poolClassName)
     }
 
     // MARK: - bluetoothd and adapters

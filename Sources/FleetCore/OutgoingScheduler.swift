@@ -231,7 +231,7 @@ public enum OutgoingSchedulerError: Error, Hashable, Sendable {
     case queueFull(DeviceID, OutgoingQoS, depth: Int)
     /// The characteristic's flags do not allow the requested write type.
     case notWritable(OutgoingCharacteristic, OutgoingWriteMode)
-    /// Longer than `OutgoingConfiguration.maxWriteSize`; fragment it with `Framer` first.
+    /// Longer than `OutgoingConfiguration.maxWriteSize`.
     case tooLarge(size: Int, limit: Int)
 }
 

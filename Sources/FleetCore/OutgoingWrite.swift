@@ -6,7 +6,7 @@ public struct OutgoingWrite: Hashable, Sendable {
     public var mode: OutgoingWriteMode
     /// The value supersedes earlier values of the same characteristic (a setting, a state), so a
     /// still-queued earlier value may be replaced by it within the device's coalescing window.
-    /// False by default: fragments of a framed message, commands and appends must never be.
+    /// False by default: commands and appends must never be.
     public var isReplaceable: Bool
 
     public init(

@@ -65,6 +65,9 @@ public enum FleetMetricCatalogue {
     public static let adapterPowered = MetricFamily(
         "wearfleet_adapter_powered", .gauge, labels: ["adapter"],
         help: "1 when the adapter is powered, 0 otherwise.")
+    public static let adapterDiscoveryErrors = MetricFamily(
+        "wearfleet_adapter_discovery_errors_total", .counter, labels: ["adapter"],
+        help: "Discovery calls (SetDiscoveryFilter, StartDiscovery, StopDiscovery) bluetoothd refused on the adapter.")
 
     // MARK: - Fleet
 
@@ -82,7 +85,7 @@ public enum FleetMetricCatalogue {
     public static let all: [MetricFamily] = [
         deviceState, deviceConnectedSeconds, deviceBackoffDeadline, deviceQueueDepth, deviceLastError,
         deviceReadyLatency, deviceReconnectAttempts, deviceWrites, deviceNotifications, deviceDecodeErrors, deviceErrors,
-        adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered,
+        adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered, adapterDiscoveryErrors,
         pinnedReady, pinnedDevices, bluetoothdUp,
     ]
 

@@ -30,14 +30,19 @@ extension FleetMetricsRecorder {
             state.adapters[id] = nil
         }
         for adapter in adapters {
-            let gauges = state.adapters[adapter.id] ?? {
+            var gauges = state.adapters[adapter.id] ?? {
                 let labels = [("adapter", adapter.id.name)]
                 return AdapterGauges(
                     slots: Gauge(label: FleetMetricCatalogue.adapterSlots.name, dimensions: labels, factory: factory),
                     used: Gauge(label: FleetMetricCatalogue.adapterSlotsUsed.name, dimensions: labels, factory: factory),
                     inFlight: Gauge(label: FleetMetricCatalogue.adapterAttemptsInFlight.name, dimensions: labels, factory: factory),
-                    powered: Gauge(label: FleetMetricCatalogue.adapterPowered.name, dimensions: labels, factory: factory))
+                    powered: Gauge(label: FleetMetricCatalogue.adapterPowered.name, dimensions: labels, factory: factory),
+                    discoveryErrors: Counter(label: FleetMetricCatalogue.adapterDiscoveryErrors.name, dimensions: labels, factory: factory))
             }()
+            if adapter.discoveryErrors > gauges.discoveryErrorsSeen {
+                gauges.discoveryErrors.increment(by: adapter.discoveryErrors - gauges.discoveryErrorsSeen)
+            }
+            gauges.discoveryErrorsSeen = adapter.discoveryErrors
             state.adapters[adapter.id] = gauges
             gauges.slots.record(Double(adapter.slots))
             gauges.used.record(Double(adapter.linksAndAttempts))

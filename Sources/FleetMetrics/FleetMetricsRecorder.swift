@@ -39,9 +39,13 @@ public final class FleetMetricsRecorder: FleetObserver {
         let used: Gauge
         let inFlight: Gauge
         let powered: Gauge
+        let discoveryErrors: Counter
+        /// The central's count at the last refresh: the counter advances by what is new since.
+        var discoveryErrorsSeen = 0
 
         func destroy() {
             for gauge in [slots, used, inFlight, powered] { gauge.destroy() }
+            discoveryErrors.destroy()
         }
     }
 

@@ -5,7 +5,7 @@ import FoundationEssentials
 /// property can never silently change the file format.
 extension KnownDevice: Codable {
     enum CodingKeys: String, CodingKey {
-        case address, addressType, adapter, name, deviceClass, appearance, servicesSeen, lastConnected, membership
+        case address, addressType, adapter, name, deviceClass, appearance, servicesSeen, lastConnected, lastSeen, membership
     }
 
     public init(from decoder: any Decoder) throws {
@@ -28,6 +28,7 @@ extension KnownDevice: Codable {
             appearance: try container.decodeIfPresent(UInt16.self, forKey: .appearance),
             servicesSeen: try container.decodeIfPresent([String].self, forKey: .servicesSeen) ?? [],
             lastConnected: try container.decodeIfPresent(Date.self, forKey: .lastConnected),
+            lastSeen: try container.decodeIfPresent(Date.self, forKey: .lastSeen),
             membership: try container.decodeIfPresent(Membership.self, forKey: .membership) ?? .pool
         )
     }
@@ -42,6 +43,7 @@ extension KnownDevice: Codable {
         try container.encodeIfPresent(appearance, forKey: .appearance)
         try container.encode(servicesSeen, forKey: .servicesSeen)
         try container.encodeIfPresent(lastConnected, forKey: .lastConnected)
+        try container.encodeIfPresent(lastSeen, forKey: .lastSeen)
         try container.encode(membership, forKey: .membership)
     }
 }

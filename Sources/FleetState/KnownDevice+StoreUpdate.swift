@@ -6,6 +6,7 @@ extension KnownDevice {
     /// Services only accumulate: a reconnect that resolves fewer services forgets none.
     public mutating func apply(_ update: DeviceEffect.StoreUpdate, adapter: AdapterID?, now: Date) {
         servicesSeen = servicesSeen + update.servicesSeen
+        lastSeen = now
         if update.connectedNow {
             lastConnected = now
             if let adapter { self.adapter = adapter }

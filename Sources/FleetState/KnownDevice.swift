@@ -29,6 +29,10 @@ public struct KnownDevice: Hashable, Sendable {
     }
     /// Wall-clock time the device last reached `ready`.
     public var lastConnected: Date?
+    /// Wall-clock time the daemon last had the device: it reached `ready`, taught the daemon
+    /// something, or its link ended. What `forget_after` counts from (`lastConnected` for a
+    /// record written before this was kept).
+    public var lastSeen: Date?
     public var membership: Membership
 
     public init(
@@ -39,6 +43,7 @@ public struct KnownDevice: Hashable, Sendable {
         appearance: UInt16? = nil,
         servicesSeen: [String] = [],
         lastConnected: Date? = nil,
+        lastSeen: Date? = nil,
         membership: Membership = .pool
     ) {
         self.id = id
@@ -48,6 +53,7 @@ public struct KnownDevice: Hashable, Sendable {
         self.appearance = appearance
         self.servicesSeen = Self.normalized(servicesSeen)
         self.lastConnected = lastConnected
+        self.lastSeen = lastSeen
         self.membership = membership
     }
 

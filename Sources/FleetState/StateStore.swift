@@ -27,7 +27,7 @@ public actor StateStore {
     private let debounce: Duration
     private let retryDelay: Duration
     private let sleep: @Sendable (Duration) async throws -> Void
-    private let writer: any StateFileWriting
+    let writer: any StateFileWriting
     let now: @Sendable () -> Date
     let logger: Logger
 
@@ -100,15 +100,18 @@ public actor StateStore {
         markDirty()
     }
 
-    /// Saves pending changes now. Throws if the save fails (the changes stay pending and a
-    /// retry is scheduled, in case the daemon keeps running).
-    public func flush() throws(StateStoreError) {
+    /// Saves pending changes now; returns whether the file was written (false: nothing was
+    /// pending). Throws if the save fails (the changes stay pending and a retry is scheduled, in
+    /// case the daemon keeps running).
+    @discardableResult
+    public func flush() throws(StateStoreError) -> Bool {
         scheduleToken &+= 1
         scheduledSave?.cancel()
         scheduledSave = nil
-        guard dirty else { return }
+        guard dirty else { return false }
         do {
             try save()
+            return true
         } catch {
             schedule(after: retryDelay)
             throw error

@@ -59,7 +59,8 @@ struct Wearfleetd: AsyncParsableCommand {
         // Started in this order, each once the one before it has started; stopped in reverse.
         let state = StateStoreService(
             directory: StateDirectory.resolve(argument: stateDir, environment: environment),
-            debounce: settings.daemon.stateDebounce, logger: logger)
+            debounce: settings.daemon.stateDebounce, forgetAfter: settings.daemon.forgetAfter,
+            pinned: Set(settings.pinned.map(\.id)), logger: logger)
         let connection = BlueZConnectionService(bus: address, logger: logger)
         let metrics = FleetMetrics()
         let fleet = FleetService(

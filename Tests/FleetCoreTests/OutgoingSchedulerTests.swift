@@ -229,11 +229,11 @@ import FleetCore
         #expect(scheduler.queueDepth(device: a, qos: .normal) == 1)
     }
 
-    @Test func neverCoalescesWritesThatAreNotReplaceableSuchAsFragments() throws {
+    @Test func neverCoalescesWritesThatAreNotReplaceable() throws {
         var scheduler = OutgoingScheduler()
         scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .seconds(10)))
-        for fragment in try Framer(mtu: 23).fragments(of: Array(repeating: 1, count: 50)) {
-            try scheduler.enqueue(write(fragment), for: a, now: .zero)
+        for part in 0..<3 {
+            try scheduler.enqueue(write(Array(repeating: UInt8(part), count: 20)), for: a, now: .zero)
         }
         #expect(scheduler.queueDepth(device: a, qos: .normal) == 3)
     }

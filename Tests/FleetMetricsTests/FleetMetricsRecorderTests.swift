@@ -131,6 +131,15 @@ struct FleetMetricsRecorderTests {
         #expect(exposition.value("wearfleet_device_reconnect_attempts_total", identity) == 1)
     }
 
+    @Test func discoveryErrorsAreCountedPerAdapter() throws {
+        func adapter(errors: Int) -> FleetStatus.Adapter {
+            FleetStatus.Adapter(id: AdapterID("hci0"), powered: true, slots: 5, linksAndAttempts: 0, discovering: false, discoveryErrors: errors)
+        }
+        #expect(try scrape(snapshot(adapters: [adapter(errors: 0)])).value("wearfleet_adapter_discovery_errors_total", ["adapter": "hci0"]) == 0)
+        #expect(try scrape(snapshot(adapters: [adapter(errors: 3)])).value("wearfleet_adapter_discovery_errors_total", ["adapter": "hci0"]) == 3)
+        #expect(try scrape(snapshot(adapters: [adapter(errors: 5)])).value("wearfleet_adapter_discovery_errors_total", ["adapter": "hci0"]) == 5)
+    }
+
     @Test func snapshotsFeedFleetAdapterValueAndWriteFigures() throws {
         let adapter = FleetStatus.Adapter(id: AdapterID("hci0"), powered: true, slots: 5, linksAndAttempts: 2, attemptsInFlight: 1, discovering: false)
         var writes = FleetMetricsSnapshot.DeviceWrites(queueDepths: [.normal: 3, .bulk: 7])

@@ -141,7 +141,7 @@ import Testing
             let path = directory.appendingPathComponent("wearfleetd.d/latin1.toml")
             try Data([0x23, 0x20, 0xE9, 0x0A]).write(to: path)
             let errors = try #require(load(directory).failureValue).errors.map(\.description)
-            #expect(errors == ["\(path.path): is not valid UTF-8"])
+            #expect(errors == ["\(path.path):1:3: not valid UTF-8 (byte 0xE9): a character cut short"])
         }
     }
 

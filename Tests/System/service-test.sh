@@ -5,10 +5,13 @@
 #
 #   Tests/System/service-test.sh [debug|release]   (root; run by `make system-test` and `make test`)
 #
-# It installs with `make install-files INSTALL_CONFIG=debug` (the debug binaries `make build` made;
-# they load the Swift runtime from the toolchain, which the sandbox sees where this machine has it;
-# `release` installs what `make install-build` made, Swift runtime linked in),
-# boots, starts, reloads, stops and restarts the service, and checks each step through systemctl,
+# It checks a package install (`make install-files DESTDIR=…`), boots, starts bluez-sim as the
+# gateway's bluetoothd, then follows the README's install on the running system: `make
+# install-files INSTALL_CONFIG=debug` (the debug binaries `make build` made; they load the Swift
+# runtime from the toolchain, which the sandbox sees where this machine has it; `release` installs
+# what `make install-build` made, Swift runtime linked in), daemon-reload, the configuration,
+# --check-config, `systemctl enable --now`. Then it reloads, uses wearfleetctl as a member of
+# group wearfleet, kills, stops and restarts the service, and checks each step through systemctl,
 # journalctl, the state file and bluez-sim's control interface. Every wait has a deadline. On a
 # failure it prints the sandbox's `systemctl status` and journal. The sandbox is always torn down.
 # Only a machine that cannot make the namespaces (not root, no unshare) skips, and says so.
@@ -86,7 +89,7 @@ diagnostics() {
 teardown() {
     local status=$?
     "$sandbox_tool" stop "$sandbox" || status=1
-    rm -rf "$stage"
+    rm -rf "$stage" "$work/destdir"
     exit $status
 }
 
@@ -162,23 +165,32 @@ trap teardown EXIT
 rm -rf "$stage" "$sandbox"
 mkdir -p "$stage" "$sandbox"
 
-# MARK: - Install
+# MARK: - Install (package layout)
 
-step "make install-files INSTALL_CONFIG=$install_config DESTDIR=<stage> (PREFIX=/usr/local, the default)"
-make -s -C "$repo" install-files "INSTALL_CONFIG=$install_config" "DESTDIR=$stage" > "$work/install.log" 2>&1 \
+# A package build (DESTDIR) first: what lands where, and that installing again keeps an operator's
+# configuration. This tree is only inspected; the sandbox gets its files from the README's steps.
+destdir=$work/destdir
+rm -rf "$destdir"
+step "make install-files INSTALL_CONFIG=$install_config DESTDIR=<destdir> (PREFIX=/usr/local, the default)"
+make -s -C "$repo" install-files "INSTALL_CONFIG=$install_config" "DESTDIR=$destdir" > "$work/install.log" 2>&1 \
     || { cat "$work/install.log"; fail "make install-files failed"; }
-unit=$stage/usr/local/lib/systemd/system/wearfleetd.service
+unit=$destdir/usr/local/lib/systemd/system/wearfleetd.service
 for file in usr/local/bin/wearfleetd usr/local/lib/systemd/system/wearfleetd.service \
     etc/dbus-1/system.d/org.wearfleet.Daemon.conf usr/local/lib/sysusers.d/wearfleet.conf \
     etc/wearfleet/wearfleetd.toml etc/wearfleet/wearfleetd.d; do
-    [[ -e $stage/$file ]] || fail "make install did not install /$file"
+    [[ -e $destdir/$file ]] || fail "make install did not install /$file"
 done
-grep -qx 'ExecStart=/usr/local/bin/wearfleetd' "$unit" || fail "ExecStart= does not name /usr/local/bin/wearfleetd"
+# ExecStart= and ExecReload='s check name the same binary and the same configuration file.
+grep -qx 'Environment=WEARFLEET_CONFIG=/etc/wearfleet/wearfleetd.toml' "$unit" || fail "the unit does not name its configuration"
+grep -qx 'ExecStart=/usr/local/bin/wearfleetd --config ${WEARFLEET_CONFIG}' "$unit" \
+    || fail "ExecStart= does not run /usr/local/bin/wearfleetd on \${WEARFLEET_CONFIG}"
+grep -qx 'ExecReload=/usr/local/bin/wearfleetd --check-config --config ${WEARFLEET_CONFIG}' "$unit" \
+    || fail "ExecReload= does not check \${WEARFLEET_CONFIG} with /usr/local/bin/wearfleetd"
 # Installing again keeps an operator's configuration.
-echo "# edited by the operator" >> "$stage/etc/wearfleet/wearfleetd.toml"
-make -s -C "$repo" install-files "INSTALL_CONFIG=$install_config" "DESTDIR=$stage" > "$work/install.log" 2>&1 \
+echo "# edited by the operator" >> "$destdir/etc/wearfleet/wearfleetd.toml"
+make -s -C "$repo" install-files "INSTALL_CONFIG=$install_config" "DESTDIR=$destdir" > "$work/install.log" 2>&1 \
     || { cat "$work/install.log"; fail "make install-files (again) failed"; }
-grep -q '^# edited by the operator' "$stage/etc/wearfleet/wearfleetd.toml" || fail "a second install overwrote the configuration"
+grep -q '^# edited by the operator' "$destdir/etc/wearfleet/wearfleetd.toml" || fail "a second install overwrote the configuration"
 ok
 
 step "systemd-analyze security --offline=true: exposure at most 2.0"
@@ -188,13 +200,44 @@ exposure=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$w
 awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }' || { cat "$work/security.txt"; fail "exposure $exposure > 2.0"; }
 ok "exposure $exposure"
 
-# The test's own pieces: bluez-sim (a developer tool, not installed by make install), its scenario,
-# the bus policy that lets root own org.bluez inside the sandbox, and the test's configuration.
+# The test's own pieces, in place before the boot: bluez-sim (a developer tool, not installed by
+# make install), its scenario, the bus policy that lets root own org.bluez inside the sandbox, the
+# test's configuration (installed by the "edit the configuration" step) and a shorter watchdog.
+# Debian's bluetoothd, where the package is installed, is masked inside: bluez-sim is the sandbox's
+# bluetoothd, and the unit's Wants=bluetooth.service must not start the real one beside it.
 install -D -m 0755 "$sim_build_dir/bluez-sim" "$stage$SIM"
 install -D -m 0644 "$here/ward.json" "$stage/usr/local/share/wearfleet-test/ward.json"
 install -D -m 0644 "$here/bluez-sim.conf" "$stage/etc/dbus-1/system.d/wearfleet-test-bluez-sim.conf"
-install -m 0644 "$here/wearfleetd.toml" "$stage/etc/wearfleet/wearfleetd.toml"
+install -D -m 0644 "$here/wearfleetd.toml" "$stage/usr/local/share/wearfleet-test/wearfleetd.toml"
 install -D -m 0644 "$here/watchdog.conf" "$stage/etc/systemd/system/wearfleetd.service.d/50-test-watchdog.conf"
+ln -s /dev/null "$stage/etc/systemd/system/bluetooth.service"
+# The checkout the README's `make install-files` runs in, inside the sandbox: what that target
+# reads (this tree may be on a file system the sandbox's overlay of / does not show).
+checkout=/usr/local/src/wearfleet
+mkdir -p "$stage$checkout/.build/$install_config"
+cp -a "$repo/Makefile" "$repo/Package.swift" "$repo/systemd" "$repo/config" "$stage$checkout/"
+for program in wearfleetd wearfleetctl; do
+    [[ ! -e $repo/.build/$install_config/$program ]] || cp -a "$repo/.build/$install_config/$program" "$stage$checkout/.build/$install_config/"
+done
+# The README's install is tried as on a machine that never had wearfleetd: on one that has (a
+# gateway running it), the sandbox gets account files without its users.
+if grep -qE '^(wearfleet|wearfleet-admin|wf-operator|wf-outsider|wf-admin):' /etc/passwd /etc/group; then
+    mkdir -p "$stage/etc"
+    for file in passwd group shadow gshadow; do
+        [[ -e /etc/$file ]] || continue
+        cp -a "/etc/$file" "$stage/etc/$file"
+        # Their own lines go, and so does their membership in other groups (last field of group
+        # and gshadow lines).
+        awk -F: -v OFS=: -v file="$file" '
+            $1 ~ /^(wearfleet|wearfleet-admin|wf-operator|wf-outsider|wf-admin)$/ { next }
+            file == "group" || file == "gshadow" {
+                n = split($NF, members, ","); kept = ""
+                for (i = 1; i <= n; i++) if (members[i] !~ /^(wearfleet|wearfleet-admin|wf-operator|wf-outsider|wf-admin)$/) kept = kept (kept == "" ? "" : ",") members[i]
+                $NF = kept
+            }
+            { print }' "/etc/$file" > "$stage/etc/$file"
+    done
+fi
 
 # MARK: - Boot
 
@@ -202,19 +245,7 @@ step "boot systemd as PID 1 in fresh namespaces"
 "$sandbox_tool" boot "$sandbox" "$stage" || fail "the sandbox did not boot"
 ok "$(sb systemctl --version | sed -n 1p)"
 
-step "systemd-analyze verify wearfleetd.service (inside, as installed)"
-verify_output=$(sb systemd-analyze verify /usr/local/lib/systemd/system/wearfleetd.service 2>&1) \
-    || { echo "$verify_output"; fail "systemd-analyze verify failed"; }
-[[ -z $verify_output ]] || { echo "$verify_output"; fail "systemd-analyze verify printed warnings"; }
-ok
-
-step "systemd-sysusers: user wearfleet in groups wearfleet and bluetooth"
-sb systemd-sysusers || fail "systemd-sysusers failed"
-groups=$(sb id -nG wearfleet) || fail "no user wearfleet"
-[[ " $groups " == *" wearfleet "* && " $groups " == *" bluetooth "* ]] || fail "wearfleet is in groups: $groups"
-ok "$groups"
-
-step "bluez-sim owns org.bluez on the system bus"
+step "bluez-sim owns org.bluez on the system bus (a gateway's bluetoothd, running before the install)"
 sb systemd-run --unit=bluez-sim --property=Type=exec \
     "$SIM" --bus unix:path=/run/dbus/system_bus_socket --scenario /usr/local/share/wearfleet-test/ward.json \
     > /dev/null || fail "systemd-run bluez-sim failed"
@@ -222,23 +253,54 @@ wait_for 20 "org.bluez and org.wearfleet.Simulator on the system bus" \
     sim_call GetDevices
 ok "$(sim_call GetDevices | jq -r '.data[0] | keys | join(" ")')"
 
+# MARK: - The README's install, on the booted system
+
+step "README: sudo make install-files (INSTALL_CONFIG=$install_config), on the running system"
+[[ -z $(sb getent passwd wearfleet) ]] || fail "user wearfleet exists before the install"
+sb make -s -C "$checkout" install-files "INSTALL_CONFIG=$install_config" > "$work/install-running.log" 2>&1 \
+    || { cat "$work/install-running.log"; fail "make install-files on the running system failed"; }
+grep -q 'dbus-daemon re-read its policies' "$work/install-running.log" \
+    || { cat "$work/install-running.log"; fail "make install-files did not have dbus-daemon re-read its policies"; }
+groups=$(sb id -nG wearfleet) || fail "make install-files did not create user wearfleet"
+[[ " $groups " == *" wearfleet "* && " $groups " == *" bluetooth "* ]] || fail "wearfleet is in groups: $groups"
+ok "user wearfleet in $groups"
+
+step "README: systemctl daemon-reload, edit the configuration, wearfleetd --check-config"
+sb systemctl daemon-reload || fail "systemctl daemon-reload failed"
+sb install -m 0644 /usr/local/share/wearfleet-test/wearfleetd.toml /etc/wearfleet/wearfleetd.toml
+check_output=$(sb wearfleetd --check-config 2>&1) || fail "wearfleetd --check-config: $check_output"
+ok
+
+step "systemd-analyze verify wearfleetd.service (inside, as installed)"
+verify_output=$(sb systemd-analyze verify /usr/local/lib/systemd/system/wearfleetd.service 2>&1) \
+    || { echo "$verify_output"; fail "systemd-analyze verify failed"; }
+[[ -z $verify_output ]] || { echo "$verify_output"; fail "systemd-analyze verify printed warnings"; }
+ok
+
 # MARK: - Start
 
-step "systemctl start wearfleetd: active, READY, 2/2 pinned ready"
-sb systemctl start wearfleetd.service || fail "systemctl start failed"
+step "README: systemctl enable --now wearfleetd: active, READY, 2/2 pinned ready"
+sb systemctl enable --now wearfleetd.service || fail "systemctl enable --now failed"
 [[ $(service_state) == active/running ]] || fail "state after start: $(service_state)"
 wait_for 30 "StatusText '2/2 pinned ready'" status_is "2/2 pinned ready"
 ok "$(status_text)"
 
-step "the unit as systemd loaded it: After=/Wants=bluetooth.service (absent here), watchdog, user"
+step "the unit as systemd loaded it: After=/Wants=bluetooth.service (masked here), watchdog, user"
 deps=$(sb systemctl show --property=After --property=Wants --value wearfleetd.service | tr '\n' ' ')
 [[ $deps == *bluetooth.service* ]] || fail "After=/Wants= lack bluetooth.service: $deps"
-[[ $(sb systemctl show --property=LoadState --value bluetooth.service) == not-found ]] \
-    || fail "bluetooth.service exists in the sandbox; this step expects it absent"
+bluetooth_state=$(sb systemctl show --property=LoadState --property=ActiveState --value bluetooth.service | paste -sd/)
+[[ $bluetooth_state == masked/inactive ]] || fail "bluetooth.service in the sandbox is $bluetooth_state, not masked/inactive"
 grep -qx 'WatchdogSec=30s' "$unit" || fail "the installed unit does not say WatchdogSec=30s"
 [[ $(sb systemctl show --property=WatchdogUSec --value wearfleetd.service) == 5s ]] \
     || fail "WatchdogUSec is not the test drop-in's 5s"
 main_pid=$(sb systemctl show --property=MainPID --value wearfleetd.service)
+# The configuration ExecStart= loaded (the daemon's own command line) is the one ExecReload= checks.
+[[ $(sb systemctl show --property=Environment --value wearfleetd.service) == *WEARFLEET_CONFIG=/etc/wearfleet/wearfleetd.toml* ]] \
+    || fail "the unit's environment lacks WEARFLEET_CONFIG=/etc/wearfleet/wearfleetd.toml"
+[[ "$(sb cat "/proc/$main_pid/cmdline" | tr '\0' ' ')" == *"--config /etc/wearfleet/wearfleetd.toml "* ]] \
+    || fail "the daemon was not started on /etc/wearfleet/wearfleetd.toml: $(sb cat "/proc/$main_pid/cmdline" | tr '\0' ' ')"
+[[ $(sb systemctl show --property=ExecReload --value wearfleetd.service) == *'--check-config --config ${WEARFLEET_CONFIG} ;'* ]] \
+    || fail "ExecReload= does not check \${WEARFLEET_CONFIG}: $(sb systemctl show --property=ExecReload --value wearfleetd.service)"
 [[ $(sb ps -o user= -p "$main_pid") == wearfleet ]] || fail "the daemon does not run as wearfleet"
 # The sandboxing is in force, not just written down: no capabilities, no new privileges, a seccomp
 # filter, a user namespace that maps root and wearfleet only.
@@ -386,6 +448,19 @@ for address in $STRAP_1 $STRAP_2 $STRAP_3; do
         journal_since_has "$mark" DEVICE_ADDRESS="$address" DEVICE_STATE=ready
 done
 ok "$(status_text)"
+
+step "SESSION_ID never names sessions of two runs; value lines name the device fully"
+# Three runs so far (start, the restart after SIGKILL, this start): each ready entry of a strap
+# has a session id of its own, under its run.
+sessions=$(journal DEVICE_ADDRESS=$STRAP_1 DEVICE_STATE=ready | jq -r '.SESSION_ID')
+[[ $(wc -l <<< "$sessions") -ge 3 ]] || fail "fewer than 3 ready entries for $STRAP_1: $sessions"
+[[ -z $(sort <<< "$sessions" | uniq -d) ]] || fail "a SESSION_ID of $STRAP_1 names two sessions: $(tr '\n' ' ' <<< "$sessions")"
+[[ $(cut -d- -f1 <<< "$sessions" | sort -u | wc -l) -ge 3 ]] || fail "the sessions are not under 3 runs: $(tr '\n' ' ' <<< "$sessions")"
+values=$(journal DEVICE_ADDRESS=$STRAP_1 EVENT=heart_rate_measurement)
+[[ -n $values ]] || fail "no heart-rate value line for $STRAP_1"
+jq -e -s 'all(.[]; .DEVICE_NAME == "strap-1" and (.ADAPTER | startswith("hci")) and (.SESSION_ID | test("^[0-9]+-[0-9]+$")))' \
+    <<< "$values" > /dev/null || fail "a value line lacks the device's name, adapter or session: $values"
+ok "$(tr '\n' ' ' <<< "$sessions")"
 
 # MARK: - Commands (who may change the fleet)
 

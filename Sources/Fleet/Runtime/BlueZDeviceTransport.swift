@@ -59,6 +59,12 @@ public final class BlueZDeviceTransport: DeviceTransport {
     }
 
     public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome {
+        try await connect(device, adapter: adapter, within: .seconds(45))
+    }
+
+    public func connect(_ device: DeviceID, adapter: AdapterID, within timeout: Duration) async throws(TransportFailure)
+        -> ConnectOutcome
+    {
         guard let central = central(adapter) else {
             throw TransportFailure(.notReady, message: "adapter \(adapter) is not available")
         }
@@ -66,7 +72,7 @@ public final class BlueZDeviceTransport: DeviceTransport {
         // adapter (`Adapter1.ConnectDevice`) rather than through another adapter's object.
         let path = await objectPath(device, on: adapter)
         do {
-            return try await central.connect(device, objectPath: path)
+            return try await central.connect(device, objectPath: path, timeout: Self.callTimeout(within: timeout))
         } catch {
             throw failure(error)
         }
@@ -83,10 +89,17 @@ public final class BlueZDeviceTransport: DeviceTransport {
         try? await client.disconnect(device: path)
     }
 
-    /// Waits for `ServicesResolved` and the GATT objects on `adapter`'s object for the device
-    /// (nil: the connected object).
     public func awaitServices(
         _ device: DeviceID, on adapter: AdapterID?
+    ) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
+        try await awaitServices(device, on: adapter, requiring: GATTRequirement())
+    }
+
+    /// Waits for `ServicesResolved` and the GATT objects on `adapter`'s object for the device
+    /// (nil: the connected object): those `requiring` names, or any characteristic when it names
+    /// none, for at most the settle timeout (what is missing then is the machine's to judge).
+    public func awaitServices(
+        _ device: DeviceID, on adapter: AdapterID?, requiring: GATTRequirement
     ) async throws(TransportFailure) -> (services: Set<String>, characteristics: Set<String>) {
         guard let path = await objectPath(device, on: adapter) else {
             throw TransportFailure(.unknownObject, message: "no object for \(device)")
@@ -99,7 +112,12 @@ public final class BlueZDeviceTransport: DeviceTransport {
         guard resolved else {
             throw TransportFailure(.timeout, message: "services were not resolved")
         }
-        _ = await client.waitForTree(timeout: gattSettleTimeout) { tree in !tree.characteristics(of: path).isEmpty }
+        _ = await client.waitForTree(timeout: gattSettleTimeout) { tree in
+            let characteristics = tree.characteristics(of: path)
+            guard !requiring.isEmpty else { return !characteristics.isEmpty }
+            return requiring.isMet(
+                services: Set(tree.services(of: path).compactMap(\.uuid)), characteristics: Set(characteristics.compactMap(\.uuid)))
+        }
         let tree = await client.tree
         let services = Set(tree.services(of: path).compactMap(\.uuid))
         let characteristics = Set(tree.characteristics(of: path).compactMap(\.uuid))
@@ -128,22 +146,30 @@ public final class BlueZDeviceTransport: DeviceTransport {
         }
     }
 
-    /// Subscribes to a characteristic under `adapter`'s object for the device (nil: the
-    /// connected object).
     public func subscribe(
         _ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?
     ) async throws(TransportFailure) {
+        try await subscribe(device, characteristic: uuid, via: path, on: adapter, within: .seconds(29))
+    }
+
+    /// Subscribes to a characteristic under `adapter`'s object for the device (nil: the
+    /// connected object), the call bounded by `timeout` and a margin.
+    public func subscribe(
+        _ device: DeviceID, characteristic uuid: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?,
+        within timeout: Duration
+    ) async throws(TransportFailure) {
+        let callTimeout = Self.callTimeout(within: timeout)
         let characteristic = try await characteristic(device, uuid: uuid, on: adapter)
         do throws(BlueZError) {
             // The fd path only where BlueZ offers it (`NotifyAcquired` present); else StartNotify.
             if path == .acquireNotify, characteristic.notifyAcquired != nil {
-                let socket = try await client.acquireNotify(characteristic: characteristic.path)
+                let socket = try await client.acquireNotify(characteristic: characteristic.path, timeout: callTimeout)
                 guard let fd = socket.descriptor.take() else {
                     throw BlueZError(name: DBusError.failed, message: "AcquireNotify returned no descriptor")
                 }
                 poller.add(fd: fd, device: device, characteristic: uuid.lowercased(), mtu: socket.mtu)
             } else {
-                try await client.startNotify(characteristic: characteristic.path)
+                try await client.startNotify(characteristic: characteristic.path, timeout: callTimeout)
             }
         } catch {
             throw failure(error)

@@ -74,7 +74,9 @@ public struct BlueZEventTranslator: Sendable {
             // itself (`DeviceTransport.awaitServices`, over `BlueZClient.waitForTree`), and the
             // services a device advertises or resolved reach the fleet as a `UUIDs` change.
             return []
-        case .gattObjectAdded, .gattObjectRemoved, .notifyingChanged, .malformedSignal:
+        case .gattObjectAdded, .gattObjectRemoved, .notifyingChanged, .malformedSignal, .snapshotFailed:
+            // A failed tree fetch changes nothing the fleet sees: bluetoothd is not present until
+            // a fetch succeeds (`appeared`). `BlueZFleetBluetooth` logs it.
             return []
         }
     }

@@ -14,7 +14,7 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     private let hangUps: AsyncStream<(DeviceID, String)>
     /// Also the owner of the adapters' centrals (connection attempts go through them).
     private let transport: BlueZDeviceTransport
-
+    /// Where bluetoothd's failures that reach no device are told (tree fetches, discovery).
     private let logger: Logger
 
     /// `pipeline` receives the values of notification sockets (the fd path); `logger` hears
@@ -39,9 +39,13 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         let (facts, sink) = AsyncStream<FleetStateMachine.Input>.makeStream()
         let events = client.events
         let client = self.client
+        let logger = self.logger
         let task = Task {
             var translator = BlueZEventTranslator()
             for await event in events {
+                if case .snapshotFailed(let attempt, let error, let retryIn) = event {
+                    Self.logSnapshotFailure(attempt: attempt, error: error, retryIn: retryIn, logger: logger)
+                }
                 let routed = translator.translate(event)
                 if routed.isEmpty { continue }
                 // A value (a notification that took the events' way) needs nothing of the mirror.
@@ -96,6 +100,16 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
 
     public func dropNotifySockets(of device: DeviceID) {
         poller.remove(device: device)
+    }
+
+    /// bluetoothd owns its name but its object tree could not be read: warned at the first
+    /// failures and then at every tenth, so a bluetoothd that stays broken is seen in the
+    /// journal without flooding it.
+    static func logSnapshotFailure(attempt: Int, error: String, retryIn: Duration, logger: Logger) {
+        guard attempt <= 3 || attempt % 10 == 0 else { return }
+        logger.warning("bluetoothd's object tree could not be read; trying again", metadata: [
+            "event": "bluez_tree_failed", "attempt": "\(attempt)", "bluez_error": "\(error)", "retry_in": "\(retryIn)",
+        ])
     }
 
     // MARK: - Translation
@@ -170,6 +184,10 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         await central(adapter)?.isDiscovering ?? false
     }
 
+    public func discoveryErrors(on adapter: AdapterID) async -> Int {
+        await central(adapter)?.discoveryErrors ?? 0
+    }
+
     // MARK: - Characteristics and writes
 
     /// The characteristic under the device's connected object, else under any of its objects in
@@ -189,11 +207,19 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     }
 
     public func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure) {
+        try await writeValue(bytes, to: characteristic, withResponse: withResponse, within: .seconds(29))
+    }
+
+    public func writeValue(
+        _ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool, within timeout: Duration
+    ) async throws(DeviceEvent.Failure) {
         guard let path = try? DBusObjectPath(characteristic.handle) else {
             throw DeviceEvent.Failure(.doesNotExist, message: "no characteristic object \(characteristic.handle)")
         }
         do {
-            try await client.writeValue(characteristic: path, bytes, type: withResponse ? .request : .command)
+            try await client.writeValue(
+                characteristic: path, bytes, type: withResponse ? .request : .command,
+                timeout: BlueZDeviceTransport.callTimeout(within: timeout))
         } catch {
             throw DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
         }

@@ -44,6 +44,9 @@ public actor CentralActor {
     /// once it answered `UnknownMethod` (stock bluetoothd runs without `--experimental`).
     /// Forgotten when bluetoothd or the adapter goes (it may come back with other flags).
     public private(set) var connectDeviceOffered: Bool?
+    /// Discovery calls (`SetDiscoveryFilter`, `StartDiscovery`, `StopDiscovery`) that failed, an
+    /// `InProgress` answer to `StartDiscovery` (discovery already runs for us) not counted.
+    public private(set) var discoveryErrors = 0
 
     public init(adapter: AdapterID, client: BlueZClient, scanUUIDs: [String], minimumRSSI: Int16?, logger: Logger) throws {
         self.adapter = adapter
@@ -53,6 +56,23 @@ public actor CentralActor {
         self.scanUUIDs = scanUUIDs
         self.minimumRSSI = minimumRSSI
     }
+
+    /// Counts a failed discovery call and logs it: each new error, and a repeated one at the
+    /// 1st, 2nd, 4th, 8th, … occurrence in a row, so an adapter that keeps refusing is seen
+    /// without flooding the journal.
+    private func discoveryFailed(_ call: String, _ error: BlueZError) {
+        discoveryErrors += 1
+        let repeated = lastDiscoveryError == error
+        lastDiscoveryError = error
+        repeatedDiscoveryErrors = repeated ? repeatedDiscoveryErrors + 1 : 1
+        guard repeatedDiscoveryErrors & (repeatedDiscoveryErrors - 1) == 0 else { return }
+        logger.warning("discovery call failed", metadata: [
+            "event": "discovery_failed", "adapter": "\(adapter)", "call": "\(call)", "bluez_error": "\(error.name): \(error.message)",
+            "error_kind": "\(error.kind)", "repeated": "\(repeatedDiscoveryErrors)",
+        ])
+    }
+
+    private var repeatedDiscoveryErrors = 0
 
     public var isDiscovering: Bool { discovering }
 
@@ -114,7 +134,7 @@ public actor CentralActor {
                     try await client.setDiscoveryFilter(adapter: path, uuids: filter.uuids, minimumRSSI: filter.minimumRSSI)
                     appliedFilter = filter
                 } catch {
-                    lastDiscoveryError = error
+                    discoveryFailed("SetDiscoveryFilter", error)
                     return
                 }
                 continue
@@ -122,20 +142,30 @@ public actor CentralActor {
             if discovering {
                 discovering = false
                 appliedFilter = nil
-                try? await client.stopDiscovery(adapter: path)
+                do {
+                    try await client.stopDiscovery(adapter: path)
+                } catch {
+                    // Discovery is ours no more either way (bluetoothd stops it when the client
+                    // that started it goes); said, not retried.
+                    discoveryFailed("StopDiscovery", error)
+                }
                 continue
             }
             let filter = wantedFilter
+            var call = "SetDiscoveryFilter"
             do {
                 try await client.setDiscoveryFilter(adapter: path, uuids: filter.uuids, minimumRSSI: filter.minimumRSSI)
                 appliedFilter = filter
+                call = "StartDiscovery"
                 try await client.startDiscovery(adapter: path)
                 discovering = true
                 lastDiscoveryError = nil
+                repeatedDiscoveryErrors = 0
             } catch {
                 // InProgress means it is already running for us.
-                guard error.kind == .inProgress else {
-                    lastDiscoveryError = error
+                guard error.kind == .inProgress, call == "StartDiscovery" else {
+                    // Tried again at the next change (a device missing, an adapter powered, …).
+                    discoveryFailed(call, error)
                     return
                 }
                 discovering = true
@@ -147,16 +177,19 @@ public actor CentralActor {
     /// device on this adapter (it forgets unbonded devices after `TemporaryTimeout`). Where
     /// ConnectDevice is not offered (`UnknownMethod`: bluetoothd without `--experimental`, as
     /// Debian ships it), that is remembered and the answer is `needsDiscovery`, never an error
-    /// of the device's.
-    public func connect(_ device: DeviceID, objectPath: DBusObjectPath?) async throws(BlueZError) -> ConnectOutcome {
+    /// of the device's. `timeout` bounds the call (the device's class `connect` timeout and a
+    /// margin).
+    public func connect(
+        _ device: DeviceID, objectPath: DBusObjectPath?, timeout: Duration = .seconds(45)
+    ) async throws(BlueZError) -> ConnectOutcome {
         if let objectPath {
-            try await client.connect(device: objectPath)
+            try await client.connect(device: objectPath, timeout: timeout)
             return .connected
         }
         guard connectDeviceOffered != false else { return .needsDiscovery }
         do {
             _ = try await client.connectDevice(
-                adapter: path, address: device.address.description, addressType: device.addressType.rawValue)
+                adapter: path, address: device.address.description, addressType: device.addressType.rawValue, timeout: timeout)
             connectDeviceOffered = true
             return .connected
         } catch where error.name == DBusError.unknownMethod {

@@ -90,9 +90,10 @@ public actor DeviceActor {
         case .attemptFinished(let adapter, let outcome):
             output(.attemptFinished(device, adapter: adapter, outcome: outcome))
         case .connect(let adapter):
+            let timeout = machine.configuration.timeouts.connect
             run {
                 do throws(TransportFailure) {
-                    switch try await transport.connect(device, adapter: adapter) {
+                    switch try await transport.connect(device, adapter: adapter, within: timeout) {
                     case .connected: return .connected
                     case .needsDiscovery: return .connectNeedsDiscovery
                     }
@@ -105,9 +106,10 @@ public actor DeviceActor {
         case .disconnect:
             run { await transport.disconnect(device, on: link) }
         case .awaitServices:
+            let requirement = GATTRequirement(machine.configuration)
             run {
                 do throws(TransportFailure) {
-                    let found = try await transport.awaitServices(device, on: link)
+                    let found = try await transport.awaitServices(device, on: link, requiring: requirement)
                     return .servicesResolved(services: found.services, characteristics: found.characteristics)
                 } catch {
                     // The machine's discovery timer decides what a failed wait means.
@@ -126,9 +128,10 @@ public actor DeviceActor {
                 }
             }
         case .subscribe(let characteristic, let path):
+            let timeout = machine.configuration.timeouts.subscribe
             run {
                 do throws(TransportFailure) {
-                    try await transport.subscribe(device, characteristic: characteristic, via: path, on: link)
+                    try await transport.subscribe(device, characteristic: characteristic, via: path, on: link, within: timeout)
                     return .notificationsEnabled(characteristic: characteristic)
                 } catch {
                     return .subscribeFailed(characteristic: characteristic, error)

@@ -29,15 +29,29 @@ public protocol DeviceTransport: Sendable {
     /// `Device1.Connect` through `adapter`'s object (or `ConnectDevice` on `adapter` when it
     /// has none and bluetoothd offers it); returns when BlueZ replied.
     func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome
+    /// Like `connect(_:adapter:)`, with the call bounded by the device's class `connect` timeout
+    /// (and a margin, so the machine's own timer decides) rather than a fixed one.
+    func connect(_ device: DeviceID, adapter: AdapterID, within timeout: Duration) async throws(TransportFailure) -> ConnectOutcome
     /// Abort an in-flight connect on `adapter`.
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async
     func disconnect(_ device: DeviceID, on adapter: AdapterID?) async
     /// Waits for `ServicesResolved` and the GATT objects, then lists the UUIDs present.
     func awaitServices(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)
         -> (services: Set<String>, characteristics: Set<String>)
+    /// Like `awaitServices(_:on:)`, but after `ServicesResolved` waits (a bounded while) for the
+    /// services and characteristics the device's class requires, not just for any: BlueZ can
+    /// announce `ServicesResolved` before it has exported every GATT object.
+    func awaitServices(_ device: DeviceID, on adapter: AdapterID?, requiring: GATTRequirement) async throws(TransportFailure)
+        -> (services: Set<String>, characteristics: Set<String>)
     func read(_ device: DeviceID, characteristic: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8]
     func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?)
         async throws(TransportFailure)
+    /// Like `subscribe(_:characteristic:via:on:)`, with the call bounded by the class's
+    /// `subscribe` timeout (and a margin).
+    func subscribe(
+        _ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?,
+        within timeout: Duration
+    ) async throws(TransportFailure)
     /// Ends notifications of the characteristic (StopNotify, or closing its notify socket).
     func unsubscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?) async
 }
@@ -46,5 +60,57 @@ extension DeviceTransport {
     /// Disconnects the device's connected object, whichever adapter it is on.
     public func disconnect(_ device: DeviceID) async {
         await disconnect(device, on: nil)
+    }
+}
+
+/// The GATT objects a device's class cannot do without (`requiredServices`,
+/// `requiredCharacteristics`), as lower-case 128-bit UUIDs. Empty: any characteristic will do.
+public struct GATTRequirement: Sendable, Hashable {
+    public var services: Set<String>
+    public var characteristics: Set<String>
+
+    public init(services: Set<String> = [], characteristics: Set<String> = []) {
+        self.services = services
+        self.characteristics = characteristics
+    }
+
+    public init(_ configuration: DeviceStateMachine.Configuration) {
+        self.init(services: configuration.requiredServices, characteristics: configuration.requiredCharacteristics)
+    }
+
+    public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty }
+
+    /// Whether objects with these UUIDs meet it.
+    public func isMet(services present: Set<String>, characteristics found: Set<String>) -> Bool {
+        services.isSubset(of: present) && characteristics.isSubset(of: found)
+    }
+}
+
+extension DeviceTransport {
+    /// How long a call bounded by a class timeout may take: the timeout and a margin, so the
+    /// device machine's timer, not the call, decides that the operation took too long.
+    public static func callTimeout(within timeout: Duration) -> Duration {
+        timeout + .seconds(1)
+    }
+
+    /// A transport whose calls take no time (tests' fakes).
+    public func connect(_ device: DeviceID, adapter: AdapterID, within timeout: Duration) async throws(TransportFailure)
+        -> ConnectOutcome
+    {
+        try await connect(device, adapter: adapter)
+    }
+
+    public func subscribe(
+        _ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?,
+        within timeout: Duration
+    ) async throws(TransportFailure) {
+        try await subscribe(device, characteristic: characteristic, via: path, on: adapter)
+    }
+
+    /// A transport whose objects are all there once services are resolved (tests' fakes).
+    public func awaitServices(_ device: DeviceID, on adapter: AdapterID?, requiring: GATTRequirement) async throws(TransportFailure)
+        -> (services: Set<String>, characteristics: Set<String>)
+    {
+        try await awaitServices(device, on: adapter)
     }
 }

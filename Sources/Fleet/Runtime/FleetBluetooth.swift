@@ -32,6 +32,13 @@ public protocol FleetBluetooth: GATTWriteChannel {
     func setPoolSearching(_ searching: Bool, on adapter: AdapterID) async
     func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async
     func isDiscovering(on adapter: AdapterID) async -> Bool
+    /// Discovery calls that failed on `adapter` since it was added (logged as they fail).
+    func discoveryErrors(on adapter: AdapterID) async -> Int
+}
+
+extension FleetBluetooth {
+    /// A bluetooth whose discovery never fails (tests' fakes).
+    public func discoveryErrors(on adapter: AdapterID) async -> Int { 0 }
 }
 
 /// A characteristic as the write path and commands need to know it.
@@ -56,6 +63,20 @@ public protocol GATTWriteChannel: Sendable {
     /// `WriteValue` on a characteristic `characteristic(_:of:)` found, as a request (with
     /// response) or a command (without).
     func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure)
+    /// Like `writeValue(_:to:withResponse:)`, the call bounded by `timeout` (the device's class
+    /// `write` timeout and a margin) rather than a fixed one.
+    func writeValue(
+        _ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool, within timeout: Duration
+    ) async throws(DeviceEvent.Failure)
     /// An `AcquireWrite` socket (the caller owns the descriptor), or nil when none can be had.
     func acquireWrite(_ characteristic: FleetCharacteristic) async -> (descriptor: Int32, mtu: UInt16)?
+}
+
+extension GATTWriteChannel {
+    /// A channel whose writes take no time (tests' fakes).
+    public func writeValue(
+        _ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool, within timeout: Duration
+    ) async throws(DeviceEvent.Failure) {
+        try await writeValue(bytes, to: characteristic, withResponse: withResponse)
+    }
 }

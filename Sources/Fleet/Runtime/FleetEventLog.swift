@@ -4,10 +4,72 @@ import Logging
 /// The journal's consumer of fleet events: one structured line per state change, failure,
 /// setup problem, eviction, and bluetoothd or adapter change, with the fields `journalctl`
 /// users filter on (`DEVICE_ADDRESS`, `DEVICE_NAME`, `ADAPTER`, `SESSION_ID`, `EVENT`, …).
+///
+/// Every device line carries the device's address, and its name, adapter and session as soon
+/// as they are known: the log remembers what the device's events said last, and tells the value
+/// pipeline, whose value lines carry the same fields. A `SESSION_ID` is `<run>-<session>`, the
+/// daemon's run number (`StateStore.beginRun`) and the device's connection session, so one id
+/// never names sessions of two runs.
 struct FleetEventLog: Sendable {
     let logger: Logger
+    /// Where value lines learn the same device fields.
+    let pipeline: ValuePipeline?
+    /// This run's number; nil (tests, benchmarks): sessions are the device's numbers alone.
+    var run: UInt64?
+    /// What the journal names each device with, from its latest events.
+    private var devices: [DeviceID: ValuePipeline.JournalContext] = [:]
 
-    func record(_ event: FleetEvent) {
+    init(logger: Logger, pipeline: ValuePipeline? = nil, run: UInt64? = nil) {
+        self.logger = logger
+        self.pipeline = pipeline
+        self.run = run
+    }
+
+    /// The journal's `SESSION_ID` of a device's `session` in run `run`.
+    static func sessionID(run: UInt64?, session: UInt64) -> String {
+        run.map { "\($0)-\(session)" } ?? "\(session)"
+    }
+
+    mutating func record(_ event: FleetEvent) {
+        switch event {
+        case .deviceAdded(let device):
+            remember(device.id, name: device.name, adapter: nil, session: nil)
+        case .deviceRemoved(let id):
+            devices[id] = nil
+        case .lifecycle(let id, let lifecycle, let context, _):
+            let session: UInt64 =
+                switch lifecycle {
+                case .stateChanged(_, _, let session, _), .failed(_, _, let session), .setupProblem(_, _, let session): session
+                }
+            remember(id, name: context.name, adapter: context.adapter, session: session)
+        default:
+            break
+        }
+        log(event)
+    }
+
+    /// Keeps what is new about a device and hands it to the value pipeline when it changed.
+    private mutating func remember(_ id: DeviceID, name: String?, adapter: AdapterID?, session: UInt64?) {
+        var context = devices[id] ?? ValuePipeline.JournalContext()
+        let before = context
+        if let name { context.name = name }
+        if let adapter { context.adapter = adapter }
+        if let session, session > 0 { context.session = Self.sessionID(run: run, session: session) }
+        devices[id] = context
+        if context != before { pipeline?.identify(id, as: context) }
+    }
+
+    /// The fields of every line about a device.
+    private func deviceMetadata(_ id: DeviceID) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["device_address": "\(id.address)"]
+        guard let context = devices[id] else { return metadata }
+        if let name = context.name { metadata["device_name"] = "\(name)" }
+        if let adapter = context.adapter { metadata["adapter"] = "\(adapter)" }
+        if let session = context.session { metadata["session_id"] = "\(session)" }
+        return metadata
+    }
+
+    private func log(_ event: FleetEvent) {
         switch event {
         case .bluetoothdAppeared:
             logger.notice("bluetoothd appeared", metadata: ["event": "bluetoothd_appeared"])
@@ -18,38 +80,35 @@ struct FleetEventLog: Sendable {
                 level: powered ? .info : .warning, powered ? "adapter powered" : "adapter powered off",
                 metadata: ["adapter": "\(adapter)", "event": powered ? "adapter_powered" : "adapter_unpowered"])
         case .evicted(let device, let adapter, let reason):
-            logger.info("evicting pool device", metadata: [
-                "device_address": "\(device.address)", "adapter": "\(adapter)", "event": "evicted", "reason": "\(reason)",
-            ])
-        case .lifecycle(let id, let lifecycle, let context, _):
-            log(id, lifecycle, context: context)
+            logger.info("evicting pool device", metadata: deviceMetadata(device).merging([
+                "adapter": "\(adapter)", "event": "evicted", "reason": "\(reason)",
+            ]) { $1 })
+        case .lifecycle(let id, let lifecycle, _, _):
+            log(id, lifecycle)
         case .runtimePinsChanged(let pins):
             logger.notice("run-time pins changed", metadata: [
                 "event": "runtime_pins_changed", "pinned": "\(pins.map(\.id.address.description).joined(separator: " "))",
             ])
         case .writeFinished(let id, let failure?):
-            logger.warning("write failed", metadata: [
-                "device_address": "\(id.address)", "event": "write_failed", "bluez_error": "\(failure.name): \(failure.message)",
-            ])
+            logger.warning("write failed", metadata: deviceMetadata(id).merging([
+                "event": "write_failed", "bluez_error": "\(failure.name): \(failure.message)",
+            ]) { $1 })
         case .readFinished(let id, let characteristic, let failure?):
-            logger.warning("read failed", metadata: [
-                "device_address": "\(id.address)", "event": "read_failed", "characteristic": "\(characteristic)",
-                "bluez_error": "\(failure.name): \(failure.message)",
-            ])
+            logger.warning("read failed", metadata: deviceMetadata(id).merging([
+                "event": "read_failed", "characteristic": "\(characteristic)", "bluez_error": "\(failure.name): \(failure.message)",
+            ]) { $1 })
         case .deviceAdded, .deviceRemoved, .attemptGranted, .reloaded, .learned, .writeFinished, .readFinished:
             break
         }
     }
 
-    private func log(_ id: DeviceID, _ event: DeviceEffect.LifecycleEvent, context: FleetEvent.DeviceContext) {
-        var metadata: Logger.Metadata = ["device_address": "\(id.address)", "event": "state_changed"]
-        if let name = context.name { metadata["device_name"] = "\(name)" }
+    private func log(_ id: DeviceID, _ event: DeviceEffect.LifecycleEvent) {
+        var metadata = deviceMetadata(id)
+        metadata["event"] = "state_changed"
         switch event {
-        case .stateChanged(let from, let to, let session, let cause):
+        case .stateChanged(let from, let to, _, let cause):
             metadata["device_state"] = "\(to.name)"
             metadata["previous_state"] = "\(from.name)"
-            metadata["session_id"] = "\(session)"
-            if let adapter = context.adapter { metadata["adapter"] = "\(adapter)" }
             if let cause { metadata["error_class"] = "\(cause.rawValue)" }
             // Suspended and degraded say why (`suspended(noPoweredAdapter)`), so a change of reason
             // alone is not logged as a puzzling "suspended → suspended".
@@ -63,15 +122,13 @@ struct FleetEventLog: Sendable {
             if case .degraded = to { metadata["state_reason"] = "\(to.description)" }
             let level: Logger.Level = to == .ready ? .notice : (cause == nil ? .info : .warning)
             logger.log(level: level, "device \(detail(from)) → \(detail(to))", metadata: metadata)
-        case .failed(let failureClass, let error, let session):
+        case .failed(let failureClass, let error, _):
             metadata["event"] = "failed"
-            metadata["session_id"] = "\(session)"
             metadata["error_class"] = "\(failureClass.rawValue)"
             if let error { metadata["bluez_error"] = "\(error.name): \(error.message)" }
             logger.warning("device failure: \(failureClass.rawValue)", metadata: metadata)
-        case .setupProblem(let characteristic, let error, let session):
+        case .setupProblem(let characteristic, let error, _):
             metadata["event"] = "setup_problem"
-            metadata["session_id"] = "\(session)"
             metadata["characteristic"] = "\(characteristic)"
             if let error { metadata["bluez_error"] = "\(error.name): \(error.message)" }
             logger.warning("characteristic setup failed", metadata: metadata)

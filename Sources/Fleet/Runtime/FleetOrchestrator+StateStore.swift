@@ -11,15 +11,20 @@ extension FleetOrchestrator {
     /// fact never lands before an earlier one; `stop()` waits until the last one is applied.
     /// Call before `start()`.
     public func saveKnowledge(in store: StateStore) {
-        let (updates, sink) = AsyncStream<(DeviceID, DeviceEffect.StoreUpdate, PersistContext, Date)>.makeStream()
+        let (updates, sink) = AsyncStream<StoreFeeder.Change>.makeStream()
         addObserver(StoreFeeder(sink: sink))
         storeWriter = Task {
-            for await (id, update, context, now) in updates {
-                let membership: KnownDevice.Membership = context.pinned ? .pinned : .pool
-                await store.modify(id, creating: KnownDevice(id: id, membership: membership)) { device in
-                    device.apply(update, adapter: context.adapter, now: now)
-                    device.membership = membership
-                    if let name = context.name { device.name = name }
+            for await change in updates {
+                switch change {
+                case .learned(let id, let update, let context, let now):
+                    let membership: KnownDevice.Membership = context.pinned ? .pinned : .pool
+                    await store.modify(id, creating: KnownDevice(id: id, membership: membership)) { device in
+                        device.apply(update, adapter: context.adapter, now: now)
+                        device.membership = membership
+                        if let name = context.name { device.name = name }
+                    }
+                case .linkEnded(let id, let now):
+                    await store.markSeen(id, at: now)
                 }
             }
         }
@@ -30,12 +35,14 @@ extension FleetOrchestrator {
     /// `known` (the state file's devices), saves what it learns in `store`, and keeps its
     /// run-time pins in the same state directory (`RuntimePinsFile`). The benchmark
     /// that measures the daemon starts its fleet through here too.
+    /// `run` numbers the journal's sessions (`numberSessions(run:)`).
     public static func restoring(
         _ known: [KnownDevice], savingIn store: StateStore, configuration: FleetRuntimeConfiguration, client: BlueZClient,
-        logger: Logger
+        run: UInt64? = nil, logger: Logger
     ) async throws -> FleetOrchestrator {
         let orchestrator = try FleetOrchestrator(
             configuration: configuration, client: client, logger: logger, seed: UInt64.random(in: .min ... .max))
+        if let run { await orchestrator.numberSessions(run: run) }
         await orchestrator.restore(known)
         await orchestrator.saveKnowledge(in: store)
         await orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: store.directory, logger: logger))
@@ -43,13 +50,25 @@ extension FleetOrchestrator {
     }
 }
 
-/// The state store's consumer of fleet events: what the fleet learned, stamped with the wall
-/// clock, in the order it was learned.
-private struct StoreFeeder: FleetObserver {
-    let sink: AsyncStream<(DeviceID, DeviceEffect.StoreUpdate, FleetOrchestrator.PersistContext, Date)>.Continuation
+/// The state store's consumer of fleet events: what the fleet learned, and when a device's link
+/// ended (it was seen until then: `forget_after` counts from there), stamped with the wall clock,
+/// in the order it happened.
+struct StoreFeeder: FleetObserver {
+    enum Change: Sendable {
+        case learned(DeviceID, DeviceEffect.StoreUpdate, FleetOrchestrator.PersistContext, Date)
+        case linkEnded(DeviceID, Date)
+    }
+
+    let sink: AsyncStream<Change>.Continuation
 
     func observe(_ event: FleetEvent) {
-        guard case .learned(let id, let update, let context) = event else { return }
-        sink.yield((id, update, context, Date()))
+        switch event {
+        case .learned(let id, let update, let context):
+            sink.yield(.learned(id, update, context, Date()))
+        case .lifecycle(let id, .stateChanged(let from, let to, _, _), _, _) where from.acceptsWrites && !to.acceptsWrites:
+            sink.yield(.linkEnded(id, Date()))
+        default:
+            break
+        }
     }
 }

@@ -56,7 +56,7 @@ public actor FleetOrchestrator {
     var runtimePinsGeneration: UInt64 = 0
     /// Told about fleet events as they happen (metrics); see `FleetOrchestrator+Observers`.
     var observers: [any FleetObserver] = []
-    private let eventLog: FleetEventLog
+    private var eventLog: FleetEventLog
     private nonisolated let feeds = FleetEventFeeds()
     /// Records every input for `wearfleetctl replay` when logging at debug (else does nothing).
     private var recorder: InputRecorder
@@ -84,7 +84,7 @@ public actor FleetOrchestrator {
         self.bluetooth = bluetooth
         self.clock = clock
         self.logger = logger
-        self.eventLog = FleetEventLog(logger: logger)
+        self.eventLog = FleetEventLog(logger: logger, pipeline: pipeline)
         self.pipeline = pipeline
         let (outputs, outputSink) = AsyncStream<DeviceOutput>.makeStream()
         self.outputs = outputs
@@ -135,6 +135,12 @@ public actor FleetOrchestrator {
         pipeline.finish()
         feeds.finish()
         stateChangeSink.finish()
+    }
+
+    /// Numbers the journal's sessions under this daemon run (`StateStore.beginRun`), so a
+    /// `SESSION_ID` never names sessions of two runs. Call before `start()`.
+    public func numberSessions(run: UInt64) {
+        eventLog.run = run
     }
 
     /// Proves the orchestrator's actor is responsive (the watchdog asks this).
@@ -296,7 +302,9 @@ public actor FleetOrchestrator {
         case .updateScanFilter(let scanUUIDs, let minimumRSSI):
             await bluetooth.updateScanFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
         case .configureWrites(let id, let options):
-            await writes.configure(id, options: options)
+            // The class's write timeout bounds each WriteValue call (read, not decided, here).
+            let timeout = machine.configuration.deviceConfiguration(className: machine.devices[id]?.className).timeouts.write
+            await writes.configure(id, options: options, writeTimeout: timeout)
         case .openWriteLane(let id, let useSocket):
             await writes.linkReady(id, useSocket: useSocket)
         case .closeWriteLane(let id):
@@ -412,7 +420,7 @@ public actor FleetOrchestrator {
             let attempting = fleet.devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered, slots: fleet.slots(of: id), linksAndAttempts: used, attemptsInFlight: attempting,
-                discovering: await bluetooth.isDiscovering(on: id)))
+                discovering: await bluetooth.isDiscovering(on: id), discoveryErrors: await bluetooth.discoveryErrors(on: id)))
         }
         return FleetStatus(
             bluetoothdPresent: fleet.bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())

@@ -50,14 +50,21 @@ public struct FleetStatus: Sendable {
         /// Connection attempts in flight on the adapter (at most one when the gate works).
         public var attemptsInFlight: Int
         public var discovering: Bool
+        /// Discovery calls that failed on the adapter (`SetDiscoveryFilter`, `StartDiscovery`,
+        /// `StopDiscovery`).
+        public var discoveryErrors: Int
 
-        public init(id: AdapterID, powered: Bool, slots: Int, linksAndAttempts: Int, attemptsInFlight: Int = 0, discovering: Bool) {
+        public init(
+            id: AdapterID, powered: Bool, slots: Int, linksAndAttempts: Int, attemptsInFlight: Int = 0, discovering: Bool,
+            discoveryErrors: Int = 0
+        ) {
             self.id = id
             self.powered = powered
             self.slots = slots
             self.linksAndAttempts = linksAndAttempts
             self.attemptsInFlight = attemptsInFlight
             self.discovering = discovering
+            self.discoveryErrors = discoveryErrors
         }
     }
 

@@ -18,13 +18,15 @@ struct ValueLog: Sendable {
     }
 
     /// The metadata is built only when the level is on (the arguments are autoclosures).
-    func decoded(_ event: CharacteristicEvent, first: Bool, device: DeviceID, characteristic: String) {
+    func decoded(
+        _ event: CharacteristicEvent, first: Bool, device: DeviceID, characteristic: String,
+        context: @autoclosure () -> ValuePipeline.JournalContext
+    ) {
         guard first || logsEveryValue else { return }
         func metadata() -> Logger.Metadata {
-            [
-                "device_address": "\(device.address)", "characteristic": "\(characteristic)", "event": "\(event.name)",
-                "value": "\(event.summary)",
-            ]
+            Self.deviceMetadata(device, context()).merging([
+                "characteristic": "\(characteristic)", "event": "\(event.name)", "value": "\(event.summary)",
+            ]) { $1 }
         }
         if first {
             logger.info("first \(event.name) from device", metadata: metadata())
@@ -33,13 +35,24 @@ struct ValueLog: Sendable {
         }
     }
 
-    func undecodable(_ error: GATTDecodeError, errors: Int, device: DeviceID, characteristic: String) {
+    func undecodable(
+        _ error: GATTDecodeError, errors: Int, device: DeviceID, characteristic: String,
+        context: @autoclosure () -> ValuePipeline.JournalContext
+    ) {
         guard errors & (errors - 1) == 0 else { return }
         logger.warning(
             "undecodable value from device",
-            metadata: [
-                "device_address": "\(device.address)", "characteristic": "\(characteristic)",
-                "decode_error": "\(error)", "decode_errors": "\(errors)",
-            ])
+            metadata: Self.deviceMetadata(device, context()).merging([
+                "characteristic": "\(characteristic)", "decode_error": "\(error)", "decode_errors": "\(errors)",
+            ]) { $1 })
+    }
+
+    /// The device fields every value line carries (those known).
+    static func deviceMetadata(_ device: DeviceID, _ context: ValuePipeline.JournalContext) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["device_address": "\(device.address)"]
+        if let name = context.name { metadata["device_name"] = "\(name)" }
+        if let adapter = context.adapter { metadata["adapter"] = "\(adapter)" }
+        if let session = context.session { metadata["session_id"] = "\(session)" }
+        return metadata
     }
 }

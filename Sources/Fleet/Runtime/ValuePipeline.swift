@@ -38,6 +38,21 @@ public final class ValuePipeline: Sendable {
         public var characteristic: String { source.characteristic }
     }
 
+    /// What the journal names a device with on its value lines, besides its address (the fleet's
+    /// event log keeps it current: `identify`).
+    public struct JournalContext: Sendable, Hashable {
+        public var name: String?
+        public var adapter: AdapterID?
+        /// The journal's `SESSION_ID` of the device's latest connection session.
+        public var session: String?
+
+        public init(name: String? = nil, adapter: AdapterID? = nil, session: String? = nil) {
+            self.name = name
+            self.adapter = adapter
+            self.session = session
+        }
+    }
+
     public struct DeviceCounters: Sendable, Equatable {
         public var notifications = 0
         public var decodeErrors = 0
@@ -81,7 +96,8 @@ public final class ValuePipeline: Sendable {
                 do throws(GATTDecodeError) {
                     result = .success(decoded(try decoder(bytes[...])))
                 } catch {
-                    outlets.journal.undecodable(error, errors: record.countUndecodable(), device: device, characteristic: characteristic)
+                    outlets.journal.undecodable(
+                        error, errors: record.countUndecodable(), device: device, characteristic: characteristic, context: record.journalContext)
                     result = .failure(error)
                 }
             } else {
@@ -93,7 +109,8 @@ public final class ValuePipeline: Sendable {
 
         /// Counts and logs a value that decoded.
         private func decoded(_ event: CharacteristicEvent) -> CharacteristicEvent {
-            outlets.journal.decoded(event, first: record.countDecoded(event), device: device, characteristic: characteristic)
+            outlets.journal.decoded(
+                event, first: record.countDecoded(event), device: device, characteristic: characteristic, context: record.journalContext)
             return event
         }
     }
@@ -104,11 +121,18 @@ public final class ValuePipeline: Sendable {
             var counters = DeviceCounters()
             /// Event classes the device has produced, so the first of each is logged once.
             var classesSeen: Set<String> = []
+            var journalContext = JournalContext()
         }
 
         private let state = Mutex(State())
 
         var counters: DeviceCounters { state.withLock { $0.counters } }
+
+        /// Read only when a value line is written.
+        var journalContext: JournalContext {
+            get { state.withLock { $0.journalContext } }
+            set { state.withLock { $0.journalContext = newValue } }
+        }
 
         /// Counts a value that decoded; true when it is the first of its event class from this
         /// device.
@@ -272,6 +296,16 @@ public final class ValuePipeline: Sendable {
             subscribers.taps[id] = nil
             subscribers.changed()
         }
+    }
+
+    /// Sets the name, adapter and session the device's value lines carry from now on.
+    public func identify(_ device: DeviceID, as context: JournalContext) {
+        let record = index.withLock { index in
+            let record = index.records[device] ?? DeviceRecord()
+            index.records[device] = record
+            return record
+        }
+        record.journalContext = context
     }
 
     public func counters(for device: DeviceID) -> DeviceCounters {

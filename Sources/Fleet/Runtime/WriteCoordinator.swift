@@ -29,6 +29,8 @@ actor WriteCoordinator {
     private let window: Int
     private var lanes: [DeviceID: Lane] = [:]
     private var counters: [DeviceID: WriteCounters] = [:]
+    /// Each device's class `write` timeout: what bounds its `WriteValue` calls (with a margin).
+    private var writeTimeouts: [DeviceID: Duration] = [:]
     /// Callers waiting for a write's outcome (`enqueueAndWait`), by the write's scheduler sequence.
     private var waiters: [UInt64: Waiter] = [:]
     private let report: @Sendable (DeviceID, DeviceEvent) async -> Void
@@ -53,8 +55,9 @@ actor WriteCoordinator {
 
     /// Sets a device's queue bounds and coalescing from its class; until `linkReady`, its writes
     /// are only queued.
-    func configure(_ device: DeviceID, options: OutgoingDeviceOptions) {
+    func configure(_ device: DeviceID, options: OutgoingDeviceOptions, writeTimeout: Duration? = nil) {
         scheduler.configure(device: device, options: options)
+        if let writeTimeout { writeTimeouts[device] = writeTimeout }
         if lanes[device] == nil { scheduler.linkLost(device: device) }
     }
 
@@ -82,6 +85,7 @@ actor WriteCoordinator {
         linkLost(device)
         scheduler.removeDevice(device)
         counters[device] = nil
+        writeTimeouts[device] = nil
         for (sequence, waiter) in waiters where waiter.device == device {
             resolve(sequence, .failure(.notSent(device, reason: "the device left the fleet before the write was sent")))
         }
@@ -202,7 +206,9 @@ actor WriteCoordinator {
         } else if let characteristic = await channel.characteristic(write.characteristic.id, of: device) {
             await report(device, .writeStarted)
             do {
-                try await channel.writeValue(write.bytes, to: characteristic, withResponse: write.writeType == .withResponse)
+                try await channel.writeValue(
+                    write.bytes, to: characteristic, withResponse: write.writeType == .withResponse,
+                    within: writeTimeouts[device] ?? DeviceStateMachine.Timeouts().write)
             } catch {
                 failure = error
             }

@@ -28,6 +28,7 @@ public enum ConfigurationReload {
         var changed: [String] = []
         if new.daemon.logLevel != old.daemon.logLevel { changed.append("daemon.log_level") }
         if new.daemon.stateDebounce != old.daemon.stateDebounce { changed.append("daemon.state_debounce") }
+        if new.daemon.forgetAfter != old.daemon.forgetAfter { changed.append("daemon.forget_after") }
         if new.metrics != old.metrics { changed.append("metrics") }
         return changed
     }

@@ -36,7 +36,7 @@ public struct FleetService: SequencedService {
         let loaded = try state.get()
         let fleet = try await FleetOrchestrator.restoring(
             loaded.known, savingIn: loaded.store, configuration: configuration,
-            client: BlueZClient(connection: try connection.get()), logger: logger)
+            client: BlueZClient(connection: try connection.get()), run: loaded.run, logger: logger)
         for observer in observers { await fleet.addObserver(observer) }
         do {
             try await fleet.start()
@@ -50,7 +50,7 @@ public struct FleetService: SequencedService {
         try? await gracefulShutdown()
         // What the daemon learned is saved before the (bounded) disconnects, in case the stop is
         // cut short; the state store service's final save adds what the disconnects changed.
-        try? await loaded.store.flush()
+        _ = try? await loaded.store.flush()
         await fleet.stop()
     }
 }

@@ -1,0 +1,120 @@
+import BlueZ
+import DBus
+@testable import Fleet
+import FleetCore
+import Foundation
+import Synchronization
+import Logging
+import Testing
+import TestSupport
+
+/// D-Bus calls that a class timeout bounds take that timeout (and a margin), not a fixed one: a
+/// class `connect` timeout above 45 s is not cut short, and a short one is not outlived.
+@Suite("Call timeouts follow the class timeouts")
+struct ClassCallTimeoutTests {
+    static let adapter: DBusObjectPath = "/org/bluez/hci0"
+    static let device: DBusObjectPath = "/org/bluez/hci0/dev_C4_7A_20_00_00_01"
+    static let strap = DeviceID(address: BluetoothAddress("C4:7A:20:00:00:01")!)
+
+    /// A bluetoothd whose `Device1.Connect` never answers (a controller stuck in LE create
+    /// connection), with the device's object known to the client.
+    static func stuckBluetoothd(on bus: PrivateBus) async throws -> DBusConnection {
+        let connection = try await DBusConnection.connect(to: .address(bus.address), threadName: "stuck-bluez")
+        await connection.addObjectManager(at: .root)
+        try await connection.export(
+            DBusInterface("org.bluez.Adapter1", properties: [DBusProperty("Address", .string), DBusProperty("Powered", .boolean)]),
+            properties: ["Address": .string("00:11:22:33:44:55"), "Powered": .boolean(true)], at: adapter)
+        try await connection.export(
+            DBusInterface(
+                "org.bluez.Device1",
+                methods: [
+                    DBusMethod("Connect", handler: .async { _ in
+                        try await Task.sleep(for: .seconds(3600))
+                        return []
+                    }),
+                ],
+                properties: [
+                    DBusProperty("Address", .string), DBusProperty("AddressType", .string), DBusProperty("Adapter", .objectPath),
+                    DBusProperty("Connected", .boolean),
+                ]),
+            properties: [
+                "Address": .string("C4:7A:20:00:00:01"), "AddressType": .string("public"), "Adapter": .objectPath(adapter),
+                "Connected": .boolean(false),
+            ], at: device)
+        _ = try await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "RequestName", [.string("org.bluez"), .uint32(4)])
+        return connection
+    }
+
+    @Test func aConnectCallIsBoundedByTheClassConnectTimeoutNotAFixedOne() async throws {
+        let bus = try PrivateBus()
+        let bluetoothd = try await Self.stuckBluetoothd(on: bus)
+        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
+        try await client.start()
+        let poller = try NotificationSocketPoller { _, _ in { _ in } }
+        defer { poller.stop() }
+        let transport = BlueZDeviceTransport(client: client, poller: poller)
+        transport.addCentral(try CentralActor(
+            adapter: AdapterID("hci0"), client: client, scanUUIDs: [], minimumRSSI: nil, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
+
+        // A class connect timeout of 0.5 s: the call gives up 1 s after it, never 45 s.
+        let started = ContinuousClock.now
+        let failure = try await withTimeout(.seconds(20), "the connect call to time out") { () async throws -> TransportFailure? in
+            do throws(TransportFailure) {
+                _ = try await transport.connect(Self.strap, adapter: AdapterID("hci0"), within: .milliseconds(500))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(failure != nil, "a call bluetoothd never answers fails")
+        #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(10), "bounded by the class timeout and its margin: \(elapsed)")
+        #expect(BlueZDeviceTransport.callTimeout(within: .seconds(90)) > .seconds(90), "a 90 s class timeout is not cut short")
+        await client.stop()
+        await bluetoothd.close()
+    }
+}
+
+/// A write channel that records the bound each `WriteValue` call was given.
+final class TimeoutRecordingChannel: GATTWriteChannel {
+    private let bounds = Mutex<[Duration]>([])
+    var recorded: [Duration] { bounds.withLock { $0 } }
+
+    func characteristic(_ uuid: String, of device: DeviceID) async -> FleetCharacteristic? {
+        FleetCharacteristic(handle: "/char", flags: [.write])
+    }
+
+    func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure) {
+        bounds.withLock { $0.append(.zero) }
+    }
+
+    func writeValue(
+        _ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool, within timeout: Duration
+    ) async throws(DeviceEvent.Failure) {
+        bounds.withLock { $0.append(timeout) }
+    }
+
+    func acquireWrite(_ characteristic: FleetCharacteristic) async -> (descriptor: Int32, mtu: UInt16)? { nil }
+}
+
+@Suite("Write calls follow the class write timeout")
+struct ClassWriteTimeoutTests {
+    @Test func aWriteCallIsBoundedByTheDevicesClassWriteTimeout() async throws {
+        let channel = TimeoutRecordingChannel()
+        let (done, finished) = AsyncStream<Void>.makeStream()
+        let coordinator = WriteCoordinator(channel: channel, clock: SystemMonotonicClock()) { _, event in
+            if event == .writeCompleted { finished.yield() }
+        }
+        let strap = ClassCallTimeoutTests.strap
+        await coordinator.configure(strap, options: OutgoingDeviceOptions(), writeTimeout: .seconds(90))
+        await coordinator.linkReady(strap, useSocket: false)
+        _ = try await coordinator.enqueue(
+            strap, characteristic: "00002a39-0000-1000-8000-00805f9b34fb", bytes: [1], qos: .normal, mode: .withResponse,
+            replaceable: false)
+        _ = try await done.first(within: .seconds(10), "the write to complete") { _ in true }
+        #expect(channel.recorded == [.seconds(90)], "the class's 90 s, not the client's fixed 30 s")
+        #expect(BlueZDeviceTransport.callTimeout(within: .seconds(90)) == .seconds(91))
+    }
+}
