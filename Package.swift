@@ -81,6 +81,7 @@ let package = Package(
             name: "FleetMQTT",
             dependencies: [
                 "CMosquitto", "Fleet", "FleetCore", "GATT", "DetachedThread", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -121,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "wearfleetd",
             dependencies: [
-                "Fleet", "FleetMetrics", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetMetrics", "FleetMQTT", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

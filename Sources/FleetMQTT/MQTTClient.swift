@@ -30,7 +30,7 @@ public final class MQTTClient: Sendable {
         case message(topic: String, payload: [UInt8])
     }
 
-    public let counters = MQTTClientCounters()
+    public let counters: MQTTClientCounters
     public let events: AsyncStream<Event>
     let shared: Mutex<MQTTLoopShared>
     let wakeFD: Int32
@@ -41,8 +41,10 @@ public final class MQTTClient: Sendable {
     ///   - random: the backoff's jitter source.
     public init(
         settings: MQTTConnectionSettings, capacity: Int = 10_000, schedule: MQTTReconnectSchedule = MQTTReconnectSchedule(),
-        clock: any MonotonicClock = SystemMonotonicClock(), random: SeededRandom, logger: Logger
+        clock: any MonotonicClock = SystemMonotonicClock(), random: SeededRandom, counters: MQTTClientCounters = MQTTClientCounters(),
+        logger: Logger
     ) throws(MQTTClientError) {
+        self.counters = counters
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard fd >= 0 else { throw MQTTClientError(message: "eventfd failed: errno \(errno)") }
         wakeFD = fd
