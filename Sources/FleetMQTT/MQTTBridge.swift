@@ -23,6 +23,9 @@ actor MQTTBridge {
     private var records: [DeviceID: MQTTDeviceRecord] = [:]
     /// The state payload last published per device, so an unchanged record is not sent again.
     private var publishedState: [DeviceID: [UInt8]] = [:]
+    /// The discovery configs last published, by topic: only a new or changed one is sent (Home
+    /// Assistant's birth message resends all of them through the client's retained set).
+    private var publishedConfigs: [String: [UInt8]] = [:]
 
     init(
         client: MQTTClient, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
@@ -139,9 +142,11 @@ actor MQTTBridge {
     private func forget(_ id: DeviceID) {
         records[id] = nil
         publishedState[id] = nil
-        // Empty retained messages delete what the broker kept: the state and every config.
+        // Empty retained messages delete what the broker kept: the state and every config the
+        // device may have (an earlier run may have announced sensors this one has not seen yet).
         client.publish(MQTTMessage(topic: topics.state(id), payload: [], qos: 1, retain: true))
         for topic in discovery?.allTopics(of: id) ?? [] {
+            publishedConfigs[topic] = nil
             client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
         }
     }
@@ -156,7 +161,8 @@ actor MQTTBridge {
 
     private func publishDiscovery(_ id: DeviceID) {
         guard let discovery, let record = records[id] else { return }
-        for config in discovery.configs(for: record) {
+        for config in discovery.configs(for: record) where publishedConfigs[config.topic] != config.payload {
+            publishedConfigs[config.topic] = config.payload
             client.publish(MQTTMessage(topic: config.topic, payload: config.payload, qos: 1, retain: true))
         }
     }
