@@ -19,6 +19,7 @@ final class MQTTDaemon: Sendable {
     let simulator: BlueZSimulator
     let directory: URL
     let child: ChildProcess
+    let configPath: String
     let lines: AsyncStream<String>
     private let seen = Mutex<[String]>([])
 
@@ -67,6 +68,7 @@ final class MQTTDaemon: Sendable {
 
             """
         let config = directory.appendingPathComponent("wearfleetd.toml").path
+        configPath = config
         try toml.write(toFile: config, atomically: true, encoding: .utf8)
         child = try ChildProcess(
             Self.wearfleetd,

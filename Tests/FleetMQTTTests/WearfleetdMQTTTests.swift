@@ -136,3 +136,39 @@ struct WearfleetdMQTTTests {
         await daemon.simulator.stop()
     }
 }
+
+@Suite("wearfleetd's MQTT reload", .serialized)
+struct WearfleetdMQTTReloadTests {
+    /// A reload that changes [mqtt] reconnects under the new prefix without touching a BLE link;
+    /// a device the reload forgets has its retained state and Home Assistant configs deleted.
+    @Test func aReloadReconnectsWithNewSettingsAndAForgottenDeviceLeavesHomeAssistant() async throws {
+        let broker = try PrivateBroker()
+        let subscriber = try BrokerSubscriber(port: broker.port, topics: ["wearfleet/#", "site/#", "homeassistant/#"])
+        let daemon = try await MQTTDaemon(broker: broker)
+        let band = MQTTDaemon.bandSegment
+        _ = try subscriber.first(on: "wearfleet/device/\(band)/state", within: 30) { $0.payload.contains("\"state\":\"ready\"") }
+        _ = try subscriber.first(on: "wearfleet/device/\(MQTTDaemon.watchSegment)/state", within: 30) { $0.payload.contains("\"state\":\"ready\"") }
+        let before = await daemon.simulator.counterSnapshot()
+
+        // The band is no longer pinned, and the topics move under `site`.
+        var toml = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        let bandPin = "[[pinned]]\naddress = \"\(MQTTDaemon.band)\"\nname = \"Band\"\nclass = \"band\"\n"
+        #expect(toml.contains(bandPin))
+        toml = toml.replacingOccurrences(of: bandPin, with: "").replacingOccurrences(of: "gateway_id = \"gw1\"", with: "gateway_id = \"gw1\"\ntopic_prefix = \"site\"")
+        toml += "\n[pool]\nenabled = false\n"
+        try toml.write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.child.signal(SIGHUP)
+        try await daemon.line(containing: "configuration reloaded")
+
+        _ = try subscriber.first(on: "wearfleet/gateway/gw1/status") { $0.payload == "offline" }
+        _ = try subscriber.first(on: "site/gateway/gw1/status") { $0.payload == "online" }
+        let cleared = try subscriber.first(on: "homeassistant/sensor/wearfleet_\(band)/battery/config") { $0.payload.isEmpty }
+        #expect(cleared.payload.isEmpty)
+        // The watch kept its link through the reload.
+        let after = await daemon.simulator.counterSnapshot()
+        #expect(after.connectAttempts[MQTTDaemon.watch, default: 0] == before.connectAttempts[MQTTDaemon.watch, default: 0])
+        #expect(after.linkDrops[MQTTDaemon.watch, default: 0] == before.linkDrops[MQTTDaemon.watch, default: 0])
+        #expect(await daemon.stop() == 0)
+        await daemon.simulator.stop()
+    }
+}
