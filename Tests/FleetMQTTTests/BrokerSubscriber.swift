@@ -64,6 +64,17 @@ final class BrokerSubscriber: Sendable {
         }
     }
 
+    /// The message on `topic` after the first `skipping` ones, waiting for it within `seconds`.
+    func message(on topic: String, skipping: Int, within seconds: Double = 10) throws -> Received {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let earlier = all(on: topic)
+            if earlier.count > skipping { return earlier[skipping] }
+            let message = try next(within: max(0.001, deadline.timeIntervalSinceNow))
+            received.withLock { $0.append(message) }
+        }
+    }
+
     /// The messages received so far on `topic`.
     func all(on topic: String) -> [Received] {
         received.withLock { $0.filter { $0.topic == topic } }

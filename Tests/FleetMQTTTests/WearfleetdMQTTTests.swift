@@ -49,6 +49,15 @@ struct WearfleetdMQTTTests {
             try subscriber.first(on: "homeassistant/sensor/wearfleet_\(MQTTDaemon.watchSegment)/battery/config", within: 30).payload)
         #expect(battery["device_class"] as? String == "battery" && battery["state_topic"] as? String == "\(watch)/state")
 
+        // Home Assistant's birth message brings every config again.
+        let heartRateConfig = "homeassistant/sensor/wearfleet_\(MQTTDaemon.watchSegment)/heart_rate/config"
+        let sentBefore = subscriber.all(on: heartRateConfig).count
+        try publish(port: broker.port, topic: "homeassistant/status", "online")
+        _ = try subscriber.first(on: "homeassistant/status")
+        try await daemon.line(containing: "Home Assistant is online; sending discovery again")
+        let resent = try subscriber.message(on: heartRateConfig, skipping: sentBefore)
+        #expect(try jsonObject(resent.payload)["unique_id"] as? String == "wearfleet_\(MQTTDaemon.watchSegment)_heart_rate")
+
         // An allowed write reaches the simulator and its result comes back with the same id.
         let band = "wearfleet/device/\(MQTTDaemon.bandSegment)"
         _ = try subscriber.first(on: "\(band)/state", within: 30) { $0.payload.contains("\"state\":\"ready\"") }
