@@ -21,13 +21,13 @@ import TestSupport
 
     @Test func publishedMessagesReachASubscriberWithTheirRetainFlag() async throws {
         let broker = try PrivateBroker()
-        let subscriber = try BrokerSubscriber(port: broker.port, topics: ["t/#"])
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["t/#"])
         let client = try MQTTClient(settings: Self.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
         try await Self.connected(client)
         client.publish(MQTTMessage(topic: "t/state", text: "{\"state\":\"ready\"}", qos: 1, retain: true))
         client.publish(MQTTMessage(topic: "t/value", text: "72", qos: 0, retain: false))
-        let state = try subscriber.first(on: "t/state")
-        let value = try subscriber.first(on: "t/value")
+        let state = try await subscriber.first(on: "t/state")
+        let value = try await subscriber.first(on: "t/value")
         #expect(state.payload == "{\"state\":\"ready\"}")
         #expect(value.payload == "72" && !value.retained)
         #expect(client.counters.connected)
@@ -38,17 +38,17 @@ import TestSupport
 
     @Test func aCleanStopPublishesTheFinalMessageAndNotTheWill() async throws {
         let broker = try PrivateBroker()
-        let subscriber = try BrokerSubscriber(port: broker.port, topics: ["gw/status"])
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["gw/status"])
         let will = MQTTMessage(topic: "gw/status", text: "lost", qos: 1, retain: true)
         let client = try MQTTClient(settings: Self.settings(port: broker.port, will: will), random: SeededRandom(seed: 2), logger: Logger(label: "test"))
         try await Self.connected(client)
         client.publish(MQTTMessage(topic: "gw/status", text: "online", qos: 1, retain: true))
-        #expect(try subscriber.first(on: "gw/status").payload == "online")
+        #expect(try await subscriber.first(on: "gw/status").payload == "online")
         await client.stop(final: MQTTMessage(topic: "gw/status", text: "offline", qos: 1, retain: true))
-        #expect(try subscriber.first(on: "gw/status").payload == "offline")
+        _ = try await subscriber.first(on: "gw/status") { $0.payload == "offline" }
         // A fresh subscriber sees the retained `offline`, not the Will's `lost`.
-        let late = try BrokerSubscriber(port: broker.port, topics: ["gw/status"])
-        let retained = try late.first(on: "gw/status")
+        let late = try await BrokerSubscriber(port: broker.port, topics: ["gw/status"])
+        let retained = try await late.first(on: "gw/status")
         #expect(retained.payload == "offline" && retained.retained)
     }
 
@@ -59,12 +59,12 @@ import TestSupport
             random: SeededRandom(seed: 3), logger: Logger(label: "test"))
         try await Self.connected(client)
         client.publish(MQTTMessage(topic: "dev/A/state", text: "ready", qos: 1, retain: true))
-        _ = try BrokerSubscriber(port: broker.port, topics: ["dev/#"]).first(on: "dev/A/state")
+        _ = try await BrokerSubscriber(port: broker.port, topics: ["dev/#"]).first(on: "dev/A/state")
 
         try broker.restart()  // without persistence: the retained state is gone from the broker
         _ = try await client.events.first(within: .seconds(10), "the reconnection") { $0 == .connected }
-        let late = try BrokerSubscriber(port: broker.port, topics: ["dev/#"])
-        let republished = try late.first(on: "dev/A/state")
+        let late = try await BrokerSubscriber(port: broker.port, topics: ["dev/#"])
+        let republished = try await late.first(on: "dev/A/state")
         #expect(republished.payload == "ready" && republished.retained)
         #expect(client.counters.reconnects >= 1)
         await client.stop(final: nil)
@@ -87,9 +87,9 @@ import TestSupport
         #expect(!client.counters.connected)
 
         try broker.restart()
-        let subscriber = try BrokerSubscriber(port: broker.port, topics: ["dev/A/state"])
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["dev/A/state"])
         _ = try await client.events.first(within: .seconds(10), "the reconnection") { $0 == .connected }
-        #expect(try subscriber.first(on: "dev/A/state").payload == "ready")
+        #expect(try await subscriber.first(on: "dev/A/state").payload == "ready")
         try await withTimeout(.seconds(10), "the queue to drain") { while client.waiting > 0 { await Task.yield() } }
         #expect(client.counters.published >= publishedBefore + 101)
         await client.stop(final: nil)
