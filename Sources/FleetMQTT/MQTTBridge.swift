@@ -139,6 +139,13 @@ actor MQTTBridge {
         }
     }
 
+    /// Forgets the devices it knows that `status` no longer has: a reload's removals may still
+    /// wait in the activity feed when the connection is replaced, and must not be lost with it.
+    func forgetAbsent(from status: FleetStatus) {
+        let present = Set(status.devices.map(\.id))
+        for id in records.keys.sorted() where !present.contains(id) { forget(id) }
+    }
+
     private func forget(_ id: DeviceID) {
         records[id] = nil
         publishedState[id] = nil

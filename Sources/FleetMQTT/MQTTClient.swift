@@ -70,7 +70,7 @@ public final class MQTTClient: Sendable {
     public func publish(_ message: MQTTMessage) {
         let (wake, dropped) = shared.withLock { state -> (Bool, Bool) in
             let dropped = state.outbox.enqueue(message)
-            return (state.sleeping, dropped)
+            return (state.sleeping && state.connected, dropped)
         }
         if dropped { counters.addDropped(1) }
         if wake { self.wake() }
@@ -80,7 +80,7 @@ public final class MQTTClient: Sendable {
     public func republishRetained(under prefix: String) {
         let wake = shared.withLock { state -> Bool in
             state.outbox.requeueRetained(under: prefix)
-            return state.sleeping
+            return state.sleeping && state.connected
         }
         if wake { self.wake() }
     }
@@ -148,8 +148,10 @@ struct MQTTLoopShared: Sendable {
     var outbox: MQTTOutbox
     var stopRequested = false
     var finalMessage: MQTTMessage?
-    /// Set while the loop sleeps in poll(): a publisher then writes the eventfd.
+    /// Set while the loop sleeps in poll(): a publisher then writes the eventfd, if the loop is
+    /// `connected` (without a connection there is nothing to hand the message to: it waits).
     var sleeping = false
+    var connected = false
 }
 
 /// Everything the loop thread starts with.

@@ -52,7 +52,7 @@ actor MQTTOutlet {
     private let environment: [String: String]
     private let logger: Logger
     private var orchestrator: FleetOrchestrator?
-    private var running: (client: MQTTClient, topics: MQTTTopics, task: Task<Void, Never>)?
+    private var running: (client: MQTTClient, bridge: MQTTBridge, topics: MQTTTopics, task: Task<Void, Never>)?
     private var stopped = false
 
     init(settings: MQTTSettings, counters: MQTTClientCounters, environment: [String: String], logger: Logger) {
@@ -71,7 +71,7 @@ actor MQTTOutlet {
         guard new != settings, !stopped else { return }
         logger.notice("mqtt: settings changed; reconnecting", metadata: ["event": "mqtt_reconfigured", "url": "\(new.url)"])
         settings = new
-        await disconnect()
+        await disconnect(reconfiguring: true)
         await connect()
     }
 
@@ -106,7 +106,19 @@ actor MQTTOutlet {
         await bridge.start(devices: await orchestrator.status().devices)
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { for await activity in feed { await bridge.handle(activity) } }
+                let counters = self.counters
+                group.addTask {
+                    // What the feed dropped (the bridge fell behind the fleet) counts as dropped too.
+                    var dropped = 0
+                    for await activity in feed {
+                        await bridge.handle(activity)
+                        let now = feed.dropped
+                        if now > dropped {
+                            counters.addDropped(now - dropped)
+                            dropped = now
+                        }
+                    }
+                }
                 group.addTask { for await event in client.events { await bridge.handle(event) } }
                 group.addTask {
                     // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).
@@ -118,16 +130,21 @@ actor MQTTOutlet {
                 group.cancelAll()
             }
         }
-        running = (client, connection.topics, task)
+        running = (client, bridge, connection.topics, task)
         logger.notice(
             "mqtt: publishing to \(settings.url) under \(connection.topics.prefix)/ as gateway \(connection.topics.gatewayID)",
             metadata: ["event": "mqtt_started"])
     }
 
-    private func disconnect() async {
-        guard let (client, topics, task) = running else { return }
+    private func disconnect(reconfiguring: Bool = false) async {
+        guard let (client, bridge, topics, task) = running else { return }
         running = nil
         task.cancel()
+        if reconfiguring, let orchestrator {
+            // The reload that brought the new settings may have removed devices whose removal the
+            // cancelled feed had not delivered yet: their retained topics go with this connection.
+            await bridge.forgetAbsent(from: await orchestrator.status())
+        }
         await client.stop(final: MQTTMessage(topic: topics.gatewayStatus, text: "offline", qos: 1, retain: true))
         await task.value
     }

@@ -158,6 +158,7 @@ final class MosquittoLoop {
         phase = .connected
         schedule.connected()
         client.counters.setConnected(true)
+        client.shared.withLock { $0.connected = true }
         for filter in context.settings.subscriptions {
             let rc = mosquitto_subscribe(mosq, nil, filter, 1)
             if rc != MOSQ_ERR_SUCCESS.rawValue {
@@ -182,6 +183,7 @@ final class MosquittoLoop {
         lossHandled = true
         let wasConnected = if case .connected = phase { true } else { false }
         client.counters.setConnected(false)
+        client.shared.withLock { $0.connected = false }
         let due = schedule.failed(at: context.clock.now(), random: &random)
         phase = .waiting(until: due)
         if wasConnected {
