@@ -8,6 +8,7 @@ enum Report {
         if !results.scale.isEmpty { sections.append(scale(results.scale)) }
         if let recovery = results.recovery { sections.append(self.recovery(recovery)) }
         if let writes = results.writes { sections.append(self.writes(writes)) }
+        if let mqtt = results.mqtt { sections.append(mqtt.text) }
         if !results.targets.isEmpty { sections.append(targets(results.targets)) }
         if !results.failures.isEmpty { sections.append("FAILED: " + results.failures.joined(separator: "\nFAILED: ")) }
         return sections.joined(separator: "\n\n")
