@@ -26,6 +26,14 @@ actor MQTTBridge {
     /// The discovery configs last published, by topic: only a new or changed one is sent (Home
     /// Assistant's birth message resends all of them through the client's retained set).
     private var publishedConfigs: [String: [UInt8]] = [:]
+    /// Value topics by device, characteristic and kind: built once, not per value.
+    private var valueTopics: [ValueTopicKey: String] = [:]
+
+    private struct ValueTopicKey: Hashable {
+        var device: DeviceID
+        var characteristic: String
+        var kind: String
+    }
 
     init(
         client: MQTTClient, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
@@ -75,9 +83,15 @@ actor MQTTBridge {
         var record = records[value.device] ?? MQTTDeviceRecord(id: value.device)
         let live = LiveValueRecord(value, session: record.session, name: record.name, adapter: record.adapter)
         let kind = live.kind
-        client.publish(MQTTMessage(
-            topic: topics.value(value.device, kind: kind, characteristic: value.characteristic), payload: live.jsonBytes(),
-            qos: 0, retain: false))
+        let key = ValueTopicKey(device: value.device, characteristic: value.characteristic, kind: kind)
+        let topic: String
+        if let known = valueTopics[key] {
+            topic = known
+        } else {
+            topic = topics.value(value.device, kind: kind, characteristic: value.characteristic)
+            valueTopics[key] = topic
+        }
+        client.publish(MQTTMessage(topic: topic, payload: live.jsonBytes(), qos: 0, retain: false))
         record.lastValueAt = value.receivedAt
         var stateChanged = false
         var discoveryChanged = record.kinds.insert(kind).inserted && HomeAssistantDiscovery.byKind[kind] != nil
@@ -149,6 +163,7 @@ actor MQTTBridge {
     private func forget(_ id: DeviceID) {
         records[id] = nil
         publishedState[id] = nil
+        valueTopics = valueTopics.filter { $0.key.device != id }
         // Empty retained messages delete what the broker kept: the state and every config the
         // device may have (an earlier run may have announced sensors this one has not seen yet).
         client.publish(MQTTMessage(topic: topics.state(id), payload: [], qos: 1, retain: true))
