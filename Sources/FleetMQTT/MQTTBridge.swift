@@ -72,6 +72,22 @@ actor MQTTBridge {
 
     // MARK: - The fleet's activity
 
+    /// Reads `feed` until it ends or the task is cancelled, on this actor: one suspension per
+    /// activity rather than a hop onto the actor for each. What the feed dropped (this side fell
+    /// behind the fleet) is counted as dropped.
+    func consume(_ feed: FleetActivityFeed, counting counters: MQTTClientCounters) async {
+        var dropped = 0
+        var iterator = feed.makeAsyncIterator()
+        while let activity = await iterator.next(isolation: self) {
+            handle(activity)
+            let now = feed.dropped
+            if now > dropped {
+                counters.addDropped(now - dropped)
+                dropped = now
+            }
+        }
+    }
+
     func handle(_ activity: FleetActivity) {
         switch activity {
         case .value(let value): handle(value)

@@ -31,6 +31,10 @@ public final class MQTTClient: Sendable {
     }
 
     public let counters: MQTTClientCounters
+    /// How long a value may wait for the thread while values keep coming: one wake-up hands over
+    /// all of them (at 5,000 values/s, at most 1,000 wake-ups instead of 5,000). Values that come alone
+    /// wake the thread at once.
+    static let valueLinger: Duration = .milliseconds(1)
     public let events: AsyncStream<Event>
     let shared: Mutex<MQTTLoopShared>
     let wakeFD: Int32
@@ -68,9 +72,12 @@ public final class MQTTClient: Sendable {
 
     /// Queues `message` for the broker; never waits.
     public func publish(_ message: MQTTMessage) {
+        // A value (QoS 0, not retained) does not wake a lingering thread: it wakes by itself
+        // within `valueLinger`, with whatever else arrived meanwhile.
+        let urgent = message.retain || message.qos > 0
         let (wake, dropped) = shared.withLock { state -> (Bool, Bool) in
             let dropped = state.outbox.enqueue(message)
-            return (state.sleeping && state.connected, dropped)
+            return (state.sleeping && state.connected && (urgent || !state.lingering), dropped)
         }
         if dropped { counters.addDropped(1) }
         if wake { self.wake() }
@@ -152,6 +159,9 @@ struct MQTTLoopShared: Sendable {
     /// `connected` (without a connection there is nothing to hand the message to: it waits).
     var sleeping = false
     var connected = false
+    /// Set while the loop sleeps for at most `valueLinger` after handing values over: values
+    /// keep coming, so the next ones wait for that wake-up instead of causing one each.
+    var lingering = false
 }
 
 /// Everything the loop thread starts with.

@@ -53,6 +53,10 @@ public struct MQTTOutbox: Sendable {
     }
 
     public var waitingCount: Int { retainedOrder.count + transientCount }
+    /// Retained messages waiting.
+    public var retainedWaitingCount: Int { retainedOrder.count }
+    /// Non-retained messages waiting that are not QoS 0 values (command results).
+    public private(set) var urgentWaiting = 0
     public var isEmpty: Bool { waitingCount == 0 }
 
     /// Queues `message`; returns true when an older non-retained message was dropped for it.
@@ -65,6 +69,7 @@ public struct MQTTOutbox: Sendable {
         }
         var droppedOne = false
         if transientCount == capacity {
+            if let oldest = ring[head], oldest.qos > 0 { urgentWaiting -= 1 }
             head = (head + 1) % capacity
             transientCount -= 1
             dropped += 1
@@ -72,6 +77,7 @@ public struct MQTTOutbox: Sendable {
         }
         ring[(head + transientCount) % capacity] = message
         transientCount += 1
+        if message.qos > 0 { urgentWaiting += 1 }
         return droppedOne
     }
 
@@ -90,6 +96,7 @@ public struct MQTTOutbox: Sendable {
         }
         head = 0
         transientCount = 0
+        urgentWaiting = 0
         return out
     }
 

@@ -107,18 +107,7 @@ actor MQTTOutlet {
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 let counters = self.counters
-                group.addTask {
-                    // What the feed dropped (the bridge fell behind the fleet) counts as dropped too.
-                    var dropped = 0
-                    for await activity in feed {
-                        await bridge.handle(activity)
-                        let now = feed.dropped
-                        if now > dropped {
-                            counters.addDropped(now - dropped)
-                            dropped = now
-                        }
-                    }
-                }
+                group.addTask { await bridge.consume(feed, counting: counters) }
                 group.addTask { for await event in client.events { await bridge.handle(event) } }
                 group.addTask {
                     // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).

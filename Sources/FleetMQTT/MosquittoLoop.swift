@@ -32,6 +32,8 @@ final class MosquittoLoop {
     /// A loss already reported for the current connection (libmosquitto's on_disconnect and a
     /// failing loop call both report the same loss).
     private var lossHandled = true
+    /// The last flush handed values over: the next sleep lingers (see `MQTTClient.valueLinger`).
+    private var valuesFlowing = false
 
     init(_ context: MQTTLoopContext) {
         self.context = context
@@ -212,6 +214,7 @@ final class MosquittoLoop {
         let messages = client.shared.withLock { state -> [MQTTMessage] in
             state.outbox.isEmpty ? [] : state.outbox.takeAll()
         }
+        valuesFlowing = messages.contains { !$0.retain && $0.qos == 0 }
         guard !messages.isEmpty else { return }
         var published = 0
         var refused = 0
@@ -247,14 +250,23 @@ final class MosquittoLoop {
             if mosquitto_want_write(handle) { events |= Int16(POLLOUT) }
             fds.append(pollfd(fd: socket, events: events, revents: 0))
         }
-        let timeout = pollTimeout()
+        var timeout = pollTimeout()
+        let linger = isConnected && valuesFlowing
+        if linger { timeout = min(timeout, Int32(MQTTClient.valueLinger.components.attoseconds / 1_000_000_000_000_000)) }
         let mayWait = client.shared.withLock { state -> Bool in
-            let ready = state.stopRequested || (isConnected && !state.outbox.isEmpty && !mosquitto_want_write(handle))
+            // Urgent messages (retained, QoS 1) waiting: no sleep. Only values waiting while
+            // lingering: sleep out the linger, they go with the next ones.
+            let waitingUrgent = !state.outbox.isEmpty && (!linger || state.outbox.retainedWaitingCount > 0 || state.outbox.urgentWaiting > 0)
+            let ready = state.stopRequested || (isConnected && waitingUrgent && !mosquitto_want_write(handle))
             state.sleeping = !ready
+            state.lingering = !ready && linger
             return !ready
         }
         let ready = poll(&fds, nfds_t(fds.count), mayWait ? timeout : 0)
-        client.shared.withLock { $0.sleeping = false }
+        client.shared.withLock { state in
+            state.sleeping = false
+            state.lingering = false
+        }
         if ready > 0, fds[0].revents != 0 {
             var value: UInt64 = 0
             _ = Glibc.read(client.wakeFD, &value, 8)

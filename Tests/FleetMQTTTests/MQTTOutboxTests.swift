@@ -51,20 +51,33 @@ import Testing
     /// Whatever the sequence: never more than capacity values wait, and every value is either
     /// taken or counted as dropped.
     @Test func valuesAreBoundedAndAccountedFor() async {
-        await propertyCheck(input: Gen.int(in: 1...8), Gen.int(in: 0...3).array(of: 0...60)) { capacity, operations in
+        await propertyCheck(input: Gen.int(in: 1...8), Gen.int(in: 0...4).array(of: 0...60)) { capacity, operations in
             var outbox = MQTTOutbox(capacity: capacity)
             var enqueued = 0
             var taken = 0
+            var waiting: [MQTTMessage] = []
             for operation in operations {
                 switch operation {
-                case 0: outbox.takeAll().forEach { if !$0.retain { taken += 1 } }
+                case 0:
+                    outbox.takeAll().forEach { if !$0.retain { taken += 1 } }
+                    waiting.removeAll()
                 case 1: outbox.enqueue(state("D\(enqueued % 3)", "s"))
+                case 2:
+                    // A command result: QoS 1, not retained.
+                    enqueued += 1
+                    let result = MQTTMessage(topic: "r", text: "\(enqueued)", qos: 1, retain: false)
+                    outbox.enqueue(result)
+                    waiting.append(result)
                 default:
                     enqueued += 1
                     outbox.enqueue(value(enqueued))
+                    waiting.append(value(enqueued))
                 }
+                if waiting.count > capacity { waiting.removeFirst(waiting.count - capacity) }
                 #expect(outbox.transientCount <= capacity)
                 #expect(outbox.waitingCount <= capacity + 3)
+                // The urgent count (what must not wait for a linger) follows the queue exactly.
+                #expect(outbox.urgentWaiting == waiting.filter { $0.qos > 0 }.count)
             }
             taken += outbox.takeAll().filter { !$0.retain }.count
             #expect(taken + outbox.dropped == enqueued)
