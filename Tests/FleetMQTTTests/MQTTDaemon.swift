@@ -23,7 +23,10 @@ final class MQTTDaemon: Sendable {
     let lines: AsyncStream<String>
     private let seen = Mutex<[String]>([])
 
-    init(broker: PrivateBroker, mqtt extra: String = "") async throws {
+    /// - Parameters:
+    ///   - url: the broker's URL in `[mqtt]` (default: its plain loopback listener).
+    ///   - extra: more `[mqtt]` lines.
+    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "") async throws {
         bus = try PrivateBus()
         let scenario = Scenario(
             seed: 18, adapters: [AdapterSpec(name: "hci0", slots: 5)],
@@ -61,7 +64,7 @@ final class MQTTDaemon: Sendable {
 
             [mqtt]
             enabled = true
-            url = "\(broker.url)"
+            url = "\(url ?? broker.url)"
             gateway_id = "gw1"
             allow_commands = ["write", "read"]
             \(extra)
@@ -121,4 +124,14 @@ func jsonObject(_ text: String) throws -> [String: Any] {
         throw ChildProcessError.noOutput("json", "not an object: \(text)")
     }
     return object
+}
+
+/// `child`'s next line, read on a thread of its own (never blocking the concurrency pool, where
+/// the in-process simulator runs).
+func readLineOffPool(_ child: ChildProcess, within seconds: Double) async throws -> String {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+        Thread.detachNewThread {
+            do { continuation.resume(returning: try child.readLine(within: seconds)) } catch { continuation.resume(throwing: error) }
+        }
+    }
 }

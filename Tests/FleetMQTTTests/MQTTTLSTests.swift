@@ -77,6 +77,34 @@ import TestSupport
         #expect(sub.readLine() == "offline")
     }
 
+    /// The daemon itself over TLS, its password in a file: the gateway comes online and the
+    /// watch's values arrive, read back through the same TLS listener.
+    @Test func wearfleetdPublishesOverTLSWithAPasswordFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try Self.broker(in: directory)
+        let password = directory.appendingPathComponent("mqtt-password").path
+        try "s3cret word\n".write(toFile: password, atomically: true, encoding: .utf8)
+        let daemon = try await MQTTDaemon(
+            broker: broker, url: "mqtts://localhost:\(broker.port)",
+            mqtt: """
+                username = "wearfleet"
+                password_file = "\(password)"
+                ca_file = "\(directory.appendingPathComponent("ca.pem").path)"
+                """)
+        try await daemon.line(containing: "mqtt: connected to localhost:\(broker.port)")
+        let sub = try ChildProcess("/usr/bin/mosquitto_sub", [
+            "-h", "localhost", "-p", "\(broker.port)", "--cafile", directory.appendingPathComponent("ca.pem").path,
+            "-u", "wearfleet", "-P", "s3cret word", "-t", "wearfleet/device/\(MQTTDaemon.watchSegment)/heart_rate", "-C", "1", "-W", "30",
+        ])
+        // mosquitto_sub exits after one message (-C 1), so its buffered output arrives then.
+        let line = try await readLineOffPool(sub, within: 35)
+        #expect(try jsonObject(line)["kind"] as? String == "heart_rate")
+        #expect(await daemon.stop() == 0)
+        await daemon.simulator.stop()
+    }
+
     @Test func aWrongPasswordIsRefusedAndRetriedNotFatal() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
