@@ -73,6 +73,11 @@ struct WearfleetdMQTTTests {
             }
         }
 
+        // An allowed read answers with the bytes read.
+        try publish(port: broker.port, topic: "\(watch)/command", #"{"id":"r1","op":"read","characteristic":"2A19"}"#)
+        let read = try jsonObject(try await subscriber.first(on: "\(watch)/command/result") { $0.payload.contains(#""id":"r1""#) }.payload)
+        #expect(read["ok"] as? Bool == true && (read["hex"] as? String)?.count == 2)
+
         // Refused: an op not allowed, malformed JSON, an unknown op, a bad argument.
         try publish(port: broker.port, topic: "\(band)/command", #"{"id":7,"op":"disconnect"}"#)
         let refused = try jsonObject(try await subscriber.first(on: "\(band)/command/result") { $0.payload.contains(#""id":7"#) }.payload)
