@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FleetCore", targets: ["FleetCore"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .library(name: "FleetMQTT", targets: ["FleetMQTT"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "wearfleetd", targets: ["wearfleetd"]),
         .executable(name: "wearfleetctl", targets: ["wearfleetctl"]),
@@ -37,6 +38,11 @@ let package = Package(
             name: "CSystemd",
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
         ),
 
         // MARK: - Libraries
@@ -67,6 +73,16 @@ let package = Package(
                 "DetachedThread", "CSocketSupport", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The fleet on an MQTT broker (libmosquitto on a thread of its own): gateway status, device
+        // state, values, Home Assistant discovery and commands, as one more daemon service.
+        .target(
+            name: "FleetMQTT",
+            dependencies: [
+                "CMosquitto", "Fleet", "FleetCore", "GATT", "DetachedThread", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The control interface's names, records, client and text/JSON rendering: shared by the
@@ -106,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "wearfleetd",
             dependencies: [
-                "Fleet", "FleetMetrics", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "Fleet", "FleetMetrics", "FleetMQTT", "DBus", "SystemdSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -137,6 +153,14 @@ let package = Package(
             name: "TestSupport", dependencies: ["ProcessSupport", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),
+        .testTarget(
+            name: "FleetMQTTTests",
+            dependencies: [
+                "FleetMQTT", "Fleet", "FleetCore", "GATT", "BlueZSimulator", "DBus", "ProcessSupport", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BluetoothVocabulary", "DBus", "TestSupport"]),
         .testTarget(
             name: "FleetTests",

@@ -6,6 +6,10 @@ set -euo pipefail
 packages=(
     libdbus-1-dev   # CDBus
     libsystemd-dev  # CSystemd
+    libmosquitto-dev  # CMosquitto
+    mosquitto       # a private broker for the MQTT tests (never the system service)
+    mosquitto-clients  # mosquitto_sub/mosquitto_pub: interoperability peers in the MQTT tests
+    openssl         # the MQTT TLS test makes its CA and certificates at run time
     pkg-config      # SwiftPM finds both through it
     dbus-daemon     # private buses in tests, demo and benchmarks
     dbus-bin        # dbus-send: an interoperability peer in tests

@@ -21,6 +21,8 @@ struct DaemonConfiguration {
     var logLevel = "info"
     /// The Prometheus endpoint's port: each daemon of a run has its own (scale runs three at once).
     var metricsPort = 9468
+    /// More sections, as written (the MQTT run's `[mqtt]`).
+    var extra = ""
 
     var text: String {
         func list(_ values: [String]) -> String { "[" + values.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
@@ -57,7 +59,7 @@ struct DaemonConfiguration {
                 "class = \"\(deviceClass.name)\"", "",
             ]
         }
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: "\n") + "\n" + extra
     }
 
     /// Writes the file (and an empty state directory next to it); returns the file's path.

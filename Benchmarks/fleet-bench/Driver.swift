@@ -11,6 +11,9 @@ struct Driver {
                 throw BenchError("no \(what) at \(path) (make bench builds it)")
             }
         }
+        if options.sections.contains("mqtt"), !FileManager.default.isExecutableFile(atPath: options.mqttFloor) {
+            throw BenchError("no mqtt-floor at \(options.mqttFloor) (make bench builds it)")
+        }
         if let python = options.python, !FileManager.default.isExecutableFile(atPath: python) {
             throw BenchError("no Python at \(python): run scripts/bench-venv.sh, or pass --no-bleak")
         }
@@ -34,6 +37,7 @@ struct Driver {
         section("recovery") { results.recovery = try RecoverySuite(options: options, directory: work).run() }
         section("writes") { results.writes = try WriteSuite(options: options, directory: work).run() }
         section("commands") { results.commands = try CommandSuite(options: options, directory: work).run() }
+        section("mqtt") { results.mqtt = try MQTTSuite(options: options, directory: work).run() }
         results.targets = Targets.check(results)
         results.secondsTotal = MonotonicTime.seconds - started
         print(Report.text(results))

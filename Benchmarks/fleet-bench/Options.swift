@@ -13,11 +13,12 @@ struct Options {
     var wearfleetd = ".build/release/wearfleetd"
     var floor = ".build/release/dbus-floor"
     var fdFloor = ".build/release/fd-floor"
+    var mqttFloor = ".build/release/mqtt-floor"
     var python: String? = ".build-bench-venv/bin/python"
     var bleakScript = "Benchmarks/python/bleak_ingest.py"
     var jsonPath = ".build/bench/fleet-bench.json"
     var workDirectory = ".build/bench/work"
-    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands"]
+    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands", "mqtt"]
     var ingestDevices = [10, 100]
     var rates: [Double] = [1, 50, 200]
     var payloads = [20, 244]
@@ -51,10 +52,10 @@ struct Options {
     }
 
     static let usage = """
-        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands]
+        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands,mqtt]
                            [--ingest-devices 10,100] [--rates 1,50,200] [--payloads 20,244] [--scale-devices 10,100,1000]
                            [--window S] [--idle S] [--time-scale X] [--bleak-limit N] [--no-bleak]
-                           [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--fd-floor PATH] [--python PATH] [--bleak-script PATH]
+                           [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--fd-floor PATH] [--mqtt-floor PATH] [--python PATH] [--bleak-script PATH]
                fleet-bench agent --bus ADDRESS --config FILE --state-dir DIR
                fleet-bench writer --bus ADDRESS --config FILE --state-dir DIR --seconds S
         """
@@ -98,6 +99,7 @@ struct Options {
             case "--wearfleetd": wearfleetd = try value(flag)
             case "--floor": floor = try value(flag)
             case "--fd-floor": fdFloor = try value(flag)
+            case "--mqtt-floor": mqttFloor = try value(flag)
             case "--python": python = try value(flag)
             case "--bleak-script": bleakScript = try value(flag)
             case "--bus": bus = try value(flag)
@@ -108,7 +110,7 @@ struct Options {
             default: throw BenchError("unknown option \(flag)\n\(Self.usage)")
             }
         }
-        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands"])
+        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands", "mqtt"])
         guard unknown.isEmpty else { throw BenchError("unknown sections: \(unknown.sorted().joined(separator: ","))") }
         if role != nil, bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {
             throw BenchError("\(role ?? "") needs --bus, --config and --state-dir\n\(Self.usage)")

@@ -9,6 +9,7 @@ enum Report {
         if let recovery = results.recovery { sections.append(self.recovery(recovery)) }
         if let writes = results.writes { sections.append(self.writes(writes)) }
         if let commands = results.commands { sections.append(self.commands(commands)) }
+        if let mqtt = results.mqtt { sections.append(mqtt.text) }
         if !results.targets.isEmpty { sections.append(targets(results.targets)) }
         if !results.failures.isEmpty { sections.append("FAILED: " + results.failures.joined(separator: "\nFAILED: ")) }
         return sections.joined(separator: "\n\n")

@@ -181,6 +181,7 @@ struct BenchResults: Codable {
     var recovery: RecoveryResult?
     var writes: WriteResult?
     var commands: CommandResult?
+    var mqtt: MQTTBenchResult?
     var targets: [TargetCheck] = []
     /// Sections that failed, with why (the others still ran).
     var failures: [String] = []

@@ -6,7 +6,7 @@ import TOML
 
 /// The accepted keys of every section of `wearfleetd.toml`.
 enum ConfigurationSchema {
-    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics"]
+    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics", "mqtt"]
     static let daemon = ["disconnect_on_stop", "state_debounce", "log_level", "forget_after"]
     static let fleet = [
         "adapters", "max_connections", "slots_per_adapter", "adapter_slots", "scan_services",
@@ -39,12 +39,17 @@ enum ConfigurationSchema {
     ]
     static let timeouts = ["resolve", "connect", "discovery", "subscribe", "write", "recovery_interval"]
     static let metrics = ["enabled", "listen"]
+    static let mqtt = [
+        "enabled", "url", "client_id", "protocol", "username", "password_file", "ca_file", "cert_file", "key_file",
+        "topic_prefix", "gateway_id", "homeassistant_discovery", "discovery_prefix", "allow_commands",
+    ]
 
     /// Sections by the name used in messages, for "belongs in" hints.
     static let keysBySection: [(section: String, keys: [String])] = [
         ("[daemon]", daemon), ("[fleet]", fleet), ("[[pinned]]", pinned), ("[pool]", pool),
         ("[[pool.rules]]", poolRule), ("[reconnect]", reconnect), ("[reconnect.breaker]", breaker),
         ("[classes.NAME]", deviceClass), ("[classes.NAME.timeouts]", timeouts), ("[metrics]", metrics),
+        ("[mqtt]", mqtt),
     ]
 
     /// The sections, other than `current`, where `key` is accepted.

@@ -15,6 +15,7 @@ public struct WearfleetConfiguration: Equatable, Sendable {
     /// By name; always contains `default`.
     public var classes: [String: DeviceClassSettings] = [DeviceClassSettings.defaultName: DeviceClassSettings(name: DeviceClassSettings.defaultName)]
     public var metrics = MetricsSettings()
+    public var mqtt = MQTTSettings()
     /// The files the configuration was read from, in the order they were applied.
     public var sources: [String] = []
 

@@ -81,12 +81,28 @@ public enum FleetMetricCatalogue {
         "wearfleet_bluetoothd_up", .gauge,
         help: "1 while bluetoothd (org.bluez) is on the bus, 0 otherwise.")
 
+    // MARK: - MQTT
+
+    public static let mqttConnected = MetricFamily(
+        "wearfleet_mqtt_connected", .gauge,
+        help: "1 while the MQTT broker has accepted the connection, 0 otherwise (or MQTT is off).")
+    public static let mqttPublished = MetricFamily(
+        "wearfleet_mqtt_published_total", .counter,
+        help: "Messages handed to the MQTT client library for the broker.")
+    public static let mqttDropped = MetricFamily(
+        "wearfleet_mqtt_dropped_total", .counter,
+        help: "MQTT messages dropped: values beyond the queue while the broker was away, the oldest first.")
+    public static let mqttReconnects = MetricFamily(
+        "wearfleet_mqtt_reconnects_total", .counter,
+        help: "Connection attempts to the MQTT broker after the first.")
+
     /// Every family, in the order README documents them.
     public static let all: [MetricFamily] = [
         deviceState, deviceConnectedSeconds, deviceBackoffDeadline, deviceQueueDepth, deviceLastError,
         deviceReadyLatency, deviceReconnectAttempts, deviceWrites, deviceNotifications, deviceDecodeErrors, deviceErrors,
         adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered, adapterDiscoveryErrors,
         pinnedReady, pinnedDevices, bluetoothdUp,
+        mqttConnected, mqttPublished, mqttDropped, mqttReconnects,
     ]
 
     /// Upper bounds of the ready-latency histogram's buckets: a fast link is ready in well under

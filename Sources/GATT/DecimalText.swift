@@ -36,6 +36,15 @@ enum DecimalText {
         return scaled(signed, exponent: -fractionDigits)
     }
 
+    /// `text` without the trailing zeros of its fraction (and without a bare trailing point).
+    static func trimmingZeros(_ text: String) -> String {
+        guard text.contains(".") else { return text }
+        var trimmed = Substring(text)
+        while trimmed.last == "0" { trimmed = trimmed.dropLast() }
+        if trimmed.last == "." { trimmed = trimmed.dropLast() }
+        return trimmed == "-0" ? "0" : String(trimmed)
+    }
+
     /// Lower-case hexadecimal, zero-padded to `digits`, no prefix.
     static func hex(_ value: UInt64, digits: Int) -> String {
         let text = String(value, radix: 16)

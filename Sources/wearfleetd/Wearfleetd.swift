@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Fleet
 import FleetMetrics
+import FleetMQTT
 import FoundationEssentials
 import Logging
 import ServiceLifecycle
@@ -66,14 +67,17 @@ struct Wearfleetd: AsyncParsableCommand {
         let fleet = FleetService(
             configuration: settings.runtimeConfiguration, state: state.loaded, connection: connection.connection,
             observers: [metrics.recorder], logger: logger)
+        let mqtt = MQTTService(
+            settings.mqtt, fleet: fleet.orchestrator, metricsFactory: metrics.exporter.factory, environment: environment, logger: logger)
         let services: [any SequencedService] = [
             state, connection, fleet,
             MetricsService(metrics, serving: settings.metrics, fleet: fleet.orchestrator, logger: logger),
+            mqtt,
             ControlService(bus: address, fleet: fleet.orchestrator, logger: logger),
             SystemdStatusService(configuration: settings, state: state.loaded, fleet: fleet.orchestrator, logger: logger),
             await ConfigurationReloadService(
                 initial: settings, configPath: config, dropInDirectory: dropIns, state: state.loaded,
-                fleet: fleet.orchestrator, logger: logger),
+                fleet: fleet.orchestrator, appliers: [{ await mqtt.apply($0.mqtt) }], logger: logger),
         ]
         // SIGTERM (systemctl stop) and SIGINT shut down gracefully: devices are disconnected and
         // the state file is written before exit. SIGHUP is the reload service's.

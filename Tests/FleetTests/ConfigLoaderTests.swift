@@ -317,6 +317,7 @@ import Testing
             + ConfigurationDecoder.qosNames.map { "classes.band.queue_depth." + $0 }
             + ConfigurationSchema.timeouts.map { "classes.band.timeouts." + $0 }
             + ConfigurationSchema.metrics.map { "metrics." + $0 }
+            + ConfigurationSchema.mqtt.map { "mqtt." + $0 }
         #expect(Set(expected).subtracting(written).sorted() == [])
     }
 

@@ -23,13 +23,15 @@ public struct ConfigurationReloadService: SequencedService {
     private let notifier: SystemdNotifier
     private let logger: Logger
     private let reloads: UnixSignalsSequence
+    private let appliers: [ReloadApplier]
 
     /// - Parameter initial: the configuration the daemon started with.
     public init(
         initial: WearfleetConfiguration, configPath: String, dropInDirectory: String,
         state: StartedValue<StateStoreService.Loaded>, fleet: StartedValue<FleetOrchestrator>,
-        notifier: SystemdNotifier = SystemdNotifier(), logger: Logger
+        notifier: SystemdNotifier = SystemdNotifier(), appliers: [ReloadApplier] = [], logger: Logger
     ) async {
+        self.appliers = appliers
         self.initial = initial
         self.configPath = configPath
         self.dropInDirectory = dropInDirectory
@@ -43,7 +45,7 @@ public struct ConfigurationReloadService: SequencedService {
     public func run(reportStarted: @escaping @Sendable () -> Void) async throws {
         let reloader = ConfigurationReloader(
             configPath: configPath, dropInDirectory: dropInDirectory, orchestrator: try fleet.get(),
-            store: try state.get().store, notifier: notifier, logger: logger)
+            store: try state.get().store, notifier: notifier, appliers: appliers, logger: logger)
         reportStarted()
 
         var running = initial

@@ -16,16 +16,20 @@ public struct ConfigurationReloader: Sendable {
     private let store: StateStore
     private let notifier: any ReloadNotifier
     private let logger: Logger
+    private let appliers: [ReloadApplier]
 
+    /// - Parameter appliers: the other parts that take a reloaded configuration (MQTT), called
+    ///   in order after the fleet took it and before `READY=1`.
     public init(
         configPath: String, dropInDirectory: String, orchestrator: FleetOrchestrator, store: StateStore,
-        notifier: any ReloadNotifier = SystemdNotifier(), logger: Logger
+        notifier: any ReloadNotifier = SystemdNotifier(), appliers: [ReloadApplier] = [], logger: Logger
     ) {
         self.configPath = configPath
         self.dropInDirectory = dropInDirectory
         self.orchestrator = orchestrator
         self.store = store
         self.notifier = notifier
+        self.appliers = appliers
         self.logger = logger
     }
 
@@ -47,6 +51,7 @@ public struct ConfigurationReloader: Sendable {
         case .success(let next):
             let summary = await orchestrator.reconfigure(next.runtimeConfiguration)
             await store.record(ConfigurationReload.membershipChanges(after: summary))
+            for apply in appliers { await apply(next) }
             let restartOnly = ConfigurationReload.restartOnlyChanges(from: current, to: next)
             if !restartOnly.isEmpty {
                 logger.warning(
@@ -61,6 +66,9 @@ public struct ConfigurationReloader: Sendable {
         }
     }
 }
+
+/// A part of the daemon outside the fleet that applies a reloaded configuration itself.
+public typealias ReloadApplier = @Sendable (WearfleetConfiguration) async -> Void
 
 /// What a reload tells the service manager: `RELOADING=1` when it begins, `READY=1` when it is
 /// over. `SystemdNotifier` in the daemon; tests record them instead of writing to a

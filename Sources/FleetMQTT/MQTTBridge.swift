@@ -1,0 +1,295 @@
+import Fleet
+import FleetConfiguration
+import FleetCore
+import FoundationEssentials
+import GATT
+import Logging
+
+/// The fleet on one MQTT connection: turns the fleet's activity into messages (gateway status,
+/// device state, values, Home Assistant discovery) and the broker's command messages into
+/// `FleetCommands` calls.
+///
+/// One actor per connection settings: it owns the device records it publishes from; the client
+/// owns the connection. Reading the activity feed is its only link to the fleet's output, so a
+/// broker that is slow or away costs the fleet nothing (the feed drops its own oldest, counted,
+/// and the client's outbox is bounded).
+actor MQTTBridge {
+    private let client: MQTTClient
+    private let topics: MQTTTopics
+    private let discovery: HomeAssistantDiscovery?
+    private let allowed: Set<MQTTSettings.CommandOp>
+    private let fleet: any FleetCommands
+    private let logger: Logger
+    private var records: [DeviceID: MQTTDeviceRecord] = [:]
+    /// The state payload last published per device, so an unchanged record is not sent again.
+    private var publishedState: [DeviceID: [UInt8]] = [:]
+    /// The discovery configs last published, by topic: only a new or changed one is sent (Home
+    /// Assistant's birth message resends all of them through the client's retained set).
+    private var publishedConfigs: [String: [UInt8]] = [:]
+    /// Value topics by device, characteristic and kind: built once, not per value.
+    private var valueTopics: [ValueTopicKey: String] = [:]
+
+    private struct ValueTopicKey: Hashable {
+        var device: DeviceID
+        var characteristic: String
+        var kind: String
+    }
+
+    init(
+        client: MQTTClient, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
+        fleet: any FleetCommands, logger: Logger
+    ) {
+        self.client = client
+        self.topics = topics
+        discovery = homeAssistantDiscovery ? HomeAssistantDiscovery(topics: topics) : nil
+        self.allowed = allowed
+        self.fleet = fleet
+        self.logger = logger
+    }
+
+    /// The gateway's retained `online` and discovery, and the devices the fleet already has.
+    func start(devices: [FleetStatus.Device]) {
+        client.publish(MQTTMessage(topic: topics.gatewayStatus, text: "online", qos: 1, retain: true))
+        if let discovery {
+            let gateway = discovery.gatewayConfig()
+            client.publish(MQTTMessage(topic: gateway.topic, payload: gateway.payload, qos: 1, retain: true))
+        }
+        for device in devices {
+            var record = MQTTDeviceRecord(id: device.id)
+            record.name = device.name
+            record.className = device.className
+            record.pinned = device.pinned
+            record.state = device.state.name
+            record.reason = Self.reason(device.state, cause: device.lastFailure)
+            record.adapter = device.adapter
+            record.rssi = device.rssi
+            record.session = device.sessions > 0 ? device.sessions : nil
+            records[device.id] = record
+            publishState(device.id)
+            publishDiscovery(device.id)
+        }
+    }
+
+    // MARK: - The fleet's activity
+
+    /// Reads `feed` until it ends or the task is cancelled, on this actor: one suspension per
+    /// activity rather than a hop onto the actor for each. What the feed dropped (this side fell
+    /// behind the fleet) is counted as dropped.
+    func consume(_ feed: FleetActivityFeed, counting counters: MQTTClientCounters) async {
+        var dropped = 0
+        var iterator = feed.makeAsyncIterator()
+        while let activity = await iterator.next(isolation: self) {
+            handle(activity)
+            let now = feed.dropped
+            if now > dropped {
+                counters.addDropped(now - dropped)
+                dropped = now
+            }
+        }
+    }
+
+    func handle(_ activity: FleetActivity) {
+        switch activity {
+        case .value(let value): handle(value)
+        case .fleet(let event): handle(event)
+        }
+    }
+
+    private func handle(_ value: ValuePipeline.Value) {
+        var record = records[value.device] ?? MQTTDeviceRecord(id: value.device)
+        let live = LiveValueRecord(value, session: record.session, name: record.name, adapter: record.adapter)
+        let kind = live.kind
+        let key = ValueTopicKey(device: value.device, characteristic: value.characteristic, kind: kind)
+        let topic: String
+        if let known = valueTopics[key] {
+            topic = known
+        } else {
+            topic = topics.value(value.device, kind: kind, characteristic: value.characteristic)
+            valueTopics[key] = topic
+        }
+        client.publish(MQTTMessage(topic: topic, payload: live.jsonBytes(), qos: 0, retain: false))
+        record.lastValueAt = value.receivedAt
+        var stateChanged = false
+        var discoveryChanged = record.kinds.insert(kind).inserted && HomeAssistantDiscovery.byKind[kind] != nil
+        if case .success(let event) = value.result {
+            switch event {
+            case .batteryLevel(let level):
+                stateChanged = record.battery != Int(level.percent)
+                record.battery = Int(level.percent)
+            case .deviceInformation(let information) where information.field == .modelNumber:
+                discoveryChanged = discoveryChanged || record.model != information.value
+                record.model = information.value
+            case .deviceInformation(let information) where information.field == .manufacturerName:
+                discoveryChanged = discoveryChanged || record.manufacturer != information.value
+                record.manufacturer = information.value
+            default: break
+            }
+        }
+        records[value.device] = record
+        if stateChanged { publishState(value.device) }
+        if discoveryChanged { publishDiscovery(value.device) }
+    }
+
+    private func handle(_ event: FleetEvent) {
+        switch event {
+        case .deviceAdded(let observed):
+            var record = records[observed.id] ?? MQTTDeviceRecord(id: observed.id)
+            record.name = observed.name ?? record.name
+            record.className = observed.className
+            record.pinned = observed.pinned
+            records[observed.id] = record
+            publishState(observed.id)
+            publishDiscovery(observed.id)
+        case .deviceRemoved(let id):
+            forget(id)
+        case .lifecycle(let id, .stateChanged(_, let to, let session, let cause), let context, _):
+            var record = records[id] ?? MQTTDeviceRecord(id: id)
+            let nameChanged = context.name != nil && context.name != record.name
+            record.state = to.name
+            record.reason = Self.reason(to, cause: cause)
+            record.adapter = context.adapter
+            record.pinned = context.pinned
+            record.name = context.name ?? record.name
+            record.session = session > 0 ? session : record.session
+            records[id] = record
+            publishState(id)
+            if nameChanged { publishDiscovery(id) }
+        default:
+            break
+        }
+    }
+
+    /// RSSI and the last value time change without an event: the service calls this now and then.
+    func refresh(from status: FleetStatus) {
+        for device in status.devices {
+            guard var record = records[device.id] else { continue }
+            record.rssi = device.rssi
+            records[device.id] = record
+            publishState(device.id)
+        }
+    }
+
+    /// Forgets the devices it knows that `status` no longer has: a reload's removals may still
+    /// wait in the activity feed when the connection is replaced, and must not be lost with it.
+    func forgetAbsent(from status: FleetStatus) {
+        let present = Set(status.devices.map(\.id))
+        for id in records.keys.sorted() where !present.contains(id) { forget(id) }
+    }
+
+    private func forget(_ id: DeviceID) {
+        records[id] = nil
+        publishedState[id] = nil
+        valueTopics = valueTopics.filter { $0.key.device != id }
+        // Empty retained messages delete what the broker kept: the state and every config the
+        // device may have (an earlier run may have announced sensors this one has not seen yet).
+        client.publish(MQTTMessage(topic: topics.state(id), payload: [], qos: 1, retain: true))
+        for topic in discovery?.allTopics(of: id) ?? [] {
+            publishedConfigs[topic] = nil
+            client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+        }
+    }
+
+    private func publishState(_ id: DeviceID) {
+        guard let record = records[id] else { return }
+        let payload = record.stateJSON(gateway: topics.gatewayID)
+        guard publishedState[id] != payload else { return }
+        publishedState[id] = payload
+        client.publish(MQTTMessage(topic: topics.state(id), payload: payload, qos: 1, retain: true))
+    }
+
+    private func publishDiscovery(_ id: DeviceID) {
+        guard let discovery, let record = records[id] else { return }
+        for config in discovery.configs(for: record) where publishedConfigs[config.topic] != config.payload {
+            publishedConfigs[config.topic] = config.payload
+            client.publish(MQTTMessage(topic: config.topic, payload: config.payload, qos: 1, retain: true))
+        }
+    }
+
+    static func reason(_ state: DeviceState, cause: FailureClass?) -> String? {
+        switch state {
+        case .degraded(.subscriptionsIncomplete): "subscriptions_incomplete"
+        case .degraded(.writesFailing): "writes_failing"
+        case .suspended(.bluetoothdUnavailable): "bluetoothd_unavailable"
+        case .suspended(.noPoweredAdapter): "no_powered_adapter"
+        case .suspended(.circuitOpen): "circuit_open"
+        case .suspended(.budgetExhausted(let failure, _)): "budget_exhausted_\(failure.rawValue)"
+        case .suspended(.gaveUp(let failure)): "gave_up_\(failure.rawValue)"
+        default: cause?.rawValue
+        }
+    }
+
+    // MARK: - The broker's messages
+
+    func handle(_ event: MQTTClient.Event) async {
+        switch event {
+        case .connected, .disconnected: break
+        case .message(let topic, let payload):
+            if topic == topics.homeAssistantStatus {
+                // Home Assistant's birth message: it lost what it knew (a restart), send discovery again.
+                if payload == Array("online".utf8), discovery != nil {
+                    logger.info("mqtt: Home Assistant is online; sending discovery again", metadata: ["event": "mqtt_discovery_resent"])
+                    client.republishRetained(under: topics.discoveryPrefix + "/")
+                }
+            } else if let segment = topics.commandDevice(in: topic) {
+                await command(payload, for: segment)
+            }
+        }
+    }
+
+    private func command(_ payload: [UInt8], for segment: String) async {
+        let resultTopic = topics.commandResult(segment)
+        func answer(_ bytes: [UInt8]) { client.publish(MQTTMessage(topic: resultTopic, payload: bytes, qos: 1, retain: false)) }
+        let request: MQTTCommandRequest
+        do {
+            request = try MQTTCommandRequest.parse(payload)
+        } catch {
+            logger.warning("mqtt: command refused: \(error.message)", metadata: ["event": "mqtt_command_refused", "device": "\(segment)"])
+            answer(MQTTCommandResult.failure(error.id, op: error.op, error: error.message))
+            return
+        }
+        let op = request.operation.op
+        guard allowed.contains(op) else {
+            logger.warning(
+                "mqtt: command \(op.rawValue) refused: not in allow_commands", metadata: ["event": "mqtt_command_refused", "device": "\(segment)"])
+            answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: "\(op.rawValue) is not allowed (allow_commands in [mqtt])"))
+            return
+        }
+        let device = records.keys.first { MQTTTopics.segment($0) == segment }
+            ?? BluetoothAddress(topicSegment: segment).map { DeviceID(address: $0) }
+        guard let device else {
+            answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: "not a device address: \(segment)"))
+            return
+        }
+        logger.info("mqtt: command \(op.rawValue) for \(device)", metadata: ["event": "mqtt_command", "device": "\(device)"])
+        do {
+            switch request.operation {
+            case .write(let characteristic, let bytes, let mode, let qos):
+                let outcome: OutgoingEnqueueResult
+                do {
+                    outcome = try await fleet.write(device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: false)
+                } catch {
+                    answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.description))
+                    return
+                }
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue) { $0.string("write", outcome == .queued ? "queued" : "coalesced") })
+            case .read(let characteristic):
+                let bytes = try await fleet.read(device, characteristic: characteristic)
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue) { $0.hex("hex", bytes) })
+            case .disconnect:
+                try await fleet.disconnect(device)
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
+            case .reconnect:
+                try await fleet.reconnect(device)
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
+            case .pin(let options):
+                try await fleet.pin(device, options: options)
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
+            case .unpin:
+                try await fleet.unpin(device)
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
+            }
+        } catch {
+            answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.description))
+        }
+    }
+}

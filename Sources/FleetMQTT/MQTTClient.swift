@@ -1,0 +1,176 @@
+import CMosquitto
+import DetachedThread
+import Fleet
+import FleetCore
+import Glibc
+import Logging
+import Synchronization
+
+/// A connection to an MQTT broker through libmosquitto, kept up for as long as the client runs.
+///
+/// One thread of its own (`mqtt`) owns the libmosquitto handle: it connects, runs a `poll()` over
+/// the broker's socket and an eventfd, reads, writes, keeps alive, and reconnects with jittered
+/// exponential backoff (`MQTTReconnectSchedule`). No other thread calls libmosquitto, so none of
+/// its locking is relied on.
+///
+/// `publish` never waits: it puts the message in a bounded `MQTTOutbox` under a lock and wakes the
+/// thread. While the broker is away (or its socket is full) messages wait there — retained ones
+/// latest per topic, the rest up to `capacity`, the oldest dropped and counted — and on every
+/// accepted connection everything retained is published again. What arrives from the broker on
+/// the subscribed topics, and each connect and loss, comes out of `events`.
+///
+/// `stop(final:)` publishes `final` (the gateway's `offline`), sends DISCONNECT so the broker
+/// does not publish the Will, and ends the thread.
+public final class MQTTClient: Sendable {
+    public enum Event: Sendable, Equatable {
+        /// The broker accepted the connection; subscriptions are sent.
+        case connected
+        /// An attempt failed or the connection was lost (with why); the next attempt is scheduled.
+        case disconnected(String)
+        case message(topic: String, payload: [UInt8])
+    }
+
+    public let counters: MQTTClientCounters
+    /// How long a value may wait for the thread while values keep coming: one wake-up hands over
+    /// all of them (at 5,000 values/s, at most 1,000 wake-ups instead of 5,000). Values that come alone
+    /// wake the thread at once.
+    static let valueLinger: Duration = .milliseconds(1)
+    public let events: AsyncStream<Event>
+    let shared: Mutex<MQTTLoopShared>
+    let wakeFD: Int32
+    private let finished = Mutex<FinishState>(FinishState())
+
+    /// - Parameters:
+    ///   - capacity: non-retained messages kept while the broker is away.
+    ///   - random: the backoff's jitter source.
+    public init(
+        settings: MQTTConnectionSettings, capacity: Int = 10_000, schedule: MQTTReconnectSchedule = MQTTReconnectSchedule(),
+        clock: any MonotonicClock = SystemMonotonicClock(), random: SeededRandom, counters: MQTTClientCounters = MQTTClientCounters(),
+        logger: Logger
+    ) throws(MQTTClientError) {
+        self.counters = counters
+        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard fd >= 0 else { throw MQTTClientError(message: "eventfd failed: errno \(errno)") }
+        wakeFD = fd
+        shared = Mutex(MQTTLoopShared(outbox: MQTTOutbox(capacity: capacity)))
+        let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        self.events = events
+        let context = MQTTLoopContext(
+            settings: settings, schedule: schedule, clock: clock, random: random, logger: logger, client: self,
+            events: continuation)
+        do {
+            try DetachedThread.start(name: "mqtt") { MosquittoLoop(context).run() }
+        } catch {
+            Glibc.close(fd)
+            throw MQTTClientError(message: "\(error)")
+        }
+    }
+
+    deinit {
+        Glibc.close(wakeFD)
+    }
+
+    /// Queues `message` for the broker; never waits.
+    public func publish(_ message: MQTTMessage) {
+        // A value (QoS 0, not retained) does not wake a lingering thread: it wakes by itself
+        // within `valueLinger`, with whatever else arrived meanwhile.
+        let urgent = message.retain || message.qos > 0
+        let (wake, dropped) = shared.withLock { state -> (Bool, Bool) in
+            let dropped = state.outbox.enqueue(message)
+            return (state.sleeping && state.connected && (urgent || !state.lingering), dropped)
+        }
+        if dropped { counters.addDropped(1) }
+        if wake { self.wake() }
+    }
+
+    /// Queues every retained message under `prefix` again (Home Assistant came back online).
+    public func republishRetained(under prefix: String) {
+        let wake = shared.withLock { state -> Bool in
+            state.outbox.requeueRetained(under: prefix)
+            return state.sleeping && state.connected
+        }
+        if wake { self.wake() }
+    }
+
+    /// Messages waiting for the broker.
+    public var waiting: Int { shared.withLock { $0.outbox.waitingCount } }
+
+    /// Publishes `final` if connected, disconnects cleanly and ends the thread. Returns once the
+    /// thread has ended, or after `timeout` (a connect under way to an unreachable host can hold
+    /// the thread for as long as the kernel's TCP timeout; the process need not wait for it).
+    public func stop(final: MQTTMessage?, timeout: Duration = .seconds(5)) async {
+        shared.withLock { state in
+            state.stopRequested = true
+            state.finalMessage = final
+        }
+        wake()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.threadEnded() }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    // MARK: - Thread end
+
+    private struct FinishState {
+        var ended = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// Called by the loop thread as its last act.
+    func loopEnded() {
+        let waiters = finished.withLock { state in
+            state.ended = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func threadEnded() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = finished.withLock { state -> Bool in
+                if !state.ended { state.waiters.append(continuation) }
+                return state.ended
+            }
+            if ended { continuation.resume() }
+        }
+    }
+}
+
+public struct MQTTClientError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// What the publishing side and the loop thread share, behind the client's lock.
+struct MQTTLoopShared: Sendable {
+    var outbox: MQTTOutbox
+    var stopRequested = false
+    var finalMessage: MQTTMessage?
+    /// Set while the loop sleeps in poll(): a publisher then writes the eventfd, if the loop is
+    /// `connected` (without a connection there is nothing to hand the message to: it waits).
+    var sleeping = false
+    var connected = false
+    /// Set while the loop sleeps for at most `valueLinger` after handing values over: values
+    /// keep coming, so the next ones wait for that wake-up instead of causing one each.
+    var lingering = false
+}
+
+/// Everything the loop thread starts with.
+struct MQTTLoopContext: Sendable {
+    let settings: MQTTConnectionSettings
+    let schedule: MQTTReconnectSchedule
+    let clock: any MonotonicClock
+    let random: SeededRandom
+    let logger: Logger
+    let client: MQTTClient
+    let events: AsyncStream<MQTTClient.Event>.Continuation
+}

@@ -1,0 +1,112 @@
+/// One message for the broker.
+public struct MQTTMessage: Sendable, Hashable {
+    public var topic: String
+    public var payload: [UInt8]
+    /// 0 for values; 1 for retained state, discovery and command results.
+    public var qos: Int32
+    public var retain: Bool
+
+    public init(topic: String, payload: [UInt8], qos: Int32, retain: Bool) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retain = retain
+    }
+
+    public init(topic: String, text: String, qos: Int32, retain: Bool) {
+        self.init(topic: topic, payload: Array(text.utf8), qos: qos, retain: retain)
+    }
+}
+
+/// What waits for the broker, and what the broker should be holding. Pure: the client's loop
+/// thread owns one behind a lock.
+///
+/// Two kinds of message with two policies:
+/// - retained ones (gateway status, device state, discovery configs) are kept per topic, latest
+///   wins: however long the broker is away, a device's state waits as one message, and
+///   everything retained that was published is remembered (`retained`) so a reconnect can
+///   publish it again (a broker restarted without persistence has lost it);
+/// - the rest (values, command results) wait in arrival order, at most `capacity`; when full the
+///   oldest is dropped and counted.
+///
+/// Guarantees: `waitingCount ≤ retained topics + capacity`; every enqueued non-retained message
+/// is either taken or counted in `dropped`; an empty retained payload (a deletion) is published
+/// once and then forgotten.
+public struct MQTTOutbox: Sendable {
+    public let capacity: Int
+    /// Latest retained message per topic that the broker should hold (deletions excluded).
+    public private(set) var retained: [String: MQTTMessage] = [:]
+    /// Retained topics waiting to be published, in first-enqueued order; their payloads are in
+    /// `retainedWaiting`.
+    private var retainedOrder: [String] = []
+    private var retainedWaiting: [String: MQTTMessage] = [:]
+    /// Non-retained messages, oldest first: a ring over `ring`, `head` the oldest.
+    private var ring: [MQTTMessage?]
+    private var head = 0
+    public private(set) var transientCount = 0
+    /// Non-retained messages dropped because the queue was full.
+    public private(set) var dropped = 0
+
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        ring = Array(repeating: nil, count: self.capacity)
+    }
+
+    public var waitingCount: Int { retainedOrder.count + transientCount }
+    /// Retained messages waiting.
+    public var retainedWaitingCount: Int { retainedOrder.count }
+    /// Non-retained messages waiting that are not QoS 0 values (command results).
+    public private(set) var urgentWaiting = 0
+    public var isEmpty: Bool { waitingCount == 0 }
+
+    /// Queues `message`; returns true when an older non-retained message was dropped for it.
+    @discardableResult
+    public mutating func enqueue(_ message: MQTTMessage) -> Bool {
+        if message.retain {
+            if message.payload.isEmpty { retained[message.topic] = nil } else { retained[message.topic] = message }
+            if retainedWaiting.updateValue(message, forKey: message.topic) == nil { retainedOrder.append(message.topic) }
+            return false
+        }
+        var droppedOne = false
+        if transientCount == capacity {
+            if let oldest = ring[head], oldest.qos > 0 { urgentWaiting -= 1 }
+            head = (head + 1) % capacity
+            transientCount -= 1
+            dropped += 1
+            droppedOne = true
+        }
+        ring[(head + transientCount) % capacity] = message
+        transientCount += 1
+        if message.qos > 0 { urgentWaiting += 1 }
+        return droppedOne
+    }
+
+    /// Everything waiting, retained first (state before the values that follow it), then the
+    /// rest oldest first; the outbox is empty afterwards.
+    public mutating func takeAll() -> [MQTTMessage] {
+        var out: [MQTTMessage] = []
+        out.reserveCapacity(waitingCount)
+        for topic in retainedOrder { if let message = retainedWaiting[topic] { out.append(message) } }
+        retainedOrder.removeAll(keepingCapacity: true)
+        retainedWaiting.removeAll(keepingCapacity: true)
+        for index in 0..<transientCount {
+            let slot = (head + index) % capacity
+            if let message = ring[slot] { out.append(message) }
+            ring[slot] = nil
+        }
+        head = 0
+        transientCount = 0
+        urgentWaiting = 0
+        return out
+    }
+
+    /// Queues every retained message again (after a reconnect), or only those under `prefix`
+    /// (discovery, when Home Assistant comes back). Order is by topic, so it is reproducible.
+    public mutating func requeueRetained(under prefix: String? = nil) {
+        for topic in retained.keys.sorted() where prefix.map({ topic.hasPrefix($0) }) ?? true {
+            if let message = retained[topic], retainedWaiting.updateValue(message, forKey: topic) == nil {
+                retainedOrder.append(topic)
+            }
+        }
+    }
+}

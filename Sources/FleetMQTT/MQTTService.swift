@@ -1,0 +1,197 @@
+import CoreMetrics
+import Fleet
+import FleetConfiguration
+import FleetCore
+import Glibc
+import Logging
+import ServiceLifecycle
+
+/// `[mqtt]` while the daemon runs: the fleet on a broker (`MQTTBridge` over an `MQTTClient`).
+/// Optional, like metrics: when it is off, or cannot be set up (an unreadable password file),
+/// the daemon runs without it and says why. A broker that is away is not a failure: the client
+/// keeps trying. `apply` (a reload) reconnects with changed settings — the BLE links are not
+/// touched. At stop the gateway's `offline` is published and the client disconnects cleanly.
+///
+/// Needs the fleet service declared before it.
+public struct MQTTService: SequencedService {
+    public let name = "mqtt"
+    private let outlet: MQTTOutlet
+    private let fleet: StartedValue<FleetOrchestrator>
+
+    public init(
+        _ settings: MQTTSettings, fleet: StartedValue<FleetOrchestrator>, metricsFactory: (any MetricsFactory)? = nil,
+        environment: [String: String], logger: Logger
+    ) {
+        outlet = MQTTOutlet(
+            settings: settings, counters: MQTTClientCounters(factory: metricsFactory), environment: environment, logger: logger)
+        self.fleet = fleet
+    }
+
+    /// The figures of the current and earlier connections.
+    public var counters: MQTTClientCounters { outlet.counters }
+
+    public func run(reportStarted: @escaping @Sendable () -> Void) async throws {
+        let orchestrator = try fleet.get()
+        await outlet.start(orchestrator)
+        reportStarted()
+        try? await gracefulShutdown()
+        await outlet.stop()
+    }
+
+    /// Applies a reloaded `[mqtt]`: nothing when it is unchanged, else the old connection ends
+    /// cleanly (`offline`) and the new one starts.
+    public func apply(_ settings: MQTTSettings) async {
+        await outlet.apply(settings)
+    }
+}
+
+/// The service's state: the settings in force and the connection running them.
+actor MQTTOutlet {
+    nonisolated let counters: MQTTClientCounters
+    private var settings: MQTTSettings
+    private let environment: [String: String]
+    private let logger: Logger
+    private var orchestrator: FleetOrchestrator?
+    private var running: (client: MQTTClient, bridge: MQTTBridge, topics: MQTTTopics, task: Task<Void, Never>)?
+    private var stopped = false
+
+    init(settings: MQTTSettings, counters: MQTTClientCounters, environment: [String: String], logger: Logger) {
+        self.settings = settings
+        self.counters = counters
+        self.environment = environment
+        self.logger = logger
+    }
+
+    func start(_ orchestrator: FleetOrchestrator) async {
+        self.orchestrator = orchestrator
+        await connect()
+    }
+
+    func apply(_ new: MQTTSettings) async {
+        guard new != settings, !stopped else { return }
+        logger.notice("mqtt: settings changed; reconnecting", metadata: ["event": "mqtt_reconfigured", "url": "\(new.url)"])
+        settings = new
+        await disconnect(reconfiguring: true)
+        await connect()
+    }
+
+    func stop() async {
+        stopped = true
+        await disconnect()
+    }
+
+    private func connect() async {
+        guard settings.enabled, let orchestrator else { return }
+        let connection: (settings: MQTTConnectionSettings, topics: MQTTTopics)
+        do {
+            connection = try MQTTOutlet.connectionSettings(settings, environment: environment)
+        } catch {
+            logger.error("mqtt: \(error.message); running without MQTT", metadata: ["event": "mqtt_setup_failed"])
+            return
+        }
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(
+                settings: connection.settings, random: SeededRandom(seed: UInt64.random(in: .min ... .max)), counters: counters,
+                logger: logger)
+        } catch {
+            logger.error("mqtt: \(error.message); running without MQTT", metadata: ["event": "mqtt_setup_failed"])
+            return
+        }
+        let bridge = MQTTBridge(
+            client: client, topics: connection.topics, homeAssistantDiscovery: settings.homeAssistantDiscovery,
+            allowed: settings.allowCommands, fleet: orchestrator, logger: logger)
+        // Subscribe to the fleet before reading its status, so nothing falls between the two.
+        let feed = orchestrator.activity(bufferingNewest: 8192)
+        await bridge.start(devices: await orchestrator.status().devices)
+        let task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                let counters = self.counters
+                group.addTask { await bridge.consume(feed, counting: counters) }
+                group.addTask { for await event in client.events { await bridge.handle(event) } }
+                group.addTask {
+                    // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).
+                    while (try? await Task.sleep(for: .seconds(30))) != nil {
+                        await bridge.refresh(from: await orchestrator.status())
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        running = (client, bridge, connection.topics, task)
+        logger.notice(
+            "mqtt: publishing to \(settings.url) under \(connection.topics.prefix)/ as gateway \(connection.topics.gatewayID)",
+            metadata: ["event": "mqtt_started"])
+    }
+
+    private func disconnect(reconfiguring: Bool = false) async {
+        guard let (client, bridge, topics, task) = running else { return }
+        running = nil
+        task.cancel()
+        if reconfiguring, let orchestrator {
+            // The reload that brought the new settings may have removed devices whose removal the
+            // cancelled feed had not delivered yet: their retained topics go with this connection.
+            await bridge.forgetAbsent(from: await orchestrator.status())
+        }
+        await client.stop(final: MQTTMessage(topic: topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+        await task.value
+    }
+
+    struct SetupError: Error {
+        let message: String
+    }
+
+    /// The client's settings from `[mqtt]`: the password read from its file, the gateway id and
+    /// client id defaulted from the host name, the Will set to the gateway's `offline`.
+    static func connectionSettings(
+        _ settings: MQTTSettings, environment: [String: String]
+    ) throws(SetupError) -> (settings: MQTTConnectionSettings, topics: MQTTTopics) {
+        let gateway = settings.gatewayID ?? topicLevel(hostName())
+        let topics = MQTTTopics(prefix: settings.topicPrefix, gatewayID: gateway, discoveryPrefix: settings.discoveryPrefix)
+        var password: String?
+        if let file = settings.passwordFile {
+            let path: String
+            if file.hasPrefix("/") {
+                path = file
+            } else if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
+                path = directory + "/" + file
+            } else {
+                throw SetupError(message: "password_file \"\(file)\" names a credential, but $CREDENTIALS_DIRECTORY is not set (LoadCredential= in the unit)")
+            }
+            guard let text = readSmallFile(path) else { throw SetupError(message: "cannot read the password file \(path)") }
+            password = String(text.reversed().drop(while: { $0 == "\n" || $0 == "\r" }).reversed())
+        }
+        var subscriptions = [topics.commandFilter]
+        if settings.homeAssistantDiscovery { subscriptions.append(topics.homeAssistantStatus) }
+        let connection = MQTTConnectionSettings(
+            host: settings.host, port: settings.port, tls: settings.tls, clientID: settings.clientID ?? "wearfleet-\(gateway)",
+            protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311, username: settings.username, password: password,
+            caFile: settings.caFile, certFile: settings.certFile, keyFile: settings.keyFile,
+            will: MQTTMessage(topic: topics.gatewayStatus, text: "offline", qos: 1, retain: true), subscriptions: subscriptions)
+        return (connection, topics)
+    }
+
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "wearfleet" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "wearfleet" : name
+    }
+
+    /// `name` as one topic level: '/', '+', '#' and NUL become '_'.
+    static func topicLevel(_ name: String) -> String {
+        String(name.map { "/+#\0".contains($0) ? "_" : $0 })
+    }
+
+    /// At most 4 KiB of a file, nil when it cannot be read.
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(fd, &buffer, buffer.count)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer.prefix(count), as: UTF8.self)
+    }
+}

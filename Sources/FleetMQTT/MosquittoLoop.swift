@@ -1,0 +1,358 @@
+import CMosquitto
+import Fleet
+import FleetCore
+import Glibc
+import Logging
+
+/// libmosquitto is initialised once per process (`mosquitto_lib_init` is not thread-safe; a
+/// global's initialiser runs exactly once).
+private let libraryInitialised: Bool = mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue
+
+/// The `mqtt` thread's side of an `MQTTClient`: the libmosquitto handle and the connection's
+/// state, confined to that thread (created on it, never handed out). libmosquitto's callbacks
+/// run inside `mosquitto_loop_read/write/misc`, on this thread, and reach the loop through the
+/// handle's user data.
+final class MosquittoLoop {
+    private enum Phase {
+        /// No socket; the next attempt is due at the instant.
+        case waiting(until: MonotonicInstant)
+        /// Socket open and CONNECT sent; CONNACK due before the instant.
+        case handshaking(deadline: MonotonicInstant)
+        case connected
+    }
+
+    private let context: MQTTLoopContext
+    private var schedule: MQTTReconnectSchedule
+    private var random: SeededRandom
+    private var phase: Phase
+    private var attempts = 0
+    private var mosq: OpaquePointer?
+    private var logger: Logger { context.logger }
+    private var client: MQTTClient { context.client }
+    /// A loss already reported for the current connection (libmosquitto's on_disconnect and a
+    /// failing loop call both report the same loss).
+    private var lossHandled = true
+    /// The last flush handed values over: the next sleep lingers (see `MQTTClient.valueLinger`).
+    private var valuesFlowing = false
+
+    init(_ context: MQTTLoopContext) {
+        self.context = context
+        schedule = context.schedule
+        random = context.random
+        phase = .waiting(until: context.clock.now())
+    }
+
+    // MARK: - Run
+
+    func run() {
+        defer {
+            if let mosq { mosquitto_destroy(mosq) }
+            client.counters.setConnected(false)
+            context.events.finish()
+            client.loopEnded()
+        }
+        guard libraryInitialised, let handle = makeHandle() else {
+            logger.error("mqtt: libmosquitto could not be set up", metadata: ["event": "mqtt_setup_failed"])
+            waitForStop()
+            return
+        }
+        mosq = handle
+        while true {
+            let stopping = client.shared.withLock { $0.stopRequested }
+            if stopping { break }
+            let now = context.clock.now()
+            switch phase {
+            case .waiting(let due) where now >= due: attemptConnection(handle, now: now)
+            case .handshaking(let deadline) where now >= deadline:
+                logger.warning("mqtt: the broker did not answer CONNECT in time", metadata: ["event": "mqtt_connect_timeout"])
+                mosquitto_disconnect(handle)
+                lost(handle, "no CONNACK in time")
+            case .connected: flush(handle)
+            default: break
+            }
+            pollOnce(handle)
+        }
+        closeCleanly(handle)
+    }
+
+    private func makeHandle() -> OpaquePointer? {
+        let settings = context.settings
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        guard let handle = mosquitto_new(settings.clientID, true, user) else { return nil }
+        let version = settings.protocolVersion == .v5 ? wearfleet_mqtt_protocol_v5 : wearfleet_mqtt_protocol_v311
+        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version)
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
+        if let will = settings.will {
+            let rc = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
+            }
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "will", rc) }
+        }
+        if let username = settings.username {
+            let rc = mosquitto_username_pw_set(handle, username, settings.password)
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "username", rc) }
+        }
+        if settings.tls {
+            // Without a CA file, the system's trust store (OpenSSL's default paths).
+            let rc = settings.caFile == nil
+                ? mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1)
+                : mosquitto_tls_set(handle, settings.caFile, nil, settings.certFile, settings.keyFile, nil)
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "TLS", rc) }
+            if settings.caFile == nil, settings.certFile != nil {
+                let rc = mosquitto_tls_set(handle, nil, "/etc/ssl/certs", settings.certFile, settings.keyFile, nil)
+                guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "TLS", rc) }
+            }
+        }
+        mosquitto_connect_callback_set(handle) { _, user, rc in
+            guard let user else { return }
+            Unmanaged<MosquittoLoop>.fromOpaque(user).takeUnretainedValue().connectAnswered(rc)
+        }
+        mosquitto_disconnect_callback_set(handle) { _, user, rc in
+            guard let user else { return }
+            Unmanaged<MosquittoLoop>.fromOpaque(user).takeUnretainedValue().disconnected(rc)
+        }
+        mosquitto_message_callback_set(handle) { _, user, message in
+            guard let user, let message else { return }
+            Unmanaged<MosquittoLoop>.fromOpaque(user).takeUnretainedValue().received(message.pointee)
+        }
+        return handle
+    }
+
+    private func failSetup(_ handle: OpaquePointer, _ what: String, _ rc: Int32) -> OpaquePointer? {
+        logger.error("mqtt: \(what) settings refused: \(describe(rc))", metadata: ["event": "mqtt_setup_failed"])
+        mosquitto_destroy(handle)
+        return nil
+    }
+
+    // MARK: - Connecting
+
+    private func attemptConnection(_ handle: OpaquePointer, now: MonotonicInstant) {
+        attempts += 1
+        if attempts > 1 { client.counters.addReconnect() }
+        let settings = context.settings
+        // Blocking: name resolution, TCP connect and the TLS handshake run here, on this thread
+        // only. libmosquitto then sets the socket non-blocking.
+        let rc = mosquitto_connect(handle, settings.host, Int32(settings.port), settings.keepAlive)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            let due = schedule.failed(at: context.clock.now(), random: &random)
+            phase = .waiting(until: due)
+            let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : describe(rc)
+            logger.warning(
+                "mqtt: cannot reach the broker at \(settings.host):\(settings.port): \(reason); next attempt in \(due.duration(since: context.clock.now()))",
+                metadata: ["event": "mqtt_connect_failed", "attempt": "\(schedule.failures)"])
+            context.events.yield(.disconnected(reason))
+            return
+        }
+        lossHandled = false
+        phase = .handshaking(deadline: context.clock.now().advanced(by: .seconds(Int64(max(settings.keepAlive, 10)))))
+    }
+
+    /// CONNACK arrived (on_connect).
+    private func connectAnswered(_ rc: Int32) {
+        guard let mosq else { return }
+        guard rc == 0 else {
+            let reason = String(cString: context.settings.protocolVersion == .v5 ? mosquitto_reason_string(rc) : mosquitto_connack_string(rc))
+            logger.error("mqtt: the broker refused the connection: \(reason)", metadata: ["event": "mqtt_refused"])
+            mosquitto_disconnect(mosq)
+            lost(mosq, "refused: \(reason)")
+            return
+        }
+        phase = .connected
+        schedule.connected()
+        client.counters.setConnected(true)
+        client.shared.withLock { $0.connected = true }
+        for filter in context.settings.subscriptions {
+            let rc = mosquitto_subscribe(mosq, nil, filter, 1)
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                logger.error("mqtt: subscribing to \(filter) failed: \(describe(rc))", metadata: ["event": "mqtt_subscribe_failed"])
+            }
+        }
+        // The broker may have lost what it retained (restarted without persistence): publish it again.
+        client.shared.withLock { $0.outbox.requeueRetained() }
+        logger.notice(
+            "mqtt: connected to \(context.settings.host):\(context.settings.port)", metadata: ["event": "mqtt_connected"])
+        context.events.yield(.connected)
+    }
+
+    /// The connection ended (on_disconnect): a loss unless it was our own DISCONNECT.
+    private func disconnected(_ rc: Int32) {
+        guard let mosq, !lossHandled else { return }
+        lost(mosq, rc == 0 ? "disconnected" : describe(rc))
+    }
+
+    private func lost(_ handle: OpaquePointer, _ reason: String) {
+        guard !lossHandled else { return }
+        lossHandled = true
+        let wasConnected = if case .connected = phase { true } else { false }
+        client.counters.setConnected(false)
+        client.shared.withLock { $0.connected = false }
+        let due = schedule.failed(at: context.clock.now(), random: &random)
+        phase = .waiting(until: due)
+        if wasConnected {
+            logger.warning(
+                "mqtt: lost the broker: \(reason); reconnecting in \(due.duration(since: context.clock.now()))",
+                metadata: ["event": "mqtt_lost"])
+        }
+        context.events.yield(.disconnected(reason))
+    }
+
+    private func received(_ message: mosquitto_message) {
+        guard let topic = message.topic else { return }
+        let length = Int(max(message.payloadlen, 0))
+        let payload: [UInt8] = if let bytes = message.payload, length > 0 {
+            Array(UnsafeRawBufferPointer(start: bytes, count: length))
+        } else { [] }
+        context.events.yield(.message(topic: String(cString: topic), payload: payload))
+    }
+
+    // MARK: - Publishing
+
+    /// Hands what waits to libmosquitto while its socket keeps up; what it cannot take yet stays
+    /// in the bounded outbox (libmosquitto's own queue is unbounded).
+    private func flush(_ handle: OpaquePointer) {
+        guard !mosquitto_want_write(handle) else { return }
+        let messages = client.shared.withLock { state -> [MQTTMessage] in
+            state.outbox.isEmpty ? [] : state.outbox.takeAll()
+        }
+        valuesFlowing = messages.contains { !$0.retain && $0.qos == 0 }
+        guard !messages.isEmpty else { return }
+        var published = 0
+        var refused = 0
+        for (index, message) in messages.enumerated() {
+            if index > 0, mosquitto_want_write(handle) {
+                // The socket is full: the rest goes back, retained ones first as they came.
+                client.shared.withLock { state in
+                    for message in messages[index...] where state.outbox.enqueue(message) { refused += 1 }
+                }
+                break
+            }
+            let rc = message.payload.withUnsafeBytes { bytes in
+                mosquitto_publish(handle, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
+            }
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                published += 1
+            } else if !message.retain {
+                // Retained ones are republished on the next connection; a value is gone.
+                refused += 1
+            }
+        }
+        client.counters.addPublished(published)
+        if refused > 0 { client.counters.addDropped(refused) }
+    }
+
+    // MARK: - Polling
+
+    private func pollOnce(_ handle: OpaquePointer) {
+        let socket = mosquitto_socket(handle)
+        var fds = [pollfd(fd: client.wakeFD, events: Int16(POLLIN), revents: 0)]
+        if socket >= 0 {
+            var events = Int16(POLLIN)
+            if mosquitto_want_write(handle) { events |= Int16(POLLOUT) }
+            fds.append(pollfd(fd: socket, events: events, revents: 0))
+        }
+        var timeout = pollTimeout()
+        let linger = isConnected && valuesFlowing
+        if linger { timeout = min(timeout, Int32(MQTTClient.valueLinger.components.attoseconds / 1_000_000_000_000_000)) }
+        let mayWait = client.shared.withLock { state -> Bool in
+            // Urgent messages (retained, QoS 1) waiting: no sleep. Only values waiting while
+            // lingering: sleep out the linger, they go with the next ones.
+            let waitingUrgent = !state.outbox.isEmpty && (!linger || state.outbox.retainedWaitingCount > 0 || state.outbox.urgentWaiting > 0)
+            let ready = state.stopRequested || (isConnected && waitingUrgent && !mosquitto_want_write(handle))
+            state.sleeping = !ready
+            state.lingering = !ready && linger
+            return !ready
+        }
+        let ready = poll(&fds, nfds_t(fds.count), mayWait ? timeout : 0)
+        client.shared.withLock { state in
+            state.sleeping = false
+            state.lingering = false
+        }
+        if ready > 0, fds[0].revents != 0 {
+            var value: UInt64 = 0
+            _ = Glibc.read(client.wakeFD, &value, 8)
+        }
+        guard socket >= 0 else { return }
+        if ready > 0, fds.count > 1 {
+            let revents = fds[1].revents
+            if revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+                let rc = mosquitto_loop_read(handle, 1)
+                if rc != MOSQ_ERR_SUCCESS.rawValue { lost(handle, describe(rc)); return }
+            }
+            if revents & Int16(POLLOUT) != 0, mosquitto_socket(handle) >= 0 {
+                let rc = mosquitto_loop_write(handle, 1)
+                if rc != MOSQ_ERR_SUCCESS.rawValue { lost(handle, describe(rc)); return }
+            }
+        }
+        if mosquitto_socket(handle) >= 0 {
+            let rc = mosquitto_loop_misc(handle)
+            if rc != MOSQ_ERR_SUCCESS.rawValue { lost(handle, describe(rc)) }
+        } else if !lossHandled {
+            lost(handle, "connection closed")
+        }
+    }
+
+    private var isConnected: Bool { if case .connected = phase { true } else { false } }
+
+    /// Milliseconds until something is due: the next attempt, the CONNACK deadline, or a
+    /// keepalive check (libmosquitto's `loop_misc` sends PINGREQ) at least once a second.
+    private func pollTimeout() -> Int32 {
+        let now = context.clock.now()
+        let until: MonotonicInstant
+        switch phase {
+        case .waiting(let due): until = due
+        case .handshaking(let deadline): until = min(deadline, now.advanced(by: .seconds(1)))
+        case .connected: until = now.advanced(by: .seconds(1))
+        }
+        let nanoseconds = until.duration(since: now).nanosecondsForPoll
+        return Int32(clamping: max(0, (nanoseconds + 999_999) / 1_000_000))
+    }
+
+    // MARK: - Stopping
+
+    /// Publishes the final message and DISCONNECTs, waiting at most 2 s for the bytes to leave.
+    private func closeCleanly(_ handle: OpaquePointer) {
+        guard isConnected else { return }
+        flush(handle)
+        if let final = client.shared.withLock({ $0.finalMessage }) {
+            _ = final.payload.withUnsafeBytes { bytes in
+                mosquitto_publish(handle, nil, final.topic, Int32(bytes.count), bytes.baseAddress, final.qos, final.retain)
+            }
+        }
+        lossHandled = true
+        mosquitto_disconnect(handle)
+        let deadline = context.clock.now().advanced(by: .seconds(2))
+        while mosquitto_socket(handle) >= 0, context.clock.now() < deadline {
+            var fds = [pollfd(fd: mosquitto_socket(handle), events: Int16(POLLIN | (mosquitto_want_write(handle) ? POLLOUT : 0)), revents: 0)]
+            guard poll(&fds, 1, 100) >= 0 else { break }
+            if fds[0].revents & Int16(POLLOUT) != 0, mosquitto_loop_write(handle, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
+            if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0, mosquitto_loop_read(handle, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
+        }
+        client.counters.setConnected(false)
+    }
+
+    /// libmosquitto could not be set up: the client does nothing until it is stopped.
+    private func waitForStop() {
+        while !client.shared.withLock({ $0.stopRequested }) {
+            var fds = [pollfd(fd: client.wakeFD, events: Int16(POLLIN), revents: 0)]
+            client.shared.withLock { $0.sleeping = true }
+            _ = poll(&fds, 1, -1)
+            client.shared.withLock { $0.sleeping = false }
+            var value: UInt64 = 0
+            _ = Glibc.read(client.wakeFD, &value, 8)
+        }
+    }
+
+    private func describe(_ rc: Int32) -> String {
+        if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        return String(cString: mosquitto_strerror(rc))
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating (a poll timeout never needs more than Int64).
+    fileprivate var nanosecondsForPoll: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? (seconds < 0 ? .min : .max) : product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}

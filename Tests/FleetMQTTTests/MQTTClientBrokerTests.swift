@@ -1,0 +1,97 @@
+import Fleet
+import FleetCore
+import FleetMQTT
+import Foundation
+import Logging
+import ProcessSupport
+import Testing
+import TestSupport
+
+/// The client against a real mosquitto on a loopback port, read by a real mosquitto_sub.
+@Suite(.serialized) struct MQTTClientBrokerTests {
+    static func settings(port: Int, will: MQTTMessage? = nil, subscriptions: [String] = []) -> MQTTConnectionSettings {
+        MQTTConnectionSettings(
+            host: "127.0.0.1", port: port, clientID: "wearfleet-test-\(UUID().uuidString.prefix(8))", keepAlive: 5, will: will,
+            subscriptions: subscriptions)
+    }
+
+    static func connected(_ client: MQTTClient) async throws {
+        _ = try await client.events.first(within: .seconds(10), "the broker's CONNACK") { $0 == .connected }
+    }
+
+    @Test func publishedMessagesReachASubscriberWithTheirRetainFlag() async throws {
+        let broker = try PrivateBroker()
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["t/#"])
+        let client = try MQTTClient(settings: Self.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
+        try await Self.connected(client)
+        client.publish(MQTTMessage(topic: "t/state", text: "{\"state\":\"ready\"}", qos: 1, retain: true))
+        client.publish(MQTTMessage(topic: "t/value", text: "72", qos: 0, retain: false))
+        let state = try await subscriber.first(on: "t/state")
+        let value = try await subscriber.first(on: "t/value")
+        #expect(state.payload == "{\"state\":\"ready\"}")
+        #expect(value.payload == "72" && !value.retained)
+        #expect(client.counters.connected)
+        #expect(client.counters.published == 2)
+        await client.stop(final: nil)
+        #expect(!client.counters.connected)
+    }
+
+    @Test func aCleanStopPublishesTheFinalMessageAndNotTheWill() async throws {
+        let broker = try PrivateBroker()
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["gw/status"])
+        let will = MQTTMessage(topic: "gw/status", text: "lost", qos: 1, retain: true)
+        let client = try MQTTClient(settings: Self.settings(port: broker.port, will: will), random: SeededRandom(seed: 2), logger: Logger(label: "test"))
+        try await Self.connected(client)
+        client.publish(MQTTMessage(topic: "gw/status", text: "online", qos: 1, retain: true))
+        #expect(try await subscriber.first(on: "gw/status").payload == "online")
+        await client.stop(final: MQTTMessage(topic: "gw/status", text: "offline", qos: 1, retain: true))
+        _ = try await subscriber.first(on: "gw/status") { $0.payload == "offline" }
+        // A fresh subscriber sees the retained `offline`, not the Will's `lost`.
+        let late = try await BrokerSubscriber(port: broker.port, topics: ["gw/status"])
+        let retained = try await late.first(on: "gw/status")
+        #expect(retained.payload == "offline" && retained.retained)
+    }
+
+    @Test func aBrokerRestartIsFollowedByAReconnectAndTheRetainedStateAgain() async throws {
+        let broker = try PrivateBroker()
+        let client = try MQTTClient(
+            settings: Self.settings(port: broker.port), schedule: MQTTReconnectSchedule(baseDelay: .milliseconds(50), maxDelay: .milliseconds(400)),
+            random: SeededRandom(seed: 3), logger: Logger(label: "test"))
+        try await Self.connected(client)
+        client.publish(MQTTMessage(topic: "dev/A/state", text: "ready", qos: 1, retain: true))
+        _ = try await BrokerSubscriber(port: broker.port, topics: ["dev/#"]).first(on: "dev/A/state")
+
+        try broker.restart()  // without persistence: the retained state is gone from the broker
+        _ = try await client.events.first(within: .seconds(10), "the reconnection") { $0 == .connected }
+        let late = try await BrokerSubscriber(port: broker.port, topics: ["dev/#"])
+        let republished = try await late.first(on: "dev/A/state")
+        #expect(republished.payload == "ready" && republished.retained)
+        #expect(client.counters.reconnects >= 1)
+        await client.stop(final: nil)
+    }
+
+    @Test func whileTheBrokerIsDownValuesAreBoundedAndDropsCounted() async throws {
+        let broker = try PrivateBroker()
+        let client = try MQTTClient(
+            settings: Self.settings(port: broker.port), capacity: 100,
+            schedule: MQTTReconnectSchedule(baseDelay: .milliseconds(50), maxDelay: .milliseconds(200)),
+            random: SeededRandom(seed: 4), logger: Logger(label: "test"))
+        try await Self.connected(client)
+        broker.stop()
+        _ = try await client.events.first(within: .seconds(10), "the loss") { if case .disconnected = $0 { true } else { false } }
+        let publishedBefore = client.counters.published
+        for n in 0..<1_000 { client.publish(MQTTMessage(topic: "dev/A/heart_rate", text: "\(n)", qos: 0, retain: false)) }
+        client.publish(MQTTMessage(topic: "dev/A/state", text: "ready", qos: 1, retain: true))
+        #expect(client.waiting == 101)
+        #expect(client.counters.dropped == 900)
+        #expect(!client.counters.connected)
+
+        try broker.restart()
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["dev/A/state"])
+        _ = try await client.events.first(within: .seconds(10), "the reconnection") { $0 == .connected }
+        #expect(try await subscriber.first(on: "dev/A/state").payload == "ready")
+        try await withTimeout(.seconds(10), "the queue to drain") { while client.waiting > 0 { await Task.yield() } }
+        #expect(client.counters.published >= publishedBefore + 101)
+        await client.stop(final: nil)
+    }
+}

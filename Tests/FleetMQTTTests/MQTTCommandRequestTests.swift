@@ -1,0 +1,185 @@
+import FleetConfiguration
+import FleetCore
+@testable import FleetMQTT
+import Foundation
+import PropertyBased
+import Testing
+
+@Suite struct MQTTCommandRequestTests {
+    private func parse(_ text: String) throws(MQTTCommandRequest.Rejection) -> MQTTCommandRequest {
+        try MQTTCommandRequest.parse(Array(text.utf8))
+    }
+
+    private func rejection(_ text: String) -> MQTTCommandRequest.Rejection? {
+        do {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func everyOpWithItsArguments() throws {
+        #expect(try parse(#"{"id":"a","op":"write","characteristic":"2A39","hex":"01FF","mode":"command","qos":"control"}"#)
+            == MQTTCommandRequest(id: .string("a"), operation: .write(characteristic: "2A39", bytes: [1, 255], mode: .withoutResponse, qos: .control)))
+        #expect(try parse(#"{"id":1,"op":"write","characteristic":"2a39","hex":"00"}"#).operation
+            == .write(characteristic: "2a39", bytes: [0], mode: .automatic, qos: nil))
+        #expect(try parse(#"{"id":2,"op":"read","characteristic":"2a19"}"#) == MQTTCommandRequest(id: .number("2"), operation: .read(characteristic: "2a19")))
+        #expect(try parse(#"{"id":"d","op":"disconnect"}"#).operation == .disconnect)
+        #expect(try parse(#"{"id":"r","op":"reconnect"}"#).operation == .reconnect)
+        #expect(try parse(#"{"id":"u","op":"unpin"}"#).operation == .unpin)
+        #expect(try parse(#"{"id":"p","op":"pin","class":"strap","priority":5,"name":"Bed 3"}"#).operation
+            == .pin(FleetPinOptions(className: "strap", priority: 5, name: "Bed 3")))
+    }
+
+    @Test(arguments: [
+        ("not json", nil, "not a JSON object"),
+        ("[1,2]", nil, "not a JSON object"),
+        (#"{"op":"read"}"#, nil, "'id' is missing"),
+        (#"{"id":true,"op":"read"}"#, nil, "'id' must be a string or a number"),
+        (#"{"id":"x"}"#, "x", "'op' must be a string"),
+        (#"{"id":"x","op":"format"}"#, "x", "unknown op \"format\" (known: write, read, disconnect, reconnect, pin, unpin)"),
+        (#"{"id":"x","op":"read"}"#, "x", "read needs 'characteristic'"),
+        (#"{"id":"x","op":"read","characteristic":"heart"}"#, "x", "'characteristic' is not a UUID: \"heart\""),
+        (#"{"id":"x","op":"read","characteristic":"2a19","hex":"00"}"#, "x", "read takes no argument 'hex'"),
+        (#"{"id":"x","op":"disconnect","force":true}"#, "x", "disconnect takes no argument 'force'"),
+        (#"{"id":"x","op":"write","characteristic":"2a39"}"#, "x", "write needs 'hex'"),
+        (#"{"id":"x","op":"write","characteristic":"2a39","hex":"abc"}"#, "x", "'hex' must be an even number of hex digits"),
+        (#"{"id":"x","op":"write","characteristic":"2a39","hex":"zz"}"#, "x", "'hex' must be an even number of hex digits"),
+        (#"{"id":"x","op":"write","characteristic":"2a39","hex":""}"#, "x", "'hex' holds no bytes"),
+        (#"{"id":"x","op":"write","characteristic":"2a39","hex":"00","mode":"fast"}"#, "x", "'mode' must be request, command or auto, found \"fast\""),
+        (#"{"id":"x","op":"write","characteristic":"2a39","hex":"00","qos":"urgent"}"#, "x", "'qos' must be control, normal or bulk, found \"urgent\""),
+        (#"{"id":"x","op":"write","characteristic":2,"hex":"00"}"#, "x", "'characteristic' must be a string"),
+        (#"{"id":"x","op":"pin","priority":"high"}"#, "x", "'priority' must be an integer"),
+        (#"{"id":"x","op":"pin","priority":5000}"#, "x", "'priority' must be an integer from -1000 to 1000"),
+    ] as [(String, String?, String)])
+    func refusals(_ text: String, _ id: String?, _ message: String) {
+        let refused = rejection(text)
+        #expect(refused?.message == message)
+        #expect(refused?.id == id.map { .string($0) })
+    }
+
+    @Test func aNumericIdIsEchoedAsANumber() throws {
+        let request = try parse(#"{"id":42,"op":"reconnect"}"#)
+        let result = String(decoding: MQTTCommandResult.success(request.id, op: "reconnect"), as: UTF8.self)
+        #expect(result == #"{"id":42,"op":"reconnect","ok":true}"#)
+        let failure = String(decoding: MQTTCommandResult.failure(nil, op: nil, error: "not a JSON object"), as: UTF8.self)
+        #expect(failure == #"{"ok":false,"error":"not a JSON object"}"#)
+    }
+
+    /// Whatever arrives, parsing answers (a request or a rejection) and never traps.
+    @Test func arbitraryBytesNeverTrap() async {
+        await propertyCheck(count: 500, input: Gen.uint8().array(of: 0...200)) { bytes in
+            _ = try? MQTTCommandRequest.parse(bytes)
+        }
+    }
+
+    @Test func hexRoundTrips() async {
+        await propertyCheck(input: Gen.uint8().array(of: 1...64)) { bytes in
+            let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+            #expect(MQTTCommandRequest.bytes(hex: hex) == bytes)
+            #expect(MQTTCommandRequest.bytes(hex: hex.uppercased()) == bytes)
+        }
+    }
+}
+
+@Suite struct MQTTTopicsTests {
+    let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "gw1", discoveryPrefix: "homeassistant")
+    let watch = DeviceID(address: BluetoothAddress("C0:FF:EE:00:00:01")!)
+
+    @Test func theDocumentedTopics() {
+        #expect(topics.gatewayStatus == "wearfleet/gateway/gw1/status")
+        #expect(topics.state(watch) == "wearfleet/device/C0FFEE000001/state")
+        #expect(topics.value(watch, kind: "heart_rate", characteristic: "00002a37-0000-1000-8000-00805f9b34fb") == "wearfleet/device/C0FFEE000001/heart_rate")
+        #expect(topics.value(watch, kind: "raw", characteristic: "0000fff1-0000-1000-8000-00805f9b34fb")
+            == "wearfleet/device/C0FFEE000001/raw/0000fff1-0000-1000-8000-00805f9b34fb")
+        #expect(topics.commandFilter == "wearfleet/device/+/command")
+        #expect(topics.commandResult("C0FFEE000001") == "wearfleet/device/C0FFEE000001/command/result")
+        #expect(topics.homeAssistantStatus == "homeassistant/status")
+    }
+
+    @Test func commandTopicsNameADeviceOrNothing() {
+        #expect(topics.commandDevice(in: "wearfleet/device/C0FFEE000001/command") == "C0FFEE000001")
+        #expect(topics.commandDevice(in: "wearfleet/device/C0FFEE000001/command/result") == nil)
+        #expect(topics.commandDevice(in: "wearfleet/device/XYZ/command") == nil)
+        #expect(topics.commandDevice(in: "other/device/C0FFEE000001/command") == nil)
+    }
+}
+
+@Suite struct HomeAssistantDiscoveryTests {
+    let discovery = HomeAssistantDiscovery(topics: MQTTTopics(prefix: "wearfleet", gatewayID: "gw1", discoveryPrefix: "homeassistant"))
+
+    private func record() -> MQTTDeviceRecord {
+        var record = MQTTDeviceRecord(id: DeviceID(address: BluetoothAddress("C0:FF:EE:00:00:01")!))
+        record.name = "Ward watch"
+        record.model = "W-1"
+        record.manufacturer = "Acme"
+        record.kinds = ["heart_rate", "spo2", "temperature", "battery"]
+        return record
+    }
+
+    @Test func everyConfigHasTheFieldsHomeAssistantNeeds() throws {
+        let configs = discovery.configs(for: record())
+        #expect(configs.map(\.topic) == [
+            "homeassistant/sensor/wearfleet_C0FFEE000001/battery/config", "homeassistant/sensor/wearfleet_C0FFEE000001/rssi/config",
+            "homeassistant/sensor/wearfleet_C0FFEE000001/connection/config", "homeassistant/sensor/wearfleet_C0FFEE000001/heart_rate/config",
+            "homeassistant/sensor/wearfleet_C0FFEE000001/spo2/config", "homeassistant/sensor/wearfleet_C0FFEE000001/temperature/config",
+        ])
+        for (topic, payload) in configs {
+            let config = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any], "\(topic)")
+            let object = topic.split(separator: "/")[3]
+            #expect(config["unique_id"] as? String == "wearfleet_C0FFEE000001_\(object)")
+            #expect((config["state_topic"] as? String)?.hasPrefix("wearfleet/device/C0FFEE000001/") == true)
+            #expect((config["value_template"] as? String)?.hasPrefix("{{ value_json.") == true)
+            let device = try #require(config["device"] as? [String: Any])
+            #expect(device["identifiers"] as? [String] == ["wearfleet_C0FFEE000001"])
+            #expect(device["via_device"] as? String == "wearfleet_gateway_gw1")
+            #expect(device["model"] as? String == "W-1" && device["manufacturer"] as? String == "Acme" && device["name"] as? String == "Ward watch")
+            let availability = try #require(config["availability"] as? [[String: Any]])
+            #expect(availability.first?["topic"] as? String == "wearfleet/gateway/gw1/status")
+            #expect(config["availability_mode"] as? String == "all")
+            if object != "connection" { #expect(config["state_class"] as? String == "measurement") }
+            if ["heart_rate", "spo2", "temperature"].contains(object) {
+                #expect(config["expire_after"] is Int)
+                #expect(availability.count == 2)
+            }
+        }
+        let battery = try #require(try JSONSerialization.jsonObject(with: Data(configs[0].payload)) as? [String: Any])
+        #expect(battery["device_class"] as? String == "battery" && battery["unit_of_measurement"] as? String == "%")
+        #expect(battery["entity_category"] as? String == "diagnostic")
+    }
+
+    @Test func aForgottenDeviceClearsEveryConfigItCouldHave() {
+        #expect(Set(discovery.allTopics(of: record().id)) == Set(discovery.configs(for: record()).map(\.topic)))
+    }
+}
+
+@Suite struct MQTTDeviceRecordTests {
+    @Test func stateJSONHasTheDocumentedKeysInOrder() {
+        var record = MQTTDeviceRecord(id: DeviceID(address: BluetoothAddress("C0:FF:EE:00:00:01")!))
+        #expect(String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self)
+            == #"{"device":"C0:FF:EE:00:00:01","pinned":false,"gateway":"gw1"}"#)
+        record.state = "ready"
+        record.reason = "transient"
+        record.adapter = AdapterID("hci0")
+        record.rssi = -61
+        record.pinned = true
+        record.className = "watch"
+        record.name = "W"
+        record.session = 3
+        record.lastValueAt = Date(timeIntervalSince1970: 1_795_549_412.75)
+        record.battery = 87
+        #expect(String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self) == """
+            {"device":"C0:FF:EE:00:00:01","state":"ready","reason":"transient","adapter":"hci0","rssi":-61,"pinned":true,\
+            "class":"watch","name":"W","gateway":"gw1","session":3,"last_value_time":"2026-11-24T19:43:32Z","battery":87}
+            """)
+    }
+
+    @Test func utcSecondsMatchesFoundation() async {
+        let formatter = ISO8601DateFormatter()
+        await propertyCheck(input: Gen.int(in: -2_000_000_000...8_000_000_000)) { seconds in
+            let date = Date(timeIntervalSince1970: Double(seconds))
+            #expect(MQTTDeviceRecord.utcSeconds(date) == formatter.string(from: date))
+        }
+    }
+}
