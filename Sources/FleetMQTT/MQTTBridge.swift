@@ -236,6 +236,10 @@ actor MQTTBridge {
         }
     }
 
+    /// How long a `write` command waits for its write to go out before answering `timedOut`
+    /// (the write stays queued), as the D-Bus `Write` does.
+    static let writeTimeout: Duration = .seconds(20)
+
     private func command(_ payload: [UInt8], for segment: String) async {
         let resultTopic = topics.commandResult(segment)
         func answer(_ bytes: [UInt8]) { client.publish(MQTTMessage(topic: resultTopic, payload: bytes, qos: 1, retain: false)) }
@@ -264,14 +268,18 @@ actor MQTTBridge {
         do {
             switch request.operation {
             case .write(let characteristic, let bytes, let mode, let qos):
-                let outcome: OutgoingEnqueueResult
+                // Answered once the outcome is known, as the D-Bus `Write` is: commands from the
+                // broker are taken one at a time, in order, so a later command for the device
+                // sees this write done (or refused).
+                let outcome: FleetWriteOutcome
                 do {
-                    outcome = try await fleet.write(device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: false)
+                    outcome = try await fleet.writeAndWait(
+                        device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, timeout: Self.writeTimeout)
                 } catch {
                     answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.description))
                     return
                 }
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue) { $0.string("write", outcome == .queued ? "queued" : "coalesced") })
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue) { $0.string("write", outcome.description) })
             case .read(let characteristic):
                 let bytes = try await fleet.read(device, characteristic: characteristic)
                 answer(MQTTCommandResult.success(request.id, op: op.rawValue) { $0.hex("hex", bytes) })
