@@ -15,6 +15,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
     case unknownDevice(String)
     /// `GetDevice` for something that is not an address.
     case invalidAddress(String)
+    /// `WatchValues` refused the filter (an address or UUID it cannot read); the daemon's message.
+    case invalidFilter(String)
     /// The daemon did not answer in time.
     case noAnswer(after: Duration)
     /// The bus connection went away during the call.
@@ -41,7 +43,7 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
     public var exitCode: Int32 {
         switch self {
         case .unknownDevice: return ExitCode.unknownDevice
-        case .invalidAddress: return ExitCode.usage
+        case .invalidAddress, .invalidFilter: return ExitCode.usage
         case .accessDenied: return ExitCode.permissionDenied
         case .busUnavailable, .notRunning, .noAnswer, .connectionLost, .incompatible, .failed: return ExitCode.failure
         }
@@ -60,6 +62,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
             return "no such device: \(address) is not in the fleet"
         case .invalidAddress(let text):
             return "invalid address '\(text)': expected AA:BB:CC:DD:EE:FF"
+        case .invalidFilter(let message):
+            return "invalid watch filter: \(message)"
         case .noAnswer(let after):
             return "wearfleetd did not answer within \(after)"
         case .connectionLost(let bus):
@@ -99,6 +103,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
             self = .unknownDevice(address ?? error.message)
         case WearfleetControl.ErrorName.invalidAddress:
             self = .invalidAddress(address ?? error.message)
+        case WearfleetControl.ErrorName.invalidFilter:
+            self = .invalidFilter(error.message)
         case DBusError.noReply, DBusError.timeout:
             self = .noAnswer(after: ControlClient.callTimeout)
         case DBusError.disconnected:

@@ -19,7 +19,7 @@ struct WearfleetCtl: AsyncParsableCommand {
             query the daemon).
             """,
         version: WearfleetVersion.current,
-        subcommands: [Status.self, Device.self, ReplayCommand.self],
+        subcommands: [Status.self, Device.self, Watch.self, ReplayCommand.self],
         defaultSubcommand: Status.self)
 
     /// ArgumentParser exits 64 (EX_USAGE) on bad usage; wearfleetctl exits 2, as systemctl and

@@ -14,6 +14,8 @@ public actor ControlEndpoint {
     private let version: String
     private var refresher: Task<Void, Never>?
     private var stopping = false
+    /// Live values and state changes (`WatchValues`, `DeviceStateChanged`), when given the fleet.
+    public private(set) var live: LiveOutlet?
 
     private init(connection: DBusConnection, version: String) {
         self.connection = connection
@@ -26,7 +28,7 @@ public actor ControlEndpoint {
     public static func start(
         bus: BusAddress, environment: [String: String]? = nil, version: String = WearfleetVersion.current,
         refreshInterval: Duration = .seconds(2), logger: Logger, status: @escaping ControlInterface.StatusProvider,
-        summary: (@Sendable () async -> String)? = nil
+        summary: (@Sendable () async -> String)? = nil, fleet: FleetOrchestrator? = nil
     ) async throws -> ControlEndpoint {
         let connection: DBusConnection
         do {
@@ -38,9 +40,11 @@ public actor ControlEndpoint {
         }
         let endpoint = ControlEndpoint(connection: connection, version: version)
         do {
+            if let fleet { try await endpoint.startLive(fleet: fleet) }
             try await endpoint.export(status: status)
             try await endpoint.claimName()
         } catch {
+            await endpoint.live?.stop()
             await connection.close()
             throw error
         }
@@ -54,10 +58,11 @@ public actor ControlEndpoint {
     /// and the daemon keeps running the fleet without a control interface.
     public static func startOrLog(
         bus: BusAddress, version: String = WearfleetVersion.current, logger: Logger,
-        status: @escaping ControlInterface.StatusProvider, summary: (@Sendable () async -> String)? = nil
+        status: @escaping ControlInterface.StatusProvider, summary: (@Sendable () async -> String)? = nil,
+        fleet: FleetOrchestrator? = nil
     ) async -> ControlEndpoint? {
         do {
-            let endpoint = try await start(bus: bus, version: version, logger: logger, status: status, summary: summary)
+            let endpoint = try await start(bus: bus, version: version, logger: logger, status: status, summary: summary, fleet: fleet)
             logger.info("control interface ready", metadata: [
                 "event": "control_ready", "bus_name": "\(WearfleetControl.busName)", "bus": "\(bus)",
             ])
@@ -75,17 +80,32 @@ public actor ControlEndpoint {
         stopping = true
         refresher?.cancel()
         refresher = nil
+        live?.stop()
         _ = try? await connection.releaseName(WearfleetControl.busName)
         await connection.close()
     }
 
     // MARK: - Starting
 
+    /// The watch hub and the state change signals.
+    private func startLive(fleet: FleetOrchestrator) async throws {
+        let connection = self.connection
+        do {
+            live = try await LiveOutlet(fleet: fleet) { record in
+                try? await connection.emitSignal(
+                    path: WearfleetControl.objectPath, interface: WearfleetControl.interfaceName,
+                    member: ControlInterface.deviceStateChangedSignal, ControlInterface.deviceStateChangedBody(record))
+            }
+        } catch {
+            throw ControlEndpointError.failed(error)
+        }
+    }
+
     private func export(status: @escaping ControlInterface.StatusProvider) async throws {
         let initial = await status()
-        let interface = ControlInterface.definition(version: version, status: status) { [weak self] snapshot in
+        let interface = ControlInterface.definition(version: version, status: status, observed: { [weak self] snapshot in
             await self?.publish(summary: snapshot.summary)
-        }
+        }, watch: live?.hub)
         do {
             try await connection.export(
                 interface, properties: ControlInterface.properties(version: version, summary: initial.summary),

@@ -5,6 +5,8 @@ import FleetCore
 /// `org.wearfleet.Daemon1`: what the daemon exports at `/org/wearfleet/Daemon` for
 /// `wearfleetctl` and other readers. Read-only: it reports, it never changes the fleet.
 ///
+/// - `WatchValues(a{sv} filter) → (h, u)` and the `DeviceStateChanged` signal: live values and
+///   state changes (ControlInterface+Watch), when the endpoint was given the fleet.
 /// - `GetStatus() → a{sv}`: version, bluetoothd presence, pinned ready/total, pool connected,
 ///   device count, the summary line and the adapters (`aa{sv}`).
 /// - `ListDevices() → aa{sv}`: every device, ordered by address.
@@ -24,15 +26,17 @@ public enum ControlInterface {
 
     /// The interface, its methods answering from `status`. `observed` sees every snapshot a
     /// call took (the endpoint keeps `Summary` fresh with it).
+    /// `watch`, when given, adds `WatchValues` and `DeviceStateChanged` (ControlInterface+Watch).
     public static func definition(
-        version: String, status: @escaping StatusProvider, observed: (@Sendable (FleetStatus) async -> Void)? = nil
+        version: String, status: @escaping StatusProvider, observed: (@Sendable (FleetStatus) async -> Void)? = nil,
+        watch: WatchHub? = nil
     ) -> DBusInterface {
         let snapshot: StatusProvider = {
             let current = await status()
             await observed?(current)
             return current
         }
-        return DBusInterface(
+        var interface = DBusInterface(
             WearfleetControl.interfaceName,
             methods: [
                 DBusMethod("GetStatus", outputs: [DBusArgument("status", .dictionary(key: .string, value: .variant))],
@@ -55,6 +59,11 @@ public enum ControlInterface {
                 DBusProperty(versionProperty, .string, emitsChange: false),
                 DBusProperty(summaryProperty, .string),
             ])
+        if let watch {
+            interface.methods.append(watchMethod(hub: watch))
+            interface.signals.append(deviceStateChanged)
+        }
+        return interface
     }
 
     /// The properties' values for `export`.

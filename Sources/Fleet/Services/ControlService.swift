@@ -23,7 +23,8 @@ public struct ControlService: SequencedService {
     public func run(reportStarted: @escaping @Sendable () -> Void) async throws {
         let orchestrator = try fleet.get()
         let endpoint = await ControlEndpoint.startOrLog(
-            bus: bus, logger: logger, status: { await orchestrator.status() }, summary: { await orchestrator.summary() })
+            bus: bus, logger: logger, status: { await orchestrator.status() }, summary: { await orchestrator.summary() },
+            fleet: orchestrator)
         reportStarted()
 
         try? await gracefulShutdown()
