@@ -142,7 +142,7 @@ let package = Package(
             name: "FleetTests",
             dependencies: [
                 "Fleet", "FleetConfiguration", "FleetState", "TOML", "FleetCore", "FleetReplay", "GATT", "BlueZ", "BlueZSimulator",
-                "DBus", "DetachedThread", "TestSupport",
+                "DBus", "DetachedThread", "TestSupport", "FleetControl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

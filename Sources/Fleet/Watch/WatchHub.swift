@@ -74,6 +74,9 @@ public final class WatchHub: Sendable {
     public static let maximumRecordBytes = 65536
 
     private let shared = Mutex(Shared())
+    /// The number of clients, each time it changes (newest kept).
+    public let clientCounts: AsyncStream<Int>
+    private let clientCountSink: AsyncStream<Int>.Continuation
     private let pipeline: ValuePipeline
     private let coalescing: Duration
     private let wakeFD: Int32
@@ -87,6 +90,7 @@ public final class WatchHub: Sendable {
         wakeWriteFD = pipeFDs[1]
         self.pipeline = pipeline
         self.coalescing = coalescing
+        (clientCounts, clientCountSink) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(16))
         do {
             try DetachedThread.start(name: "watch-write") { [self] in self.run() }
         } catch {
@@ -106,8 +110,6 @@ public final class WatchHub: Sendable {
             throw POSIXError(.init(rawValue: errno) ?? .EIO)
         }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        // The client only reads: its end's shutdown of writing makes a stray write fail early.
-        _ = shutdown(fds[1], Int32(SHUT_WR))
         let id = shared.withLock { shared -> UInt64? in
             guard !shared.stopping else { return nil }
             let id = shared.nextClient
@@ -118,6 +120,7 @@ public final class WatchHub: Sendable {
                 shared.tap = pipeline.tap { [weak self] value in self?.enqueue(.value(value)) }
             }
             wake(&shared)
+            clientCountSink.yield(shared.clients.count)
             return id
         }
         guard let id else {
@@ -127,6 +130,9 @@ public final class WatchHub: Sendable {
         }
         return (fds[1], id)
     }
+
+    /// Whether the hub takes the pipeline's values now (only while a client watches).
+    public var takesValues: Bool { shared.withLock { $0.tap != nil } }
 
     /// Clients watching now.
     public var clientCount: Int { shared.withLock { $0.clients.count } }
@@ -354,6 +360,8 @@ public final class WatchHub: Sendable {
         for client in clients { close(client.fd) }
         for registration in leftovers { close(registration.fd) }
         close(wakeFD)
+        clientCountSink.yield(0)
+        clientCountSink.finish()
     }
 
     /// Forgets dead clients (closing their sockets), publishes the counters, and lets go of the
@@ -364,6 +372,7 @@ public final class WatchHub: Sendable {
         clients.removeAll(where: \.dead)
         shared.withLock { shared in
             for client in gone { shared.clients[client.id] = nil }
+            if !gone.isEmpty { clientCountSink.yield(shared.clients.count) }
             for client in clients { shared.clients[client.id] = ClientStatistics(sent: client.sent, dropped: client.dropped) }
             if shared.clients.isEmpty, let tap = shared.tap {
                 pipeline.untap(tap)
