@@ -124,7 +124,7 @@ let package = Package(
             name: "fleet-bench",
             dependencies: [
                 "Fleet", "FleetCore", "FleetMetrics", "BlueZ", "DBus", "GATT", "BlueZSimulator", "ProcessSupport",
-                "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "SystemdSupport", "FleetControl", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/fleet-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING

@@ -180,6 +180,7 @@ struct BenchResults: Codable {
     var scale: [ScaleResult] = []
     var recovery: RecoveryResult?
     var writes: WriteResult?
+    var watch: [WatchCell] = []
     var targets: [TargetCheck] = []
     /// Sections that failed, with why (the others still ran).
     var failures: [String] = []
