@@ -32,4 +32,9 @@ int wearfleet_take_process_nice(void);
 /// cannot tell it from an empty datagram); the entries after it repeat it.
 int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths);
 
+/// sendmmsg(fd, …, MSG_DONTWAIT | MSG_NOSIGNAL): sends up to `count` datagrams (at most 64) in
+/// one call, the i-th `lengths[i]` bytes from `buffers[i]`. Returns how many were sent (fewer when
+/// the socket filled), or -1 with errno set (EAGAIN: none fitted).
+int wearfleet_send_datagrams(int fd, const unsigned char *const *buffers, const unsigned long *lengths, unsigned int count);
+
 #endif

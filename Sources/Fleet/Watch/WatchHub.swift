@@ -188,12 +188,36 @@ public final class WatchHub: Sendable {
 
     // MARK: - The writer thread
 
+    /// A record waiting for one or more clients, encoded when the first of them is sent it:
+    /// a value that only a stalled client's queue holds is dropped without being encoded.
+    /// Only the writer thread touches it.
+    private final class PendingRecord {
+        private var value: ValuePipeline.Value?
+        private var info: DeviceInfo?
+        private var encoded: [UInt8]?
+
+        init(value: ValuePipeline.Value, info: DeviceInfo?) {
+            self.value = value
+            self.info = info
+        }
+
+        init(encoded: [UInt8]) { self.encoded = encoded }
+
+        var bytes: [UInt8] {
+            if let encoded { return encoded }
+            let bytes = value.map { LiveValueRecord($0, session: info?.session, name: info?.name, adapter: info?.adapter).jsonBytes() } ?? []
+            encoded = bytes
+            value = nil
+            return bytes
+        }
+    }
+
     /// A client as the writer keeps it: only the writer thread touches it.
     private final class Client {
         let id: UInt64
         let fd: Int32
         let filter: WatchFilter
-        private var queue: [[UInt8]] = []
+        private var queue: [PendingRecord] = []
         private var head = 0
         var sent = 0
         var dropped = 0
@@ -209,7 +233,7 @@ public final class WatchHub: Sendable {
 
         var backlogged: Bool { head < queue.count || owesDropReport }
 
-        func enqueue(_ record: [UInt8]) {
+        func enqueue(_ record: PendingRecord) {
             if queue.count - head >= filter.buffer {
                 head += 1
                 lose(1)
@@ -227,7 +251,10 @@ public final class WatchHub: Sendable {
             owesDropReport = true
         }
 
-        /// Sends what the socket takes, never waiting.
+        /// Datagrams handed to the kernel per system call.
+        private static let batch = 32
+
+        /// Sends what the socket takes, never waiting: up to `batch` records per `sendmmsg`.
         func flush() {
             while !dead {
                 if owesDropReport {
@@ -236,19 +263,56 @@ public final class WatchHub: Sendable {
                     continue
                 }
                 guard head < queue.count else { break }
-                let record = queue[head]
-                if record.count > WatchHub.maximumRecordBytes {
+                var records: [[UInt8]] = []
+                records.reserveCapacity(min(Self.batch, queue.count - head))
+                var index = head
+                while index < queue.count, records.count < Self.batch {
+                    let record = queue[index].bytes
+                    // Never sendable: lost, and said so.
+                    guard record.count <= WatchHub.maximumRecordBytes else { break }
+                    records.append(record)
+                    index += 1
+                }
+                if records.isEmpty {
                     head += 1
                     lose(1)
                     continue
                 }
-                guard send(record) else { return }
-                head += 1
-                sent += 1
+                let count = sendBatch(records)
+                head += count
+                sent += count
+                guard count == records.count else { return }
             }
             if head == queue.count {
                 queue.removeAll(keepingCapacity: true)
                 head = 0
+            }
+        }
+
+        /// How many of `records` went (0 when the socket is full, or the client is gone).
+        private func sendBatch(_ records: [[UInt8]]) -> Int {
+            let lengths = records.map { UInt($0.count) }
+            // The records stay alive (and their storage fixed) for the call.
+            let sent = withExtendedLifetime(records) { () -> Int32 in
+                let pointers: [UnsafePointer<UInt8>?] = records.map { $0.withUnsafeBufferPointer { $0.baseAddress } }
+                return pointers.withUnsafeBufferPointer { buffers in
+                    lengths.withUnsafeBufferPointer { sizes in
+                        wearfleet_send_datagrams(fd, buffers.baseAddress, sizes.baseAddress, UInt32(records.count))
+                    }
+                }
+            }
+            if sent >= 0 { return Int(sent) }
+            switch errno {
+            case EAGAIN, EWOULDBLOCK, ENOBUFS, EINTR:
+                return 0
+            case EMSGSIZE:
+                // The first record is larger than the socket can ever hold: lose it.
+                lose(1)
+                head += 1
+                return 0
+            default:
+                dead = true
+                return 0
             }
         }
 
@@ -309,15 +373,14 @@ public final class WatchHub: Sendable {
             for item in items {
                 switch item {
                 case .value(let value):
-                    var record: [UInt8]?
+                    var record: PendingRecord?
                     for client in clients where client.filter.accepts(device: value.device, characteristic: value.characteristic) {
-                        if record == nil {
-                            let info = devices[value.device]
-                            record = LiveValueRecord(value, session: info?.session, name: info?.name, adapter: info?.adapter).jsonBytes()
-                        }
-                        if let record { client.enqueue(record) }
+                        let shared = record ?? PendingRecord(value: value, info: devices[value.device])
+                        record = shared
+                        client.enqueue(shared)
                     }
-                case .state(let device, let record):
+                case .state(let device, let bytes):
+                    let record = PendingRecord(encoded: bytes)
                     for client in clients where client.filter.acceptsState(of: device) { client.enqueue(record) }
                 }
             }
