@@ -64,6 +64,11 @@ public final class WatchHub: Sendable {
         var tap: UInt64?
         /// False while the writer waits without a timeout: the next item must wake it.
         var writerAwake = false
+        /// While the writer sleeps, the pending count at which `enqueue` wakes it: 1, or while
+        /// every client's socket is full, the smallest client queue (nothing could be sent
+        /// sooner; waking every 2 ms only to move values into full queues cost a stalled
+        /// client ~1 µs per value).
+        var wakeAt = 1
         var stopping = false
         var exited = false
     }
@@ -173,7 +178,7 @@ public final class WatchHub: Sendable {
                 shared.lostBeforeWriter += 1
             }
             shared.pending.append(item)
-            if !shared.writerAwake { wake(&shared) }
+            if !shared.writerAwake, shared.pending.count >= shared.wakeAt { wake(&shared) }
         }
     }
 
@@ -201,7 +206,9 @@ public final class WatchHub: Sendable {
                     shared.pending.removeAll(keepingCapacity: true)
                     shared.joining.removeAll()
                 }
-                if shared.pending.isEmpty && shared.joining.isEmpty && !shared.stopping { shared.writerAwake = false }
+                // Idle: the next item wakes it. Busy: it will look again within `coalescing`.
+                shared.writerAwake = !(shared.pending.isEmpty && shared.joining.isEmpty && !shared.stopping)
+                shared.wakeAt = 1
                 return (shared.pending, shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
             }
             if stopping { break }
@@ -229,6 +236,18 @@ public final class WatchHub: Sendable {
             // Wait: for the next batch (at most `coalescing` while values flow), a client's room
             // to write or its hang-up.
             timeout = items.isEmpty && joining.isEmpty ? -1 : coalescingMilliseconds
+            // Every client's socket full: sleep until one has room, or until enough values wait
+            // to fill the smallest queue.
+            if timeout >= 0, !clients.isEmpty, clients.allSatisfy(\.backlogged) {
+                let threshold = clients.map(\.filter.buffer).min() ?? 1
+                let asleep = shared.withLock { shared -> Bool in
+                    guard shared.pending.count < threshold, shared.joining.isEmpty, !shared.stopping else { return false }
+                    shared.writerAwake = false
+                    shared.wakeAt = threshold
+                    return true
+                }
+                if asleep { timeout = -1 }
+            }
             pollFDs.removeAll(keepingCapacity: true)
             pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
             for client in clients {
