@@ -140,7 +140,7 @@ let package = Package(
             name: "fleet-bench",
             dependencies: [
                 "Fleet", "FleetCore", "FleetMetrics", "BlueZ", "DBus", "GATT", "BlueZSimulator", "ProcessSupport",
-                "SystemdSupport", .product(name: "Logging", package: "swift-log"),
+                "SystemdSupport", "FleetControl", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/fleet-bench"),
         // libFuzzer target for the GATT decoders when built with -sanitize=fuzzer -D GATT_FUZZING
@@ -166,7 +166,7 @@ let package = Package(
             name: "FleetTests",
             dependencies: [
                 "Fleet", "FleetConfiguration", "FleetState", "TOML", "FleetCore", "FleetReplay", "GATT", "BlueZ", "BlueZSimulator",
-                "DBus", "DetachedThread", "TestSupport",
+                "DBus", "DetachedThread", "TestSupport", "FleetControl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -6,7 +6,9 @@ struct Driver {
     let options: Options
 
     func run() throws {
-        for (what, path) in [("bluez-sim", options.simulator), ("wearfleetd", options.wearfleetd), ("dbus-floor", options.floor), ("fd-floor", options.fdFloor)] {
+        // The C floors take part in the ingest section only.
+        let floors = options.sections.contains("ingest") ? [("dbus-floor", options.floor), ("fd-floor", options.fdFloor)] : []
+        for (what, path) in [("bluez-sim", options.simulator), ("wearfleetd", options.wearfleetd)] + floors {
             guard FileManager.default.isExecutableFile(atPath: path) else {
                 throw BenchError("no \(what) at \(path) (make bench builds it)")
             }
@@ -38,6 +40,7 @@ struct Driver {
         section("writes") { results.writes = try WriteSuite(options: options, directory: work).run() }
         section("commands") { results.commands = try CommandSuite(options: options, directory: work).run() }
         section("mqtt") { results.mqtt = try MQTTSuite(options: options, directory: work).run() }
+        section("watch") { results.watch = try WatchSuite(options: options, directory: work).run() }
         results.targets = Targets.check(results)
         results.secondsTotal = MonotonicTime.seconds - started
         print(Report.text(results))

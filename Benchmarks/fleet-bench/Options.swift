@@ -18,7 +18,7 @@ struct Options {
     var bleakScript = "Benchmarks/python/bleak_ingest.py"
     var jsonPath = ".build/bench/fleet-bench.json"
     var workDirectory = ".build/bench/work"
-    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands", "mqtt"]
+    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch"]
     var ingestDevices = [10, 100]
     var rates: [Double] = [1, 50, 200]
     var payloads = [20, 244]
@@ -27,6 +27,8 @@ struct Options {
     var settleSeconds = 1.0
     var idleSeconds = 60.0
     var writeSeconds = 5.0
+    /// `watcher`: seconds read before measuring.
+    var warmupSeconds = 2.0
     /// Multiplies the simulator's radio delays (connect, resolve, advertising).
     var timeScale = 0.1
     var attemptInterval = "25ms"
@@ -52,17 +54,18 @@ struct Options {
     }
 
     static let usage = """
-        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands,mqtt]
+        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands,mqtt,watch]
                            [--ingest-devices 10,100] [--rates 1,50,200] [--payloads 20,244] [--scale-devices 10,100,1000]
                            [--window S] [--idle S] [--time-scale X] [--bleak-limit N] [--no-bleak]
                            [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--fd-floor PATH] [--mqtt-floor PATH] [--python PATH] [--bleak-script PATH]
                fleet-bench agent --bus ADDRESS --config FILE --state-dir DIR
                fleet-bench writer --bus ADDRESS --config FILE --state-dir DIR --seconds S
+               fleet-bench watcher --bus ADDRESS --warmup S --seconds S
         """
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
-        if let first = rest.first, ["agent", "writer"].contains(first) {
+        if let first = rest.first, ["agent", "writer", "watcher"].contains(first) {
             role = first
             rest = rest.dropFirst()
         }
@@ -106,13 +109,15 @@ struct Options {
             case "--config": config = try value(flag)
             case "--state-dir": stateDirectory = try value(flag)
             case "--seconds": writeSeconds = try number(flag)
+            case "--warmup": warmupSeconds = try number(flag)
             case "--help", "-h": throw BenchError(Self.usage)
             default: throw BenchError("unknown option \(flag)\n\(Self.usage)")
             }
         }
-        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands", "mqtt"])
+        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch"])
         guard unknown.isEmpty else { throw BenchError("unknown sections: \(unknown.sorted().joined(separator: ","))") }
-        if role != nil, bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {
+        if role == "watcher", bus.isEmpty { throw BenchError("watcher needs --bus\n\(Self.usage)") }
+        if role != nil, role != "watcher", bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {
             throw BenchError("\(role ?? "") needs --bus, --config and --state-dir\n\(Self.usage)")
         }
     }

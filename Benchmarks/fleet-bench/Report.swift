@@ -10,6 +10,7 @@ enum Report {
         if let writes = results.writes { sections.append(self.writes(writes)) }
         if let commands = results.commands { sections.append(self.commands(commands)) }
         if let mqtt = results.mqtt { sections.append(mqtt.text) }
+        if !results.watch.isEmpty { sections.append(watch(results.watch)) }
         if !results.targets.isEmpty { sections.append(targets(results.targets)) }
         if !results.failures.isEmpty { sections.append("FAILED: " + results.failures.joined(separator: "\nFAILED: ")) }
         return sections.joined(separator: "\n\n")
@@ -76,6 +77,28 @@ enum Report {
         let peaks = result.maxAttemptsInFlightPerAdapter.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         table.add(["peak attempts in flight per adapter (promised ≤ 1)", peaks.isEmpty ? "–" : peaks])
         table.add(["connection attempts during recovery", "\(result.connectAttempts)"])
+        return table.text
+    }
+
+    private static func watch(_ cells: [WatchCell]) -> String {
+        var table = TextTable([
+            "watch: devices×Hz, watchers + stalled", "sent/s", "daemon µs/value", "rounds", "vs no watcher", "daemon CPU %",
+            "watcher/s (each)", "p50 ms (each)", "p99 ms (each)", "dropped (each)",
+        ])
+        let base = cells.first { $0.watchers == 0 && $0.stalled == 0 }?.daemonCPUMicrosecondsEach
+        for cell in cells {
+            table.add([
+                "\(cell.devices)×\(Int(cell.rateHz)), \(cell.watchers) + \(cell.stalled) stalled", Format.number(cell.sentPerSecond),
+                Format.number(cell.daemonCPUMicrosecondsEach),
+                cell.daemonCPUMicrosecondsEachRounds.map { String(format: "%.1f", $0) }.joined(separator: " "),
+                base.map { String(format: "%+.0f%%", (cell.daemonCPUMicrosecondsEach / $0 - 1) * 100) } ?? "-",
+                String(format: "%.1f", cell.daemonCPUPercent),
+                cell.watcherPerSecond.map { Format.number($0) }.joined(separator: " "),
+                cell.watcherP50Microseconds.map { Format.milliseconds($0) }.joined(separator: " "),
+                cell.watcherP99Microseconds.map { Format.milliseconds($0) }.joined(separator: " "),
+                cell.watcherDropped.map(String.init).joined(separator: " "),
+            ])
+        }
         return table.text
     }
 

@@ -182,6 +182,7 @@ struct BenchResults: Codable {
     var writes: WriteResult?
     var commands: CommandResult?
     var mqtt: MQTTBenchResult?
+    var watch: [WatchCell] = []
     var targets: [TargetCheck] = []
     /// Sections that failed, with why (the others still ran).
     var failures: [String] = []

@@ -12,6 +12,8 @@ do {
         try AgentRole.run(bus: options.bus, configPath: options.config, stateDirectory: options.stateDirectory)
     case "writer":
         try WriterRole.run(bus: options.bus, configPath: options.config, stateDirectory: options.stateDirectory, seconds: options.writeSeconds)
+    case "watcher":
+        try WatcherRole.run(bus: options.bus, warmup: options.warmupSeconds, seconds: options.writeSeconds)
     default:
         try Driver(options: options).run()
     }

@@ -53,3 +53,18 @@ int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slo
 int wearfleet_release_free_heap(void) {
     return malloc_trim(0);
 }
+
+int wearfleet_send_datagrams(int fd, const unsigned char *const *buffers, const unsigned long *lengths, unsigned int count) {
+    enum { most = 64 };
+    struct mmsghdr messages[most];
+    struct iovec vectors[most];
+    if (count > most) count = most;
+    memset(messages, 0, sizeof(struct mmsghdr) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        vectors[i].iov_base = (void *)buffers[i];
+        vectors[i].iov_len = lengths[i];
+        messages[i].msg_hdr.msg_iov = &vectors[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    return sendmmsg(fd, messages, count, MSG_DONTWAIT | MSG_NOSIGNAL);
+}

@@ -23,6 +23,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
     /// The daemon refused the command or it failed (not connected, pinned by the file, queue
     /// full, bluetoothd's error, …): nothing changed. `name` and `message` as answered.
     case refused(name: String, message: String)
+    /// `WatchValues` refused the filter (an address or UUID it cannot read); the daemon's message.
+    case invalidFilter(String)
     /// The daemon did not answer in time.
     case noAnswer(after: Duration)
     /// The bus connection went away during the call.
@@ -49,7 +51,7 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
     public var exitCode: Int32 {
         switch self {
         case .unknownDevice: return ExitCode.unknownDevice
-        case .invalidAddress, .invalidArgument: return ExitCode.usage
+        case .invalidAddress, .invalidArgument, .invalidFilter: return ExitCode.usage
         case .accessDenied, .commandDenied: return ExitCode.permissionDenied
         case .busUnavailable, .notRunning, .noAnswer, .connectionLost, .incompatible, .refused, .failed: return ExitCode.failure
         }
@@ -75,6 +77,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
             return "no such device: \(address) is not in the fleet"
         case .invalidAddress(let text):
             return "invalid address '\(text)': expected AA:BB:CC:DD:EE:FF"
+        case .invalidFilter(let message):
+            return "invalid watch filter: \(message)"
         case .noAnswer(let after):
             return "wearfleetd did not answer within \(after)"
         case .connectionLost(let bus):
@@ -116,6 +120,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
             self = .invalidAddress(address ?? error.message)
         case WearfleetControl.ErrorName.invalidUUID, WearfleetControl.ErrorName.invalidOption, WearfleetControl.ErrorName.tooLarge:
             self = .invalidArgument(name: error.name, message: error.message)
+        case WearfleetControl.ErrorName.invalidFilter:
+            self = .invalidFilter(error.message)
         case let name where name.hasPrefix("org.wearfleet.Error."):
             self = .refused(name: name, message: error.message)
         case DBusError.noReply, DBusError.timeout:

@@ -57,5 +57,8 @@ public enum WearfleetControl {
         public static let unknownDevice = "org.wearfleet.Error.UnknownDevice"
         /// `GetDevice` got something that is not `AA:BB:CC:DD:EE:FF`.
         public static let invalidAddress = "org.wearfleet.Error.InvalidAddress"
+        /// `WatchValues` got a filter it cannot use (unknown key, mistyped value, bad address or
+        /// UUID); the message names the key.
+        public static let invalidFilter = "org.wearfleet.Error.InvalidFilter"
     }
 }

@@ -21,7 +21,7 @@ struct WearfleetCtl: AsyncParsableCommand {
             """,
         version: WearfleetVersion.current,
         subcommands: [
-            Status.self, Device.self, ReplayCommand.self,
+            Status.self, Device.self, Watch.self, ReplayCommand.self,
             PinCommand.self, UnpinCommand.self, DisconnectCommand.self, ReconnectCommand.self, ReadCommand.self, WriteCommand.self,
         ],
         defaultSubcommand: Status.self)

@@ -37,4 +37,9 @@ int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slo
 /// was released, 0 when none could be.
 int wearfleet_release_free_heap(void);
 
+/// sendmmsg(fd, …, MSG_DONTWAIT | MSG_NOSIGNAL): sends up to `count` datagrams (at most 64) in
+/// one call, the i-th `lengths[i]` bytes from `buffers[i]`. Returns how many were sent (fewer when
+/// the socket filled), or -1 with errno set (EAGAIN: none fitted).
+int wearfleet_send_datagrams(int fd, const unsigned char *const *buffers, const unsigned long *lengths, unsigned int count);
+
 #endif

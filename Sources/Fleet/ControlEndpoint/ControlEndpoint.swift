@@ -14,6 +14,8 @@ public actor ControlEndpoint {
     private let version: String
     private var refresher: Task<Void, Never>?
     private var stopping = false
+    /// Live values and state changes (`WatchValues`, `DeviceStateChanged`), when given the fleet.
+    public private(set) var live: LiveOutlet?
 
     private init(connection: DBusConnection, version: String) {
         self.connection = connection
@@ -32,7 +34,8 @@ public actor ControlEndpoint {
     public static func start(
         bus: BusAddress, environment: [String: String]? = nil, version: String = WearfleetVersion.current,
         refreshInterval: Duration = .seconds(2), logger: Logger, status: @escaping ControlInterface.StatusProvider,
-        summary: (@Sendable () async -> String)? = nil, commands: (any FleetCommands)? = nil, access: ControlAccess? = nil
+        summary: (@Sendable () async -> String)? = nil, commands: (any FleetCommands)? = nil, access: ControlAccess? = nil,
+        fleet: FleetOrchestrator? = nil
     ) async throws -> ControlEndpoint {
         let connection: DBusConnection
         do {
@@ -47,9 +50,11 @@ public actor ControlEndpoint {
             let commandSet = commands.map {
                 ControlInterface.Commands(fleet: $0, access: access ?? .system(on: connection))
             }
+            if let fleet { try await endpoint.startLive(fleet: fleet) }
             try await endpoint.export(status: status, commands: commandSet)
             try await endpoint.claimName()
         } catch {
+            await endpoint.live?.stop()
             await connection.close()
             throw error
         }
@@ -64,11 +69,11 @@ public actor ControlEndpoint {
     public static func startOrLog(
         bus: BusAddress, version: String = WearfleetVersion.current, logger: Logger,
         status: @escaping ControlInterface.StatusProvider, summary: (@Sendable () async -> String)? = nil,
-        commands: (any FleetCommands)? = nil
+        commands: (any FleetCommands)? = nil, fleet: FleetOrchestrator? = nil
     ) async -> ControlEndpoint? {
         do {
             let endpoint = try await start(
-                bus: bus, version: version, logger: logger, status: status, summary: summary, commands: commands)
+                bus: bus, version: version, logger: logger, status: status, summary: summary, commands: commands, fleet: fleet)
             logger.info("control interface ready", metadata: [
                 "event": "control_ready", "bus_name": "\(WearfleetControl.busName)", "bus": "\(bus)",
             ])
@@ -86,17 +91,33 @@ public actor ControlEndpoint {
         stopping = true
         refresher?.cancel()
         refresher = nil
+        live?.stop()
         _ = try? await connection.releaseName(WearfleetControl.busName)
         await connection.close()
     }
 
     // MARK: - Starting
 
+    /// The watch hub and the state change signals.
+    private func startLive(fleet: FleetOrchestrator) async throws {
+        let connection = self.connection
+        do {
+            live = try await LiveOutlet(fleet: fleet) { record in
+                try? await connection.emitSignal(
+                    path: WearfleetControl.objectPath, interface: WearfleetControl.interfaceName,
+                    member: ControlInterface.deviceStateChangedSignal, ControlInterface.deviceStateChangedBody(record))
+            }
+        } catch {
+            throw ControlEndpointError.failed(error)
+        }
+    }
+
     private func export(status: @escaping ControlInterface.StatusProvider, commands: ControlInterface.Commands?) async throws {
         let initial = await status()
         let interface = ControlInterface.definition(
             version: version, status: status,
-            observed: { [weak self] snapshot in await self?.publish(summary: snapshot.summary) }, commands: commands)
+            observed: { [weak self] snapshot in await self?.publish(summary: snapshot.summary) }, commands: commands,
+            watch: live?.hub)
         do {
             try await connection.export(
                 interface, properties: ControlInterface.properties(version: version, summary: initial.summary),

@@ -8,6 +8,8 @@ import FleetCore
 /// `Read`, `Write`: `ControlInterface+Commands.swift`) are for root and group `wearfleet-admin`,
 /// checked by the bus policy and again by the daemon (`ControlAccess`).
 ///
+/// - `WatchValues(a{sv} filter) → (h, u)` and the `DeviceStateChanged` signal: live values and
+///   state changes (ControlInterface+Watch), when the endpoint was given the fleet.
 /// - `GetStatus() → a{sv}`: version, bluetoothd presence, pinned ready/total, pool connected,
 ///   device count, the summary line and the adapters (`aa{sv}`).
 /// - `ListDevices() → aa{sv}`: every device, ordered by address.
@@ -27,16 +29,17 @@ public enum ControlInterface {
 
     /// The interface, its methods answering from `status`. `observed` sees every snapshot a
     /// call took (the endpoint keeps `Summary` fresh with it).
+    /// `watch`, when given, adds `WatchValues` and `DeviceStateChanged` (ControlInterface+Watch).
     public static func definition(
         version: String, status: @escaping StatusProvider, observed: (@Sendable (FleetStatus) async -> Void)? = nil,
-        commands: Commands? = nil
+        commands: Commands? = nil, watch: WatchHub? = nil
     ) -> DBusInterface {
         let snapshot: StatusProvider = {
             let current = await status()
             await observed?(current)
             return current
         }
-        return DBusInterface(
+        var interface = DBusInterface(
             WearfleetControl.interfaceName,
             methods: [
                 DBusMethod("GetStatus", outputs: [DBusArgument("status", .dictionary(key: .string, value: .variant))],
@@ -59,6 +62,11 @@ public enum ControlInterface {
                 DBusProperty(versionProperty, .string, emitsChange: false),
                 DBusProperty(summaryProperty, .string),
             ])
+        if let watch {
+            interface.methods.append(watchMethod(hub: watch))
+            interface.signals.append(deviceStateChanged)
+        }
+        return interface
     }
 
     /// The properties' values for `export`.

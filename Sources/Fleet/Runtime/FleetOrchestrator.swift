@@ -178,6 +178,20 @@ public actor FleetOrchestrator {
         }
     }
 
+    /// Like `activity(bufferingNewest:)` with fleet events only: a consumer of state changes
+    /// (the control interface's signals, the watch clients' state records) that costs the
+    /// value path nothing.
+    public nonisolated func fleetEvents(bufferingNewest limit: Int = 1024) -> FleetActivityFeed {
+        let feeds = self.feeds
+        return FleetActivityFeed(limit: limit) { continuation, feed in
+            guard let id = feeds.add(feed, continuation) else {
+                continuation.finish()
+                return {}
+            }
+            return { feeds.remove(id) }
+        }
+    }
+
     // MARK: - Inputs
 
     /// Applies `input` after the inputs submitted before it and returns its reply once its

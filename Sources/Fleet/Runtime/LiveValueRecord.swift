@@ -7,7 +7,7 @@ import GATT
 ///
 /// `jsonBytes()` is one compact JSON object, keys always in this order (`?`: only when known):
 /// `kind`, `device`, `address_type`, `adapter`?, `name`?, `session`?, `characteristic`, `time`,
-/// then `value` and `summary` for a value that decoded, or `error` for one that did not, then
+/// then `value` and `summary` (not for `raw`) for a value that decoded, or `error` for one that did not, then
 /// `hex` (the bytes as the device sent them). `kind` is the characteristic's kind
 /// (`CharacteristicEvent.kind`: `heart_rate`, `battery`, …, `raw` for a characteristic without
 /// a decoder) or `invalid` for bytes its decoder refused; it is usable as an MQTT topic segment.
@@ -73,7 +73,8 @@ public struct LiveValueRecord: Sendable {
         switch result {
         case .success(let event):
             object.object("value", event.jsonValue)
-            object.string("summary", event.summary)
+            // A raw value's summary would only repeat `hex`.
+            if case .raw = event {} else { object.string("summary", event.summary) }
         case .failure(let error):
             var details = JSONObjectWriter(capacity: 96)
             details.string("field", error.field)

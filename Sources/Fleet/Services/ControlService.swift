@@ -24,7 +24,7 @@ public struct ControlService: SequencedService {
         let orchestrator = try fleet.get()
         let endpoint = await ControlEndpoint.startOrLog(
             bus: bus, logger: logger, status: { await orchestrator.status() }, summary: { await orchestrator.summary() },
-            commands: orchestrator)
+            commands: orchestrator, fleet: orchestrator)
         reportStarted()
 
         try? await gracefulShutdown()

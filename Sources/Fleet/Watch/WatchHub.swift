@@ -1,0 +1,306 @@
+import CSocketSupport
+import DetachedThread
+import FleetCore
+import FoundationEssentials
+import Glibc
+import Synchronization
+
+/// The watch clients' sockets and the one thread that writes to them (`watch-write`).
+///
+/// Values come in inline on the ingest threads (a `ValuePipeline` tap, held only while at least
+/// one client watches: nobody watching costs nothing) and state changes from the fleet's event
+/// feed; both are queued here and taken by the writer thread in batches. The writer encodes a
+/// value once (`LiveValueRecord`) for every client whose filter takes it and sends each client
+/// its records, one per datagram, never blocking: what the client's socket cannot take waits in
+/// the client's own queue of `WatchFilter.buffer` records, and when that is full the oldest
+/// record is dropped and counted. Before the next record it gets, the client is told how many it
+/// lost so far (`{"kind":"dropped","dropped":N,…}`). A client hanging up (or its socket failing)
+/// is forgotten and its socket closed at once.
+///
+/// While values flow, the writer wakes at most every `coalescing` (the ingest side signals it
+/// only when it sleeps), so a busy fleet costs it one wake-up per batch rather than per value.
+///
+/// Guarantees: the ingest path never waits for a client, a client never waits for another, and
+/// a value's records keep the order the values were received in.
+public final class WatchHub: Sendable {
+    /// What the fleet knows of a device, put into its records.
+    public struct DeviceInfo: Sendable, Equatable {
+        public var session: UInt64?
+        public var name: String?
+        public var adapter: AdapterID?
+
+        public init(session: UInt64? = nil, name: String? = nil, adapter: AdapterID? = nil) {
+            self.session = session
+            self.name = name
+            self.adapter = adapter
+        }
+    }
+
+    /// One client's counters, as the hub last saw them.
+    public struct ClientStatistics: Sendable, Equatable {
+        public var sent = 0
+        public var dropped = 0
+    }
+
+    private enum Item: Sendable {
+        case value(ValuePipeline.Value)
+        case state(DeviceID, [UInt8])
+    }
+
+    struct Registration: Sendable {
+        let id: UInt64
+        let fd: Int32
+        let filter: WatchFilter
+    }
+
+    private struct Shared: Sendable {
+        var pending: [Item] = []
+        /// Items lost because the writer fell behind the ingest (every client is told).
+        var lostBeforeWriter = 0
+        var devices: [DeviceID: DeviceInfo] = [:]
+        var joining: [Registration] = []
+        var clients: [UInt64: ClientStatistics] = [:]
+        var nextClient: UInt64 = 1
+        var tap: UInt64?
+        /// False while the writer waits without a timeout: the next item must wake it.
+        var writerAwake = false
+        /// While the writer sleeps, the pending count at which `enqueue` wakes it: 1, or while
+        /// every client's socket is full, the smallest client queue (nothing could be sent
+        /// sooner; waking every 2 ms only to move values into full queues cost a stalled
+        /// client ~1 µs per value).
+        var wakeAt = 1
+        var stopping = false
+        var exited = false
+    }
+
+    /// Items waiting for the writer, at most (beyond it the oldest are dropped).
+    static let pendingLimit = 65536
+    /// The longest record a client is sent; a longer one is dropped and counted.
+    public static let maximumRecordBytes = 65536
+
+    private let shared = Mutex(Shared())
+    /// The number of clients, each time it changes (newest kept).
+    public let clientCounts: AsyncStream<Int>
+    private let clientCountSink: AsyncStream<Int>.Continuation
+    private let pipeline: ValuePipeline
+    private let coalescing: Duration
+    private let wakeFD: Int32
+    private let wakeWriteFD: Int32
+
+    /// Starts the writer thread (idle until a client comes).
+    public init(pipeline: ValuePipeline, coalescing: Duration = .milliseconds(2)) throws {
+        var pipeFDs: [Int32] = [-1, -1]
+        guard wearfleet_pipe_cloexec_nonblock(&pipeFDs) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        wakeFD = pipeFDs[0]
+        wakeWriteFD = pipeFDs[1]
+        self.pipeline = pipeline
+        self.coalescing = coalescing
+        (clientCounts, clientCountSink) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        do {
+            try DetachedThread.start(name: "watch-write") { [self] in self.run() }
+        } catch {
+            close(wakeFD)
+            close(wakeWriteFD)
+            throw POSIXError(.init(rawValue: error.code) ?? .EAGAIN)
+        }
+    }
+
+    // MARK: - Clients
+
+    /// A new client: returns the client's end of a fresh SOCK_SEQPACKET pair (the caller passes
+    /// it on and closes it) and the client's id.
+    public func addClient(_ filter: WatchFilter) throws -> (socket: Int32, id: UInt64) {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        let id = shared.withLock { shared -> UInt64? in
+            guard !shared.stopping else { return nil }
+            let id = shared.nextClient
+            shared.nextClient += 1
+            shared.joining.append(Registration(id: id, fd: fds[0], filter: filter))
+            shared.clients[id] = ClientStatistics()
+            if shared.tap == nil {
+                shared.tap = pipeline.tap { [weak self] value in self?.enqueue(.value(value)) }
+            }
+            wake(&shared)
+            clientCountSink.yield(shared.clients.count)
+            return id
+        }
+        guard let id else {
+            close(fds[0])
+            close(fds[1])
+            throw POSIXError(.ESHUTDOWN)
+        }
+        return (fds[1], id)
+    }
+
+    /// Whether the hub takes the pipeline's values now (only while a client watches).
+    public var takesValues: Bool { shared.withLock { $0.tap != nil } }
+
+    /// Clients watching now.
+    public var clientCount: Int { shared.withLock { $0.clients.count } }
+
+    /// Each client's counters by id (updated by the writer after each batch).
+    public var statistics: [UInt64: ClientStatistics] { shared.withLock { $0.clients } }
+
+    // MARK: - What the fleet reports
+
+    /// Records what the fleet knows of `device` for its next records.
+    public func update(_ device: DeviceID, _ change: (inout DeviceInfo) -> Void) {
+        shared.withLock { shared in change(&shared.devices[device, default: DeviceInfo()]) }
+    }
+
+    public func forget(_ device: DeviceID) {
+        _ = shared.withLock { $0.devices.removeValue(forKey: device) }
+    }
+
+    /// Queues a state change for the clients that take it (nothing when nobody watches).
+    public func publish(_ record: LiveStateRecord) {
+        guard shared.withLock({ !$0.clients.isEmpty }) else { return }
+        enqueue(.state(record.device, record.jsonBytes()))
+    }
+
+    /// Ends the thread; every client's socket is closed (clients read end of file).
+    public func stop() {
+        shared.withLock { shared in
+            shared.stopping = true
+            wake(&shared)
+        }
+    }
+
+    private func enqueue(_ item: Item) {
+        shared.withLock { shared in
+            guard !shared.clients.isEmpty else { return }
+            if shared.pending.count >= Self.pendingLimit {
+                shared.pending.removeFirst()
+                shared.lostBeforeWriter += 1
+            }
+            shared.pending.append(item)
+            if !shared.writerAwake, shared.pending.count >= shared.wakeAt { wake(&shared) }
+        }
+    }
+
+    /// Wakes the writer; under the lock, and only while it runs (it closes the pipe under the
+    /// same lock as it exits).
+    private func wake(_ shared: inout Shared) {
+        guard !shared.exited else { return }
+        shared.writerAwake = true
+        var one: UInt8 = 1
+        _ = write(wakeWriteFD, &one, 1)  // EAGAIN: a wake-up is already pending
+    }
+
+    // MARK: - The writer thread
+
+    private func run() {
+        var clients: [Client] = []
+        var lostBefore = 0
+        var pollFDs: [pollfd] = []
+        var timeout: Int32 = -1
+        let coalescingMilliseconds = Int32(max(0, coalescing.components.seconds * 1000 + coalescing.components.attoseconds / 1_000_000_000_000_000))
+        while true {
+            // Take the batch; with nothing to do, say so and wait without a timeout.
+            let (items, joining, devices, lost, stopping) = shared.withLock { shared in
+                defer {
+                    shared.pending.removeAll(keepingCapacity: true)
+                    shared.joining.removeAll()
+                }
+                // Idle: the next item wakes it. Busy: it will look again within `coalescing`.
+                shared.writerAwake = !(shared.pending.isEmpty && shared.joining.isEmpty && !shared.stopping)
+                shared.wakeAt = 1
+                return (shared.pending, shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
+            }
+            if stopping { break }
+            clients += joining.map(Client.init)
+            if lost > lostBefore {
+                for client in clients { client.lose(lost - lostBefore) }
+                lostBefore = lost
+            }
+            for item in items {
+                switch item {
+                case .value(let value):
+                    var record: PendingRecord?
+                    for client in clients where client.filter.accepts(device: value.device, characteristic: value.characteristic) {
+                        let shared = record ?? PendingRecord(value: value, info: devices[value.device])
+                        record = shared
+                        client.enqueue(shared)
+                    }
+                case .state(let device, let bytes):
+                    let record = PendingRecord(encoded: bytes)
+                    for client in clients where client.filter.acceptsState(of: device) { client.enqueue(record) }
+                }
+            }
+            for client in clients { client.flush() }
+            settle(&clients)
+            // Wait: for the next batch (at most `coalescing` while values flow), a client's room
+            // to write or its hang-up.
+            timeout = items.isEmpty && joining.isEmpty ? -1 : coalescingMilliseconds
+            // Every client's socket full: sleep until one has room, or until enough values wait
+            // to fill the smallest queue.
+            if timeout >= 0, !clients.isEmpty, clients.allSatisfy(\.backlogged) {
+                let threshold = clients.map(\.filter.buffer).min() ?? 1
+                let asleep = shared.withLock { shared -> Bool in
+                    guard shared.pending.count < threshold, shared.joining.isEmpty, !shared.stopping else { return false }
+                    shared.writerAwake = false
+                    shared.wakeAt = threshold
+                    return true
+                }
+                if asleep { timeout = -1 }
+            }
+            pollFDs.removeAll(keepingCapacity: true)
+            pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            for client in clients {
+                pollFDs.append(pollfd(fd: client.fd, events: Int16(POLLIN) | (client.backlogged ? Int16(POLLOUT) : 0), revents: 0))
+            }
+            let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
+            guard ready > 0 else { continue }
+            if pollFDs[0].revents != 0 {
+                var drain = [UInt8](repeating: 0, count: 64)
+                while read(wakeFD, &drain, drain.count) > 0 {}
+            }
+            for (index, client) in clients.enumerated() {
+                let events = pollFDs[index + 1].revents
+                guard events != 0 else { continue }
+                client.checkHangUp(events)
+                if events & Int16(POLLOUT) != 0 { client.flush() }
+            }
+            settle(&clients)
+        }
+        let leftovers = shared.withLock { shared -> [Registration] in
+            defer {
+                shared.exited = true
+                shared.clients.removeAll()
+                shared.joining.removeAll()
+                shared.pending.removeAll()
+                if let tap = shared.tap { pipeline.untap(tap) }
+                shared.tap = nil
+                close(wakeWriteFD)
+            }
+            return shared.joining
+        }
+        for client in clients { close(client.fd) }
+        for registration in leftovers { close(registration.fd) }
+        close(wakeFD)
+        clientCountSink.yield(0)
+        clientCountSink.finish()
+    }
+
+    /// Forgets dead clients (closing their sockets), publishes the counters, and lets go of the
+    /// pipeline when nobody watches any more.
+    private func settle(_ clients: inout [Client]) {
+        let gone = clients.filter(\.dead)
+        for client in gone { close(client.fd) }
+        clients.removeAll(where: \.dead)
+        shared.withLock { shared in
+            for client in gone { shared.clients[client.id] = nil }
+            if !gone.isEmpty { clientCountSink.yield(shared.clients.count) }
+            for client in clients { shared.clients[client.id] = ClientStatistics(sent: client.sent, dropped: client.dropped) }
+            if shared.clients.isEmpty, let tap = shared.tap {
+                pipeline.untap(tap)
+                shared.tap = nil
+                shared.pending.removeAll()
+            }
+        }
+    }
+}
