@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make demo: a private dbus-daemon, bluez-sim with a mixed fleet of 12 wearables over 2 adapters
 # (scenarios/demo.json: mild faults, then a link that goes out of range, an adapter power cycle and
-# a bluetoothd restart), and wearfleetd with the example configuration; shows a live fleet view
-# until Ctrl-C (or for DEMO_SECONDS), then stops every process it started.
+# a bluetoothd restart), a private mosquitto broker on a free loopback port, and wearfleetd with
+# the example configuration publishing to that broker; shows a live fleet view until Ctrl-C (or
+# for DEMO_SECONDS), then stops every process it started. Everything the broker carried is kept
+# in .build/demo/mqtt.log (mosquitto_sub -v -t '#').
 #
 # usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
@@ -24,10 +26,25 @@ cleanup() {
         kill -KILL "$pid" 2>/dev/null || true
     done
     wait 2>/dev/null || true
-    printf '\nstopped wearfleetd, bluez-sim and the private dbus-daemon. Logs: %s\n' "${run#"$root"/}"
+    printf '\nstopped wearfleetd, bluez-sim, the private dbus-daemon and mosquitto. Logs: %s\n' "${run#"$root"/}"
 }
 trap cleanup EXIT
 trap 'exit 0' INT TERM
+
+# A broker of the demo's own (never the system's mosquitto service), on a port nothing uses.
+mqtt_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat > "$run/mosquitto.conf" <<CONF
+listener $mqtt_port 127.0.0.1
+allow_anonymous true
+persistence false
+log_dest stderr
+CONF
+# (Its log on stderr, which is unbuffered: redirected stdout holds it until exit.)
+mosquitto -c "$run/mosquitto.conf" 2> "$run/mosquitto.log" &
+pids+=($!)
+wait_for_line "$run/mosquitto.log" ' running' 10
+mosquitto_sub -h 127.0.0.1 -p "$mqtt_port" -v -t '#' > "$run/mqtt.log" 2>&1 &
+pids+=($!)
 
 private_bus_config "$run"
 dbus-daemon --config-file="$run/bus.conf" --nofork --print-address=1 > "$run/bus.address" 2> "$run/dbus-daemon.log" &
@@ -39,9 +56,10 @@ bus=$(head -1 "$run/bus.address")
 pids+=($!)
 wait_for_line "$run/bluez-sim.log" '^ready' 20
 
-# The example configuration as installed, plus a drop-in for this machine: both simulated
-# adapters, their real slot counts, and a state file and metrics port of the demo's own.
-cp "$root/config/wearfleetd.toml" "$run/wearfleetd.toml"
+# The example configuration as installed, but for its [mqtt] section (a TLS broker elsewhere: the
+# demo's broker replaces it), plus drop-ins for this machine: both simulated adapters, their real
+# slot counts, a metrics port of the demo's own and its broker.
+awk '/^\[/ { skip = ($0 == "[mqtt]") } !skip' "$root/config/wearfleetd.toml" > "$run/wearfleetd.toml"
 cat > "$run/wearfleetd.d/10-demo.toml" <<'TOML'
 # The demo's gateway has two adapters.
 [fleet]
@@ -55,16 +73,25 @@ state_debounce = "500ms"
 [metrics]
 listen = "127.0.0.1:9469"
 TOML
+# The demo's broker: plain MQTT on loopback, Home Assistant discovery on.
+cat > "$run/wearfleetd.d/20-demo-mqtt.toml" <<TOML
+[mqtt]
+enabled = true
+url = "mqtt://127.0.0.1:$mqtt_port"
+gateway_id = "demo"
+allow_commands = ["read", "reconnect"]
+TOML
 start_ns=$(date +%s%N)
 "$build_dir/wearfleetd" --config "$run/wearfleetd.toml" --state-dir "$run/state" --bus "$bus" --log-format console \
     > "$run/wearfleetd.log" 2>&1 &
 pids+=($!)
+daemon_pid=$!
 
 interactive=0
 [[ -t 1 ]] && interactive=1
 deadline=$((SECONDS + ${DEMO_SECONDS:-1000000000}))
 while ((SECONDS < deadline)); do
-    if ! kill -0 "${pids[2]}" 2>/dev/null; then
+    if ! kill -0 "$daemon_pid" 2>/dev/null; then
         echo "demo: wearfleetd exited:" >&2
         tail -20 "$run/wearfleetd.log" >&2
         exit 1
@@ -76,7 +103,8 @@ while ((SECONDS < deadline)); do
     printf 'Wearfleet demo: wearfleetd + bluez-sim (12 wearables, hci0 5 slots + hci1 4 slots), %d.%ds after start\n' \
         $((elapsed / 1000)) $((elapsed % 1000 / 100))
     printf 'Scripted faults: 25s a pool strap leaves range (back at 40s), 55s hci1 off (on at 60s), 80s bluetoothd restarts.\n'
-    printf 'Metrics: curl -s http://127.0.0.1:9469/metrics    Bus: %s\n\n' "$bus"
+    printf 'Metrics: curl -s http://127.0.0.1:9469/metrics    Bus: %s\n' "$bus"
+    printf "MQTT: mosquitto_sub -h 127.0.0.1 -p %s -v -t 'wearfleet/#'    (%s messages so far)\n\n" "$mqtt_port" "$(wc -l < "$run/mqtt.log")"
     printf '%s\n\nRecent events (wearfleetd.log):\n%s\n' "$view" "$events"
     if ((interactive)); then printf '\nCtrl-C stops the demo and everything it started.\n'; fi
     sleep 1

@@ -20,7 +20,9 @@ CONF
 # when given, is no longer running.
 wait_for_line() {
     local deadline=$((SECONDS + $3))
-    until (($(grep -c -- "$2" "$1" 2>/dev/null || true) >= ${5:-1})); do
+    local matches
+    # (No file yet: grep prints nothing, which counts as none.)
+    until matches=$(grep -c -- "$2" "$1" 2>/dev/null || true); ((${matches:-0} >= ${5:-1})); do
         if ((SECONDS >= deadline)) || { [[ -n ${4:-} ]] && ! kill -0 "$4" 2>/dev/null; }; then
             echo "gave up waiting for '$2' in $1" >&2
             tail -20 "$1" >&2 || true
