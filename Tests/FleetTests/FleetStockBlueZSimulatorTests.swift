@@ -80,8 +80,8 @@ struct FleetStockBlueZSimulatorTests {
         // advertising, so the duplicate's TemporaryTimeout runs from the last advertisement
         // heard before the connect, whoever discovers. With the fast 0.5 s it expired before the
         // fleet reported the link ready when the machine was loaded; a few seconds keep it
-        // alive through the link's setup (connect to ready took 0.4 s under a full parallel
-        // run), and the check below says so if it ever is not.
+        // alive through the link's setup (last heard to ready took 0.66–0.70 s in full parallel
+        // runs), and the check below says so if it ever is not.
         var timings = SimulatorTimings.fast
         timings.temporaryTimeout = 3
         let watcher = DiscoveryWatcher()
