@@ -25,10 +25,10 @@ struct FleetSimulatorFixture {
     static func start(
         _ scenario: Scenario, _ configuration: FleetRuntimeConfiguration, seed: UInt64 = 1, restored: [KnownDevice] = [],
         logger: Logger = Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() }, observers: [any FleetObserver] = [],
-        beforeFleet: (@Sendable (BlueZSimulator, PrivateBus) async throws -> Void)? = nil
+        timings: SimulatorTimings = .fast, beforeFleet: (@Sendable (BlueZSimulator, PrivateBus) async throws -> Void)? = nil
     ) async throws -> FleetSimulatorFixture {
         let bus = try PrivateBus()
-        let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: .fast)
+        let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: timings)
         try await simulator.start()
         // What bluetoothd knows before the daemon starts (another client's discovery, …).
         try await beforeFleet?(simulator, bus)

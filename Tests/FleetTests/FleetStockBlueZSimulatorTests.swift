@@ -76,10 +76,18 @@ struct FleetStockBlueZSimulatorTests {
             classes: ["strap": FleetSimulatorFixture.strapClass()], pool: PoolConfiguration(maxConnections: 2),
             reconnect: Self.fastReconnect())
         // Another BlueZ client discovers on both adapters first: both objects exist when the
-        // fleet starts, and stay fresh until it stops.
+        // fleet starts. They stay fresh only until the strap is linked: a linked peripheral stops
+        // advertising, so the duplicate's TemporaryTimeout runs from the last advertisement
+        // heard before the connect, whoever discovers. With the fast 0.5 s it expired before the
+        // fleet reported the link ready when the machine was loaded; a few seconds keep it
+        // alive through the link's setup (last heard to ready took 0.66–0.70 s in full parallel
+        // runs), and the check below says so if it ever is not.
+        var timings = SimulatorTimings.fast
+        timings.temporaryTimeout = 3
         let watcher = DiscoveryWatcher()
         let events = EventLog()
-        let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 62, observers: [events]) { simulator, bus in
+        let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 62, observers: [events], timings: timings) {
+            simulator, bus in
             try await watcher.discoverOnBoth(address, simulator: simulator, bus: bus)
         }
         let ready = try await fleet.waitForStatus("the strap ready") { $0.pinnedReady == 1 }
@@ -88,7 +96,14 @@ struct FleetStockBlueZSimulatorTests {
         let other = linked == AdapterID("hci0") ? "hci1" : "hci0"
         let duplicate = try #require(await fleet.simulator.devicePath(of: address, on: other))
         let lifecycleBefore = events.lifecycle.count
-        try await watcher.stopAndAwaitRemoval(of: duplicate)
+        // The duplicate must still be there with the link ready (counted from here), or its
+        // expiry would not happen to a live link.
+        try #require(
+            await fleet.simulator.exportedAdapters(of: address).contains(other),
+            "the duplicate on \(other) expired before the link was ready: TemporaryTimeout is shorter than the link's setup")
+        // It goes at most TemporaryTimeout (plus a sweep) after it was last heard, which was
+        // before the link: that long, and 5 s for a loaded machine.
+        try await watcher.stopAndAwaitRemoval(of: duplicate, within: .seconds(timings.temporaryTimeout * 1.2) + .seconds(5))
         try await fleet.simulator.apply(FaultCommand(.adapterPower, adapter: "hci2", powered: false))
         _ = try await events.stream.first(within: .seconds(10), "the fleet to apply what came before hci2's power-off") {
             $0 == .adapterPowerChanged(AdapterID("hci2"), powered: false)
@@ -228,10 +243,15 @@ final class FailureLog: FleetObserver, Sendable {
 /// gateway would.
 actor DiscoveryWatcher {
     private var connection: DBusConnection?
+    /// Every InterfacesRemoved from the moment discovery started: an expiry that happens before
+    /// anyone waits for it is still seen.
+    private var removed: AsyncThrowingStream<DBusMessage, any Error>?
 
     func discoverOnBoth(_ address: String, simulator: BlueZSimulator, bus: PrivateBus) async throws {
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         self.connection = connection
+        removed = try await connection.signals(
+            matching: MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
         let added = try await connection.signals(
             matching: MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
         var missing: Set<DBusObjectPath> = []
@@ -251,17 +271,16 @@ actor DiscoveryWatcher {
         }
     }
 
-    /// Stops discovering and waits until `path` expired (TemporaryTimeout after last heard).
-    func stopAndAwaitRemoval(of path: DBusObjectPath) async throws {
-        guard let connection else { return }
-        let removed = try await connection.signals(
-            matching: MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
+    /// Stops discovering and waits until `path` expired (TemporaryTimeout after last heard),
+    /// whether that happened before this call or happens within `timeout`.
+    func stopAndAwaitRemoval(of path: DBusObjectPath, within timeout: Duration) async throws {
+        guard let connection, let removed else { return }
         for adapter in ["hci0", "hci1"] {
             _ = try await connection.call(
                 destination: "org.bluez", path: try DBusObjectPath("/org/bluez/" + adapter), interface: "org.bluez.Adapter1",
                 member: "StopDiscovery")
         }
-        _ = try await removed.first(within: .seconds(5), "\(path) expires") {
+        _ = try await removed.first(within: timeout, "\(path) expires") {
             (try? $0.body.decode(DBusObjectPath.self, at: 0)) == path
         }
     }
@@ -269,5 +288,6 @@ actor DiscoveryWatcher {
     func close() async {
         await connection?.close()
         connection = nil
+        removed = nil
     }
 }
