@@ -37,7 +37,7 @@ public struct ControlCommandResult: Sendable, Hashable, Encodable {
         case "disconnect": "disconnected \(address); it stays disconnected until 'wearfleetctl reconnect \(address)'"
         case "reconnect": "reconnecting \(address) now (backoff and give-up cleared)"
         case "read": value ?? ""
-        case "write": "\(outcome ?? "written"): \(bytes ?? 0) bytes to \(uuid ?? "") of \(address)"
+        case "write": "\(outcome ?? "written"): \(bytes ?? 0) \(bytes == 1 ? "byte" : "bytes") to \(uuid ?? "") of \(address)"
         default: "\(command) \(address): done"
         }
     }

@@ -135,7 +135,7 @@ struct WearfleetdCommandTests {
 
         let command = try await Self.ctl(setup, ["write", Self.band, Self.bandControl, "03", "--without-response", "--qos", "control"])
         #expect(command.status == 0, "\(command.errors)")
-        #expect(command.output == "sent: 1 bytes to \(Self.bandControl) of \(Self.band)")
+        #expect(command.output == "sent: 1 byte to \(Self.bandControl) of \(Self.band)")
 
         let read = try await Self.ctl(setup, ["read", Self.straps[0], "2a19"])
         #expect(read.status == 0, "\(read.errors)")
