@@ -56,8 +56,8 @@ public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertibl
     case notSubscribed(DeviceID, String)
     /// bluetoothd refused or failed the operation.
     case failed(DeviceEvent.Failure)
-    /// The change is in effect for this run, but could not be saved in the state directory: it
-    /// will not survive a restart.
+    /// The run-time pins could not be saved in the state directory, so the pin or unpin was
+    /// undone: nothing changed.
     case notSaved(reason: String)
 
     public var description: String {
@@ -74,7 +74,7 @@ public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertibl
         case .notPermitted(let id, let uuid, let operation): "characteristic \(uuid) of \(id.address) does not allow \(operation)"
         case .alreadySubscribed(let id, let uuid): "\(id.address) is already subscribed to \(uuid)"
         case .notSubscribed(let id, let uuid): "\(id.address) is not subscribed to \(uuid)"
-        case .notSaved(let reason): "done for this run, but not saved (it will not survive a restart): \(reason)"
+        case .notSaved(let reason): "the run-time pins could not be saved, so nothing changed: \(reason)"
         case .failed(let failure): "bluetoothd: \(failure.name)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
         }
     }

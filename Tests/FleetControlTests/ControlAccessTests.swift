@@ -111,7 +111,7 @@ struct ControlAccessTests {
         let pin = try await Commands.run(Commands.wearfleetctl, ["pin", address, "--bus", bus.address])
         #expect(pin.status == 0, "\(pin.errors)")
         let write = try await Commands.run(Commands.wearfleetctl, ["write", address, "2a39", "01", "--bus", bus.address])
-        #expect(write.status == 0 && write.output.hasPrefix("acknowledged: 1 bytes"), "\(write.errors)")
+        #expect(write.status == 0 && write.output.hasPrefix("acknowledged: 1 byte"), "\(write.errors)")
         #expect(fleet.calls.withLock { $0 }.count == 2)
         await endpoint.stop()
     }

@@ -1,5 +1,6 @@
 import Fleet
 import FleetCore
+import Foundation
 import Logging
 import Testing
 import TestSupport
@@ -120,6 +121,36 @@ struct FleetExecutorTests {
         try await fleet.waitForStatus("the spare forgotten") { $0.devices.map(\.id) == [strap] }
         #expect(fleet.bluetooth.calls.contains("disconnect \(spare.address)"))
         #expect(fleet.bluetooth.calls.filter { $0 == "connect \(strap.address) hci0" }.count == strapConnects, "the strap's link untouched")
+        await fleet.orchestrator.stop()
+    }
+
+    @Test func aPinOrUnpinThatCannotBeSavedIsUndone() async throws {
+        let strap = Self.device(7), spare = Self.device(8)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap]))
+        fleet.bluetooth.appear(
+            adapters: [Self.hci0], objects: [strap: [.init(adapter: Self.hci0)], spare: [.init(adapter: Self.hci0, name: "Spare")]])
+        try await fleet.waitForStatus("the strap ready") { $0.pinnedReady == 1 }
+        // A state "directory" that is a regular file: every save fails.
+        let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-pins-\(UUID().uuidString)")
+        try Data().write(to: blocker)
+        defer { try? FileManager.default.removeItem(at: blocker) }
+        let logger = Logger(label: "executor-test") { _ in SwiftLogNoOpLogHandler() }
+        await fleet.orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: blocker, logger: logger))
+
+        await #expect(throws: FleetCommandError.self) { try await fleet.orchestrator.pin(spare, options: FleetPinOptions(className: "strap")) }
+        #expect(await fleet.orchestrator.runtimePins.isEmpty, "the pin was undone")
+        #expect(await fleet.orchestrator.status().devices.first { $0.id == spare }?.pinned != true)
+
+        // A pin that was saved, then an unpin that cannot be: the pin stays, as it was.
+        let writable = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-pins-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: writable, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: writable) }
+        await fleet.orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: writable, logger: logger))
+        try await fleet.orchestrator.pin(spare, options: FleetPinOptions(className: "strap", priority: 3, name: "Kept"))
+        await fleet.orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: blocker, logger: logger))
+        await #expect(throws: FleetCommandError.self) { try await fleet.orchestrator.unpin(spare) }
+        let kept = await fleet.orchestrator.runtimePins
+        #expect(kept.map(\.id) == [spare] && kept.first?.priority == 3 && kept.first?.name == "Kept" && kept.first?.className == "strap")
         await fleet.orchestrator.stop()
     }
 

@@ -28,15 +28,34 @@ public protocol FleetCommands: Sendable {
 }
 
 extension FleetOrchestrator: FleetCommands {
+    /// Pins `device` from now on and saves the run-time pins before answering; if they cannot
+    /// be saved, the pin is undone and the error says why: what the caller is told is what holds
+    /// now and after a restart.
     public func pin(_ device: DeviceID, options: FleetPinOptions = FleetPinOptions()) async throws(FleetCommandError) {
         let objects = await bluetooth.objects(of: device)
         try await accept(.pin(device, options, objects: objects))
-        try await saveRuntimePins()
+        do {
+            try await saveRuntimePins()
+        } catch {
+            try? await accept(.unpin(device))
+            throw error
+        }
     }
 
+    /// Unpins a run-time pin and saves the run-time pins before answering; if they cannot be
+    /// saved, the pin is restored as it was and the error says why.
     public func unpin(_ device: DeviceID) async throws(FleetCommandError) {
+        let previous = runtimePins.first { $0.id == device }
         try await accept(.unpin(device))
-        try await saveRuntimePins()
+        do {
+            try await saveRuntimePins()
+        } catch {
+            if let previous {
+                let options = FleetPinOptions(className: previous.className, priority: previous.priority, name: previous.name)
+                try? await accept(.pin(device, options, objects: await bluetooth.objects(of: device)))
+            }
+            throw error
+        }
     }
 
     public func disconnect(_ device: DeviceID) async throws(FleetCommandError) {

@@ -13,8 +13,8 @@ extension FleetOrchestrator {
         runtimePinsFile = file
     }
 
-    /// Saves the run-time pins as they are now. A failed save leaves the change in effect for
-    /// this run and says so (`runtime_pins_save_failed`, and the command's error).
+    /// Saves the run-time pins as they are now. A failed save is logged
+    /// (`runtime_pins_save_failed`) and thrown; `pin` and `unpin` then undo their change.
     func saveRuntimePins() async throws(FleetCommandError) {
         guard let file = runtimePinsFile else { return }
         runtimePinsGeneration += 1
