@@ -2,10 +2,8 @@ import Foundation
 import Synchronization
 import TestSupport
 
-/// A `wearfleetd` child process whose log lines (stderr, console format) arrive as a stream.
-///
-/// The lines are read on a thread of its own: blocking reads on the Swift concurrency pool
-/// would starve the in-process simulator the daemon talks to.
+/// A `wearfleetd` child process whose log lines (stderr, console format) arrive as a stream (read
+/// on a thread of their own: `ChildProcess.outputLines()`).
 final class DaemonProcess: Sendable {
     let child: ChildProcess
     let lines: AsyncStream<String>
@@ -18,13 +16,7 @@ final class DaemonProcess: Sendable {
     init(_ arguments: [String], launcher: [String] = []) throws {
         let command = launcher + [Commands.wearfleetd] + arguments
         child = try ChildProcess(command[0], Array(command.dropFirst()), mergeStderr: true)
-        let (stream, sink) = AsyncStream<String>.makeStream()
-        lines = stream
-        let child = self.child
-        Thread.detachNewThread {
-            while let line = child.readLine() { sink.yield(line) }
-            sink.finish()
-        }
+        lines = child.outputLines()
     }
 
     /// Waits until the log so far has `count` lines containing `text` (within `timeout`) and

@@ -15,13 +15,7 @@ struct WearfleetctlWatchTests {
 
         init(_ arguments: [String]) throws {
             child = try ChildProcess(Commands.wearfleetctl, ["watch"] + arguments)
-            let (stream, sink) = AsyncStream<String>.makeStream()
-            lines = stream
-            let child = self.child
-            Thread.detachNewThread {
-                while let line = child.readLine() { sink.yield(line) }
-                sink.finish()
-            }
+            lines = child.outputLines()
         }
 
         /// The next `count` lines.
