@@ -11,9 +11,11 @@ final class DaemonProcess: Sendable {
     /// before the control interface is), so waits look at the whole log.
     private let seen = Mutex<[String]>([])
 
-    /// Starts `wearfleetd` with `arguments`, optionally through `launcher` (e.g. `setpriv …`),
-    /// with stderr merged into the captured stdout.
-    init(_ arguments: [String], launcher: [String] = []) throws {
+    /// Starts `wearfleetd` on the bus at `busAddress` with `files`' configuration and state
+    /// directory, optionally through `launcher` (e.g. `setpriv …`), logging in the console format
+    /// the waits read, its stderr merged into the captured stdout.
+    init(bus busAddress: String, files: DaemonFiles, launcher: [String] = []) throws {
+        let arguments = ["--bus", busAddress, "--config", files.config, "--state-dir", files.state, "--log-format", "console"]
         let command = launcher + [Commands.wearfleetd] + arguments
         child = try ChildProcess(command[0], Array(command.dropFirst()), mergeStderr: true)
         lines = child.outputLines()

@@ -30,8 +30,7 @@ struct PolicyFleet {
             #expect(chown(files.state, uid_t(PolicyBus.wearfleetUID), gid_t(PolicyBus.wearfleetUID)) == 0)
             let asWearfleet = PolicyBus.asUser(PolicyBus.wearfleetUID, group: PolicyBus.wearfleetUID)
             let daemon = try DaemonProcess(
-                ["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"],
-                launcher: daemonSeesBusUsers ? bus.inNamespace + asWearfleet : asWearfleet)
+                bus: bus.address, files: files, launcher: daemonSeesBusUsers ? bus.inNamespace + asWearfleet : asWearfleet)
             try await daemon.lines(containing: "control interface ready")
             try await daemon.lines(containing: "→ ready", within: .seconds(30))
             return PolicyFleet(bus: bus, simulator: simulator, files: files, daemon: daemon)

@@ -56,9 +56,7 @@ struct WearfleetdCommandTests {
     }
 
     static func daemon(_ setup: Setup) throws -> DaemonProcess {
-        try DaemonProcess([
-            "--bus", setup.bus.address, "--config", setup.files.config, "--state-dir", setup.files.state, "--log-format", "console",
-        ])
+        try DaemonProcess(bus: setup.bus.address, files: setup.files)
     }
 
     static func ctl(_ setup: Setup, _ arguments: [String]) async throws -> Commands.Result {
