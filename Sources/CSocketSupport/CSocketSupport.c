@@ -33,17 +33,27 @@ int wearfleet_take_process_nice(void) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), nice);
 }
 
-int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths) {
-    enum { most = 64 };
-    struct mmsghdr messages[most];
-    struct iovec vectors[most];
-    if (count > most) count = most;
+/* The most datagrams one call moves: its headers and vectors live on the stack. */
+enum { datagrams_per_call = 64 };
+
+/* Zeroes the first count headers and gives each its own one vector, vectors[i]: one datagram per
+ * buffer. */
+static void one_vector_per_message(struct mmsghdr *messages, struct iovec *vectors, unsigned int count) {
     memset(messages, 0, sizeof(struct mmsghdr) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        messages[i].msg_hdr.msg_iov = &vectors[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+    }
+}
+
+int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slot, unsigned int count, unsigned long *lengths) {
+    struct mmsghdr messages[datagrams_per_call];
+    struct iovec vectors[datagrams_per_call];
+    if (count > datagrams_per_call) count = datagrams_per_call;
+    one_vector_per_message(messages, vectors, count);
     for (unsigned int i = 0; i < count; i++) {
         vectors[i].iov_base = buffer + (unsigned long)i * slot;
         vectors[i].iov_len = slot;
-        messages[i].msg_hdr.msg_iov = &vectors[i];
-        messages[i].msg_hdr.msg_iovlen = 1;
     }
     int received = recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL);
     for (int i = 0; i < received; i++) lengths[i] = messages[i].msg_len;
@@ -55,16 +65,13 @@ int wearfleet_release_free_heap(void) {
 }
 
 int wearfleet_send_datagrams(int fd, const unsigned char *const *buffers, const unsigned long *lengths, unsigned int count) {
-    enum { most = 64 };
-    struct mmsghdr messages[most];
-    struct iovec vectors[most];
-    if (count > most) count = most;
-    memset(messages, 0, sizeof(struct mmsghdr) * count);
+    struct mmsghdr messages[datagrams_per_call];
+    struct iovec vectors[datagrams_per_call];
+    if (count > datagrams_per_call) count = datagrams_per_call;
+    one_vector_per_message(messages, vectors, count);
     for (unsigned int i = 0; i < count; i++) {
         vectors[i].iov_base = (void *)buffers[i];
         vectors[i].iov_len = lengths[i];
-        messages[i].msg_hdr.msg_iov = &vectors[i];
-        messages[i].msg_hdr.msg_iovlen = 1;
     }
     return sendmmsg(fd, messages, count, MSG_DONTWAIT | MSG_NOSIGNAL);
 }

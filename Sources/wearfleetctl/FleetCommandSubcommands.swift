@@ -30,6 +30,15 @@ struct CommandTarget: ParsableArguments {
             print(json ? try result.json() : result.text)
         }
     }
+
+    /// Runs a command whose answer is only that it was done: `call` acts on the address, and the
+    /// result reports `command` and the address.
+    func run(_ command: String, _ call: (ControlClient, String) async throws -> Void) async throws {
+        try await run { client in
+            try await call(client, address)
+            return ControlCommandResult(command: command, address: address)
+        }
+    }
 }
 
 /// A UUID argument, checked before the call.
@@ -62,10 +71,7 @@ struct PinCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = ControlPinOptions(addressType: random ? "random" : nil, className: className, priority: priority, name: name)
-        try await target.run { client in
-            try await client.pin(target.address, options: options)
-            return ControlCommandResult(command: "pin", address: target.address)
-        }
+        try await target.run("pin") { try await $0.pin($1, options: options) }
     }
 }
 
@@ -76,10 +82,7 @@ struct UnpinCommand: AsyncParsableCommand {
     @OptionGroup var target: CommandTarget
 
     func run() async throws {
-        try await target.run { client in
-            try await client.unpin(target.address)
-            return ControlCommandResult(command: "unpin", address: target.address)
-        }
+        try await target.run("unpin") { try await $0.unpin($1) }
     }
 }
 
@@ -90,10 +93,7 @@ struct DisconnectCommand: AsyncParsableCommand {
     @OptionGroup var target: CommandTarget
 
     func run() async throws {
-        try await target.run { client in
-            try await client.disconnect(target.address)
-            return ControlCommandResult(command: "disconnect", address: target.address)
-        }
+        try await target.run("disconnect") { try await $0.disconnect($1) }
     }
 }
 
@@ -104,10 +104,7 @@ struct ReconnectCommand: AsyncParsableCommand {
     @OptionGroup var target: CommandTarget
 
     func run() async throws {
-        try await target.run { client in
-            try await client.reconnect(target.address)
-            return ControlCommandResult(command: "reconnect", address: target.address)
-        }
+        try await target.run("reconnect") { try await $0.reconnect($1) }
     }
 }
 

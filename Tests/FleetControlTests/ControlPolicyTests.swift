@@ -88,25 +88,12 @@ struct ControlPolicyTests {
 
     @Test(.enabled(if: PolicyBus.isPossible, "needs root: a mount namespace and other uids"))
     func onlyRootAndTheWearfleetGroupMayCallAndOnlyWearfleetAndRootMayOwn() async throws {
-        let bus = try PolicyBus()
-        let strap = "AA:BB:CC:00:00:01"
-        let simulator = try BlueZSimulator(
-            scenario: Scenario(
-                seed: 1, adapters: [AdapterSpec(name: "hci0", slots: 5)],
-                devices: [DeviceSpec(kind: .heartRateStrap, address: strap, addressType: "public", bonded: true)]),
-            bus: .address(bus.address), timings: .fast)
-        try await simulator.start()
-        let files = try DaemonFiles(pinned: [strap])
-        defer { files.remove() }
-        #expect(chown(files.state, uid_t(PolicyBus.wearfleetUID), gid_t(PolicyBus.wearfleetUID)) == 0)
-
         // The daemon as user wearfleet (not in the bluetooth group here): it may own its name,
         // and this file alone lets it call bluetoothd (its strap becomes ready).
-        let daemon = try DaemonProcess(
-            ["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"],
-            launcher: PolicyBus.asUser(PolicyBus.wearfleetUID, group: PolicyBus.wearfleetUID))
-        try await daemon.lines(containing: "control interface ready")
-        try await daemon.lines(containing: "→ ready", within: .seconds(30))
+        let strap = "AA:BB:CC:00:00:01"
+        let fleet = try await PolicyFleet.start(straps: [strap], pinned: [strap], seed: 1)
+        defer { fleet.files.remove() }
+        let bus = fleet.bus
 
         let ctl = [Commands.wearfleetctl, "status", "--bus", bus.address]
         let root = try await Commands.run(ctl)
@@ -145,33 +132,21 @@ struct ControlPolicyTests {
             #expect(claim.errors.contains("org.freedesktop.DBus.Error.AccessDenied"))
         }
 
-        #expect(await daemon.stop() == 0)
+        #expect(await fleet.daemon.stop() == 0)
         // Root may own it too (running the daemon by hand).
         let endpoint = try await ControlEndpoint.start(bus: .address(bus.address), logger: ControlEndpointTests.quiet) { SampleFleet.status }
         await endpoint.stop()
         await observer.close()
-        await simulator.stop()
+        await fleet.simulator.stop()
     }
 
     @Test(.enabled(if: PolicyBus.isPossible, "needs root: a mount namespace and other uids"))
     func onlyRootAndTheAdminGroupMayCommandTheFleet() async throws {
-        let bus = try PolicyBus()
-        let straps = ["AA:BB:CC:00:00:01", "AA:BB:CC:00:00:02"]
-        let simulator = try BlueZSimulator(
-            scenario: Scenario(
-                seed: 2, adapters: [AdapterSpec(name: "hci0", slots: 5)],
-                devices: straps.map { DeviceSpec(kind: .heartRateStrap, address: $0, addressType: "public", bonded: true) }),
-            bus: .address(bus.address), timings: .fast)
-        try await simulator.start()
-        let files = try DaemonFiles(pinned: [straps[0]])
-        defer { files.remove() }
-        #expect(chown(files.state, uid_t(PolicyBus.wearfleetUID), gid_t(PolicyBus.wearfleetUID)) == 0)
         // The daemon as user wearfleet, seeing the same user and group databases as dbus-daemon.
-        let daemon = try DaemonProcess(
-            ["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"],
-            launcher: bus.inNamespace + PolicyBus.asUser(PolicyBus.wearfleetUID, group: PolicyBus.wearfleetUID))
-        try await daemon.lines(containing: "control interface ready")
-        try await daemon.lines(containing: "→ ready", within: .seconds(30))
+        let straps = ["AA:BB:CC:00:00:01", "AA:BB:CC:00:00:02"]
+        let fleet = try await PolicyFleet.start(straps: straps, pinned: [straps[0]], seed: 2, daemonSeesBusUsers: true)
+        defer { fleet.files.remove() }
+        let bus = fleet.bus
 
         let pin = [Commands.wearfleetctl, "pin", straps[1], "--class", "strap", "--bus", bus.address]
         let unpin = [Commands.wearfleetctl, "unpin", straps[1], "--bus", bus.address]
@@ -204,7 +179,7 @@ struct ControlPolicyTests {
         let asRoot = try await Commands.run(pin)
         #expect(asRoot.status == 0, "\(asRoot.errors)")
 
-        #expect(await daemon.stop() == 0)
-        await simulator.stop()
+        #expect(await fleet.daemon.stop() == 0)
+        await fleet.simulator.stop()
     }
 }

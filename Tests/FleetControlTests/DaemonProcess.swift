@@ -2,10 +2,8 @@ import Foundation
 import Synchronization
 import TestSupport
 
-/// A `wearfleetd` child process whose log lines (stderr, console format) arrive as a stream.
-///
-/// The lines are read on a thread of its own: blocking reads on the Swift concurrency pool
-/// would starve the in-process simulator the daemon talks to.
+/// A `wearfleetd` child process whose log lines (stderr, console format) arrive as a stream (read
+/// on a thread of their own: `ChildProcess.outputLines()`).
 final class DaemonProcess: Sendable {
     let child: ChildProcess
     let lines: AsyncStream<String>
@@ -13,18 +11,14 @@ final class DaemonProcess: Sendable {
     /// before the control interface is), so waits look at the whole log.
     private let seen = Mutex<[String]>([])
 
-    /// Starts `wearfleetd` with `arguments`, optionally through `launcher` (e.g. `setpriv …`),
-    /// with stderr merged into the captured stdout.
-    init(_ arguments: [String], launcher: [String] = []) throws {
+    /// Starts `wearfleetd` on the bus at `busAddress` with `files`' configuration and state
+    /// directory, optionally through `launcher` (e.g. `setpriv …`), logging in the console format
+    /// the waits read, its stderr merged into the captured stdout.
+    init(bus busAddress: String, files: DaemonFiles, launcher: [String] = []) throws {
+        let arguments = ["--bus", busAddress, "--config", files.config, "--state-dir", files.state, "--log-format", "console"]
         let command = launcher + [Commands.wearfleetd] + arguments
         child = try ChildProcess(command[0], Array(command.dropFirst()), mergeStderr: true)
-        let (stream, sink) = AsyncStream<String>.makeStream()
-        lines = stream
-        let child = self.child
-        Thread.detachNewThread {
-            while let line = child.readLine() { sink.yield(line) }
-            sink.finish()
-        }
+        lines = child.outputLines()
     }
 
     /// Waits until the log so far has `count` lines containing `text` (within `timeout`) and

@@ -15,13 +15,7 @@ struct WearfleetctlWatchTests {
 
         init(_ arguments: [String]) throws {
             child = try ChildProcess(Commands.wearfleetctl, ["watch"] + arguments)
-            let (stream, sink) = AsyncStream<String>.makeStream()
-            lines = stream
-            let child = self.child
-            Thread.detachNewThread {
-                while let line = child.readLine() { sink.yield(line) }
-                sink.finish()
-            }
+            lines = child.outputLines()
         }
 
         /// The next `count` lines.
@@ -48,7 +42,7 @@ struct WearfleetctlWatchTests {
         let simulator = try await WearfleetdControlTests.simulator(on: bus)
         let files = try DaemonFiles(pinned: WearfleetdControlTests.straps)
         defer { files.remove() }
-        let daemon = try DaemonProcess(["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"])
+        let daemon = try DaemonProcess(bus: bus.address, files: files)
         try await daemon.lines(containing: "control interface ready")
         try await daemon.lines(containing: "→ ready", count: 2, within: .seconds(30))
         let strap = WearfleetdControlTests.straps[1]
@@ -83,7 +77,7 @@ struct WearfleetctlWatchTests {
         let simulator = try await WearfleetdControlTests.simulator(on: bus)
         let files = try DaemonFiles(pinned: [WearfleetdControlTests.straps[0]])
         defer { files.remove() }
-        let daemon = try DaemonProcess(["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"])
+        let daemon = try DaemonProcess(bus: bus.address, files: files)
         try await daemon.lines(containing: "control interface ready")
         let refused = try await Commands.run(Commands.wearfleetctl, ["watch", "--characteristic", "heart-rate", "--bus", bus.address])
         #expect(refused.status == 2)

@@ -56,9 +56,16 @@ struct WearfleetdCommandTests {
     }
 
     static func daemon(_ setup: Setup) throws -> DaemonProcess {
-        try DaemonProcess([
-            "--bus", setup.bus.address, "--config", setup.files.config, "--state-dir", setup.files.state, "--log-format", "console",
-        ])
+        try DaemonProcess(bus: setup.bus.address, files: setup.files)
+    }
+
+    /// The daemon started, its control interface up and both devices the file pins (the first
+    /// strap and the band) ready.
+    static func readyDaemon(_ setup: Setup) async throws -> DaemonProcess {
+        let daemon = try Self.daemon(setup)
+        try await daemon.lines(containing: "control interface ready")
+        try await daemon.lines(containing: "→ ready", count: 2, within: .seconds(30))
+        return daemon
     }
 
     static func ctl(_ setup: Setup, _ arguments: [String]) async throws -> Commands.Result {
@@ -76,9 +83,7 @@ struct WearfleetdCommandTests {
         let setup = try await Self.setUp()
         defer { setup.files.remove() }
         let spare = Self.straps[1]
-        var daemon = try Self.daemon(setup)
-        try await daemon.lines(containing: "control interface ready")
-        try await daemon.lines(containing: "→ ready", count: 2, within: .seconds(30))
+        var daemon = try await Self.readyDaemon(setup)
 
         let pin = try await Self.ctl(setup, ["pin", spare, "--class", "strap", "--name", "spare", "--priority", "3", "--json"])
         #expect(pin.status == 0, "\(pin.errors)")
@@ -121,9 +126,7 @@ struct WearfleetdCommandTests {
     @Test func aWriteWithResponseReachesTheDeviceAndReadsAnswerTheValue() async throws {
         let setup = try await Self.setUp()
         defer { setup.files.remove() }
-        let daemon = try Self.daemon(setup)
-        try await daemon.lines(containing: "control interface ready")
-        try await daemon.lines(containing: "→ ready", count: 2, within: .seconds(30))
+        let daemon = try await Self.readyDaemon(setup)
         await setup.simulator.resetCounters()
 
         // Opcode 1 sets the band's motion rate (25 Hz): acknowledged by the device.
@@ -160,9 +163,7 @@ struct WearfleetdCommandTests {
     @Test func everyBadInputHasItsNamedErrorAndChangesNothing() async throws {
         let setup = try await Self.setUp()
         defer { setup.files.remove() }
-        let daemon = try Self.daemon(setup)
-        try await daemon.lines(containing: "control interface ready")
-        try await daemon.lines(containing: "→ ready", count: 2, within: .seconds(30))
+        let daemon = try await Self.readyDaemon(setup)
         let connection = try await DBusConnection.connect(to: .address(setup.bus.address), threadName: "command-test")
         func call(_ member: String, _ arguments: [DBusValue]) async -> String? {
             do {

@@ -24,7 +24,7 @@ struct WearfleetdControlTests {
         let simulator = try await Self.simulator(on: bus)
         let files = try DaemonFiles(pinned: Self.straps)
         defer { files.remove() }
-        let daemon = try DaemonProcess(["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"])
+        let daemon = try DaemonProcess(bus: bus.address, files: files)
         try await daemon.lines(containing: "control interface ready")
         // Both straps ready, as the daemon logs it; then the control interface must agree.
         try await daemon.lines(containing: "→ ready", count: 2, within: .seconds(30))
@@ -58,7 +58,7 @@ struct WearfleetdControlTests {
         let simulator = try await Self.simulator(on: bus)
         let files = try DaemonFiles(pinned: [Self.straps[0]])
         defer { files.remove() }
-        let daemon = try DaemonProcess(["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"])
+        let daemon = try DaemonProcess(bus: bus.address, files: files)
         let complaint = try #require(try await daemon.lines(containing: "control interface unavailable").first)
         #expect(complaint.contains("error"))
         #expect(complaint.contains("already owned by \(squatter.uniqueName)"))

@@ -12,51 +12,32 @@ import TestSupport
 /// class `connect` timeout above 45 s is not cut short, and a short one is not outlived.
 @Suite("Call timeouts follow the class timeouts")
 struct ClassCallTimeoutTests {
-    static let adapter: DBusObjectPath = "/org/bluez/hci0"
-    static let device: DBusObjectPath = "/org/bluez/hci0/dev_C4_7A_20_00_00_01"
-    static let strap = DeviceID(address: BluetoothAddress("C4:7A:20:00:00:01")!)
+    static let strap = StandInBluetoothd.strap
 
     /// A bluetoothd whose `Device1.Connect` never answers (a controller stuck in LE create
     /// connection), with the device's object known to the client.
     static func stuckBluetoothd(on bus: PrivateBus) async throws -> DBusConnection {
-        let connection = try await DBusConnection.connect(to: .address(bus.address), threadName: "stuck-bluez")
-        await connection.addObjectManager(at: .root)
-        try await connection.export(
-            DBusInterface("org.bluez.Adapter1", properties: [DBusProperty("Address", .string), DBusProperty("Powered", .boolean)]),
-            properties: ["Address": .string("00:11:22:33:44:55"), "Powered": .boolean(true)], at: adapter)
-        try await connection.export(
-            DBusInterface(
-                "org.bluez.Device1",
-                methods: [
-                    DBusMethod("Connect", handler: .async { _ in
-                        try await Task.sleep(for: .seconds(3600))
-                        return []
-                    }),
-                ],
-                properties: [
-                    DBusProperty("Address", .string), DBusProperty("AddressType", .string), DBusProperty("Adapter", .objectPath),
-                    DBusProperty("Connected", .boolean),
-                ]),
-            properties: [
-                "Address": .string("C4:7A:20:00:00:01"), "AddressType": .string("public"), "Adapter": .objectPath(adapter),
-                "Connected": .boolean(false),
-            ], at: device)
-        _ = try await connection.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "RequestName", [.string("org.bluez"), .uint32(4)])
+        let connection = try await StandInBluetoothd.connect(to: bus, threadName: "stuck-bluez")
+        try await StandInBluetoothd.exportStrap(
+            on: connection, state: ["Connected": .boolean(false)],
+            methods: [
+                DBusMethod("Connect", handler: .async { _ in
+                    try await Task.sleep(for: .seconds(3600))
+                    return []
+                }),
+            ])
+        try await StandInBluetoothd.takeBlueZName(on: connection)
         return connection
     }
 
     @Test func aConnectCallIsBoundedByTheClassConnectTimeoutNotAFixedOne() async throws {
         let bus = try PrivateBus()
         let bluetoothd = try await Self.stuckBluetoothd(on: bus)
-        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        try await client.start()
-        let poller = try NotificationSocketPoller { _, _ in { _ in } }
-        defer { poller.stop() }
-        let transport = BlueZDeviceTransport(client: client, poller: poller)
+        let parts = try await TransportParts.start(on: bus)
+        defer { parts.poller.stop() }
+        let transport = BlueZDeviceTransport(client: parts.client, poller: parts.poller)
         transport.addCentral(try CentralActor(
-            adapter: AdapterID("hci0"), client: client, scanUUIDs: [], minimumRSSI: nil, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
+            adapter: AdapterID("hci0"), client: parts.client, scanUUIDs: [], minimumRSSI: nil, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
 
         // A class connect timeout of 0.5 s: the call gives up 1 s after it, never 45 s.
         let started = ContinuousClock.now
@@ -72,7 +53,7 @@ struct ClassCallTimeoutTests {
         #expect(failure != nil, "a call bluetoothd never answers fails")
         #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(10), "bounded by the class timeout and its margin: \(elapsed)")
         #expect(BlueZDeviceTransport.callTimeout(within: .seconds(90)) > .seconds(90), "a 90 s class timeout is not cut short")
-        await client.stop()
+        await parts.client.stop()
         await bluetoothd.close()
     }
 }

@@ -31,6 +31,23 @@ struct FleetStockBlueZSimulatorTests {
         }
     }
 
+    /// One unbonded strap, `prefix`:01 on hci0, that an earlier run connected as `membership`: the
+    /// state that run saved (`restored`) knows it, while bluetoothd has forgotten it (no object
+    /// until a scan hears it again).
+    static func strapBluetoothdForgot(
+        prefix: String, seed: UInt64, membership: KnownDevice.Membership
+    ) throws -> (scenario: Scenario, id: DeviceID, restored: [KnownDevice]) {
+        let scenario = Scenario(
+            seed: seed, adapters: [AdapterSpec(name: "hci0", slots: 2)], devices: Self.straps(1, prefix: prefix, bonded: false))
+        let id = try FleetSimulatorFixture.id("\(prefix):01")
+        let restored = [
+            KnownDevice(
+                id: id, adapter: AdapterID("hci0"), servicesSeen: [FleetSimulatorFixture.heartRateService], lastConnected: Date(),
+                membership: membership)
+        ]
+        return (scenario, id, restored)
+    }
+
     @Test("with every device heard by both adapters, 2 × slots pinned straps all become ready, spread over both")
     func twoAdaptersHearEveryDevice() async throws {
         let slots = 5
@@ -150,20 +167,11 @@ struct FleetStockBlueZSimulatorTests {
 
     @Test("a restored unbonded device bluetoothd forgot is found by scanning; ConnectDevice's absence is no failure")
     func restoredDeviceWithoutConnectDevice() async throws {
-        let address = "AA:BB:CC:00:43:01"
-        let scenario = Scenario(
-            seed: 64, adapters: [AdapterSpec(name: "hci0", slots: 2)],
-            devices: Self.straps(1, prefix: "AA:BB:CC:00:43", bonded: false))
-        let id = try FleetSimulatorFixture.id(address)
+        let (scenario, id, restored) = try Self.strapBluetoothdForgot(prefix: "AA:BB:CC:00:43", seed: 64, membership: .pinned)
         let configuration = FleetRuntimeConfiguration(
             pinned: [FleetRuntimeConfiguration.PinnedDevice(id: id, className: "strap")],
             classes: ["strap": FleetSimulatorFixture.strapClass()], pool: PoolConfiguration(maxConnections: 2),
             reconnect: Self.fastReconnect())
-        let restored = [
-            KnownDevice(
-                id: id, adapter: AdapterID("hci0"), servicesSeen: [FleetSimulatorFixture.heartRateService], lastConnected: Date(),
-                membership: .pinned)
-        ]
         let failures = FailureLog()
         let log = LogCapture()
         let fleet = try await FleetSimulatorFixture.start(
@@ -181,20 +189,11 @@ struct FleetStockBlueZSimulatorTests {
 
     @Test("a restored pool device bluetoothd forgot is found by scanning and connected, with no failure counted")
     func restoredPoolDeviceWithoutConnectDevice() async throws {
-        let address = "AA:BB:CC:00:44:01"
-        let scenario = Scenario(
-            seed: 65, adapters: [AdapterSpec(name: "hci0", slots: 2)],
-            devices: Self.straps(1, prefix: "AA:BB:CC:00:44", bonded: false))
-        let id = try FleetSimulatorFixture.id(address)
+        let (scenario, id, restored) = try Self.strapBluetoothdForgot(prefix: "AA:BB:CC:00:44", seed: 65, membership: .pool)
         let configuration = FleetRuntimeConfiguration(
             classes: ["strap": FleetSimulatorFixture.strapClass()], poolClassName: "strap", poolEnabled: true,
             pool: PoolConfiguration(maxConnections: 2), reconnect: Self.fastReconnect(),
             scanUUIDs: [FleetSimulatorFixture.bandService])
-        let restored = [
-            KnownDevice(
-                id: id, adapter: AdapterID("hci0"), servicesSeen: [FleetSimulatorFixture.heartRateService], lastConnected: Date(),
-                membership: .pool)
-        ]
         let failures = FailureLog()
         let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 65, restored: restored, observers: [failures])
         let status = try await fleet.waitForStatus("the pool strap ready", timeout: .seconds(20)) {

@@ -13,10 +13,8 @@ struct ServicesResolvedRaceTests {
     static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
     static let heartRate = "00002a37-0000-1000-8000-00805f9b34fb"
     static let bodySensorLocation = "00002a38-0000-1000-8000-00805f9b34fb"
-    static let adapter: DBusObjectPath = "/org/bluez/hci0"
-    static let device: DBusObjectPath = "/org/bluez/hci0/dev_C4_7A_20_00_00_01"
     static let service: DBusObjectPath = "/org/bluez/hci0/dev_C4_7A_20_00_00_01/service000a"
-    static let strap = DeviceID(address: BluetoothAddress("C4:7A:20:00:00:01")!)
+    static let strap = StandInBluetoothd.strap
 
     static let serviceInterface = DBusInterface(
         "org.bluez.GattService1",
@@ -28,29 +26,14 @@ struct ServicesResolvedRaceTests {
     /// A linked strap whose services are resolved, with its heart-rate service and only its
     /// body-sensor-location characteristic exported so far.
     static func bluetoothd(on bus: PrivateBus) async throws -> DBusConnection {
-        let connection = try await DBusConnection.connect(to: .address(bus.address), threadName: "late-gatt")
-        await connection.addObjectManager(at: .root)
+        let connection = try await StandInBluetoothd.connect(to: bus, threadName: "late-gatt")
+        try await StandInBluetoothd.exportStrap(on: connection, state: ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
         try await connection.export(
-            DBusInterface("org.bluez.Adapter1", properties: [DBusProperty("Address", .string), DBusProperty("Powered", .boolean)]),
-            properties: ["Address": .string("00:11:22:33:44:55"), "Powered": .boolean(true)], at: adapter)
-        try await connection.export(
-            DBusInterface(
-                "org.bluez.Device1",
-                properties: [
-                    DBusProperty("Address", .string), DBusProperty("AddressType", .string), DBusProperty("Adapter", .objectPath),
-                    DBusProperty("Connected", .boolean), DBusProperty("ServicesResolved", .boolean),
-                ]),
-            properties: [
-                "Address": .string("C4:7A:20:00:00:01"), "AddressType": .string("public"), "Adapter": .objectPath(adapter),
-                "Connected": .boolean(true), "ServicesResolved": .boolean(true),
-            ], at: device)
-        try await connection.export(
-            serviceInterface, properties: ["UUID": .string(heartRateService), "Device": .objectPath(device), "Primary": .boolean(true)],
+            serviceInterface,
+            properties: ["UUID": .string(heartRateService), "Device": .objectPath(StandInBluetoothd.device), "Primary": .boolean(true)],
             at: service)
         try await exportCharacteristic(bodySensorLocation, at: "char000d", flags: ["read"], on: connection)
-        _ = try await connection.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "RequestName", [.string("org.bluez"), .uint32(4)])
+        try await StandInBluetoothd.takeBlueZName(on: connection)
         return connection
     }
 
@@ -64,11 +47,9 @@ struct ServicesResolvedRaceTests {
     @Test func theWaitAfterServicesResolvedIsForTheRequiredCharacteristics() async throws {
         let bus = try PrivateBus()
         let bluetoothd = try await Self.bluetoothd(on: bus)
-        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        try await client.start()
-        let poller = try NotificationSocketPoller { _, _ in { _ in } }
-        defer { poller.stop() }
-        let transport = BlueZDeviceTransport(client: client, poller: poller, gattSettleTimeout: .seconds(10))
+        let parts = try await TransportParts.start(on: bus)
+        defer { parts.poller.stop() }
+        let transport = BlueZDeviceTransport(client: parts.client, poller: parts.poller, gattSettleTimeout: .seconds(10))
 
         let requirement = GATTRequirement(services: [Self.heartRateService], characteristics: [Self.heartRate])
         let wait = Task { () async -> Result<Set<String>, TransportFailure> in
@@ -85,19 +66,17 @@ struct ServicesResolvedRaceTests {
 
         let characteristics = try await wait.value.get()
         #expect(characteristics == [Self.heartRate, Self.bodySensorLocation], "the required characteristic was waited for")
-        await client.stop()
+        await parts.client.stop()
         await bluetoothd.close()
     }
 
     @Test func withNothingRequiredTheFirstCharacteristicIsEnough() async throws {
         let bus = try PrivateBus()
         let bluetoothd = try await Self.bluetoothd(on: bus)
-        let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        try await client.start()
-        let poller = try NotificationSocketPoller { _, _ in { _ in } }
-        defer { poller.stop() }
+        let parts = try await TransportParts.start(on: bus)
+        defer { parts.poller.stop() }
         // A settle timeout far beyond the test's own: an answer means the wait did not use it.
-        let transport = BlueZDeviceTransport(client: client, poller: poller, gattSettleTimeout: .seconds(600))
+        let transport = BlueZDeviceTransport(client: parts.client, poller: parts.poller, gattSettleTimeout: .seconds(600))
         let characteristics = try await withTimeout(.seconds(10), "the services") { () async throws -> Set<String> in
             do throws(TransportFailure) {
                 return try await transport.awaitServices(Self.strap, on: nil, requiring: GATTRequirement()).characteristics
@@ -106,7 +85,7 @@ struct ServicesResolvedRaceTests {
             }
         }
         #expect(characteristics == [Self.bodySensorLocation])
-        await client.stop()
+        await parts.client.stop()
         await bluetoothd.close()
     }
 }
