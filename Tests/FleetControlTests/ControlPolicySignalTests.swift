@@ -38,22 +38,10 @@ struct ControlPolicySignalTests {
 
     @Test(.enabled(if: PolicyBus.isPossible, "needs root: a mount namespace and other uids"))
     func readersReceiveStateChangesAndOutsidersNothing() async throws {
-        let bus = try PolicyBus()
         let strap = "AA:BB:CC:00:00:01"
-        let simulator = try BlueZSimulator(
-            scenario: Scenario(
-                seed: 3, adapters: [AdapterSpec(name: "hci0", slots: 5)],
-                devices: [DeviceSpec(kind: .heartRateStrap, address: strap, addressType: "public", bonded: true)]),
-            bus: .address(bus.address), timings: .fast)
-        try await simulator.start()
-        let files = try DaemonFiles(pinned: [strap])
-        defer { files.remove() }
-        #expect(chown(files.state, uid_t(PolicyBus.wearfleetUID), gid_t(PolicyBus.wearfleetUID)) == 0)
-        let daemon = try DaemonProcess(
-            ["--bus", bus.address, "--config", files.config, "--state-dir", files.state, "--log-format", "console"],
-            launcher: bus.inNamespace + PolicyBus.asUser(PolicyBus.wearfleetUID, group: PolicyBus.wearfleetUID))
-        try await daemon.lines(containing: "control interface ready")
-        try await daemon.lines(containing: "→ ready", within: .seconds(30))
+        let fleet = try await PolicyFleet.start(straps: [strap], pinned: [strap], seed: 3, daemonSeesBusUsers: true)
+        defer { fleet.files.remove() }
+        let bus = fleet.bus
 
         let reader = try Self.monitor(
             PolicyBus.asUser(PolicyBus.operatorUID, group: PolicyBus.nobodyUID, groups: [PolicyBus.wearfleetUID]), bus: bus.address)
@@ -77,7 +65,7 @@ struct ControlPolicySignalTests {
 
         reader.terminate()
         outsider.terminate()
-        #expect(await daemon.stop() == 0)
-        await simulator.stop()
+        #expect(await fleet.daemon.stop() == 0)
+        await fleet.simulator.stop()
     }
 }
