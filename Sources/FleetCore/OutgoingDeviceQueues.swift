@@ -134,6 +134,22 @@ struct WriteQueue<Element> {
         return false
     }
 
+    /// Removes the first element matching `predicate`, keeping the others in order; returns
+    /// whether one was found. O(count): for a caller giving up on one write, not a hot path.
+    mutating func removeFirst(where predicate: (Element) -> Bool) -> Bool {
+        var kept: [Element] = []
+        var found = false
+        for offset in 0..<count {
+            guard let element = storage[(head + offset) % storage.count] else { continue }
+            if !found, predicate(element) { found = true } else { kept.append(element) }
+        }
+        guard found else { return false }
+        for offset in 0..<storage.count { storage[offset] = offset < kept.count ? kept[offset] : nil }
+        head = 0
+        count = kept.count
+        return true
+    }
+
     /// Changes the bound. Lowering it below `count` drops nothing: appends are refused until the
     /// queue has drained below the new bound.
     mutating func setCapacity(_ capacity: Int) {

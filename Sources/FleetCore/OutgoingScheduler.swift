@@ -77,6 +77,20 @@ public struct OutgoingScheduler: Sendable {
         return dropped
     }
 
+    /// Takes back the queued write `sequence` of `device` before it was released (its sender
+    /// stopped waiting); returns false when it is no longer queued (released already, or never
+    /// there). A device left with nothing queued leaves the ring.
+    @discardableResult
+    public mutating func withdraw(sequence: UInt64, of device: DeviceID) -> Bool {
+        guard var state = devices[device] else { return false }
+        for index in state.queues.indices where state.queues[index].removeFirst(where: { $0.sequence == sequence }) {
+            devices[device] = state
+            if state.isEmpty { removeFromRing(device) }
+            return true
+        }
+        return false
+    }
+
     // MARK: - Events from senders and the transport
 
     /// Queues a write for `device`, or refuses it without side effects.

@@ -37,6 +37,40 @@ import FleetCore
         #expect(scheduler.queueDepth(device: a, qos: .normal) == 2)
     }
 
+    @Test func aWithdrawnWriteNeverGoesOutAndTheOthersKeepTheirOrder() throws {
+        var scheduler = OutgoingScheduler(configuration: OutgoingConfiguration(normalQueueCapacity: 3))
+        let first = scheduler.upcomingSequence
+        try scheduler.enqueue(write([1]), for: a, now: .zero)
+        let second = scheduler.upcomingSequence
+        try scheduler.enqueue(write([2]), for: a, now: .zero)
+        try scheduler.enqueue(write([3]), for: a, now: .zero)
+        let withdrawn = scheduler.withdraw(sequence: second, of: a)
+        let again = scheduler.withdraw(sequence: second, of: a)
+        let elsewhere = scheduler.withdraw(sequence: first, of: b)
+        #expect(withdrawn)
+        #expect(!again, "only once")
+        #expect(!elsewhere, "another device's queue holds nothing of it")
+        #expect(scheduler.queueDepth(device: a, qos: .normal) == 2)
+        // Room again for one more, and the rest goes out in order without the withdrawn one.
+        try scheduler.enqueue(write([4]), for: a, now: .zero)
+        scheduler.creditsAvailable(device: a, count: 10)
+        #expect(drain(&scheduler).map(\.bytes) == [[1], [3], [4]])
+        let released = scheduler.withdraw(sequence: first, of: a)
+        #expect(!released, "released already")
+    }
+
+    @Test func withdrawingADevicesLastWriteTakesItOutOfTheRing() throws {
+        var scheduler = OutgoingScheduler()
+        let only = scheduler.upcomingSequence
+        try scheduler.enqueue(write([1]), for: a, now: .zero)
+        try scheduler.enqueue(write([2]), for: b, now: .zero)
+        let withdrawn = scheduler.withdraw(sequence: only, of: a)
+        #expect(withdrawn)
+        scheduler.creditsAvailable(device: a, count: 10)
+        scheduler.creditsAvailable(device: b, count: 10)
+        #expect(drain(&scheduler).map(\.bytes) == [[2]])
+    }
+
     @Test func aFullQueueForOneClassDoesNotBlockAnother() throws {
         var scheduler = OutgoingScheduler(configuration: OutgoingConfiguration(normalQueueCapacity: 1))
         try scheduler.enqueue(write([1]), for: a, now: .zero)

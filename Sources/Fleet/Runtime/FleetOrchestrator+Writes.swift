@@ -26,7 +26,8 @@ extension FleetOrchestrator {
     /// answered), `sent` (without response, handed to bluetoothd or the `AcquireWrite` socket),
     /// or a `FleetWriteError`. Refused before queuing (nothing changes) when the text is not a
     /// UUID, the device is unknown or has no usable link, or the characteristic, size or queue
-    /// does not allow it. A write still queued after `timeout` answers `timedOut` and stays queued.
+    /// does not allow it. A write still queued after `timeout` is taken back and answers `timedOut`
+    /// (never sent).
     public func writeAndWait(
         _ id: DeviceID, characteristic text: String, bytes: [UInt8], qos: OutgoingQoS? = nil, mode: OutgoingWriteMode = .automatic,
         timeout: Duration = .seconds(20)
@@ -64,7 +65,7 @@ public enum FleetWriteError: Error, Equatable, Sendable, CustomStringConvertible
     case notSent(DeviceID, reason: String)
     /// Sent, and bluetoothd or the device refused or failed it.
     case failed(DeviceID, DeviceEvent.Failure)
-    /// Still queued when the caller stopped waiting; it stays queued.
+    /// Still queued when the caller stopped waiting: taken back, never sent.
     case timedOut(DeviceID, after: Duration)
 
     public var description: String {
@@ -79,7 +80,7 @@ public enum FleetWriteError: Error, Equatable, Sendable, CustomStringConvertible
         case .notSent(let id, let reason): "the write to \(id.address) was not sent: \(reason)"
         case .failed(let id, let failure):
             "bluetoothd: the write to \(id.address) failed: \(failure.name)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
-        case .timedOut(let id, let after): "the write to \(id.address) was still queued after \(after); it stays queued"
+        case .timedOut(let id, let after): "the write to \(id.address) was still queued after \(after); it was taken back and will not be sent"
         }
     }
 }

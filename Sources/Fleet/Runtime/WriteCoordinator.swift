@@ -111,8 +111,9 @@ actor WriteCoordinator {
 
     /// Queues a write (never coalesced) and returns once its outcome is known: acknowledged by
     /// the device (with response), handed to bluetoothd (without response), or failed. A write
-    /// still queued after `timeout` (the link is down, or the queue ahead of it is long) answers
-    /// `timedOut` and stays queued: it goes out when its turn comes.
+    /// still queued after `timeout` (the link is down, or the queue ahead of it is long) is taken
+    /// back and answers `timedOut`: it will never be sent, so a caller that tries again writes
+    /// once. One already handed to its lane is waited for (the class write timeout bounds it).
     func enqueueAndWait(
         _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, timeout: Duration
     ) async throws(FleetWriteError) -> FleetWriteOutcome {
@@ -121,7 +122,7 @@ actor WriteCoordinator {
         let outcome = await withCheckedContinuation(isolation: self) { reply in
             let timer = Task { [weak self] in
                 do { try await Task.sleep(for: timeout) } catch { return }
-                await self?.resolve(sequence, .failure(.timedOut(device, after: timeout)))
+                await self?.giveUp(sequence, of: device, after: timeout)
             }
             waiters[sequence] = Waiter(device: device, reply: reply, timer: timer)
             pump()
@@ -167,6 +168,13 @@ actor WriteCoordinator {
         deviceCounters.highWater[write.qos.description] = max(deviceCounters.highWater[write.qos.description] ?? 0, depth)
         counters[device] = deviceCounters
         return (result, sequence)
+    }
+
+    /// A waited-for write whose wait ran out: withdrawn if still queued (answered `timedOut`);
+    /// if already released, its outcome answers when known.
+    private func giveUp(_ sequence: UInt64, of device: DeviceID, after timeout: Duration) {
+        guard scheduler.withdraw(sequence: sequence, of: device) else { return }
+        resolve(sequence, .failure(.timedOut(device, after: timeout)))
     }
 
     /// Answers the caller waiting for write `sequence`, if one still is.
