@@ -114,11 +114,15 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
         return .connected
     }
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async { record("cancelConnect \(device.address)") }
+    /// As bluetoothd does: the link goes, and `Connected` turning false is reported.
     func disconnect(_ device: DeviceID, on adapter: AdapterID?) async {
-        world.withLock { world in
+        let linked = world.withLock { world -> [FleetStateMachine.DeviceObject]? in
             world.calls.append("disconnect \(device.address)")
+            let wasConnected = world.objects[device]?.values.contains { $0.connected } ?? false
             for adapter in (world.objects[device] ?? [:]).keys { world.objects[device]?[adapter]?.connected = false }
+            return wasConnected ? Self.sorted(world.objects[device]) : nil
         }
+        if let linked { factSink.yield(.device(device, .disconnected(nil), objects: linked)) }
     }
     func awaitServices(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)
         -> (services: Set<String>, characteristics: Set<String>)

@@ -124,6 +124,20 @@ struct FleetExecutorTests {
         await fleet.orchestrator.stop()
     }
 
+    @Test func disconnectAnswersOnceBluetoothdReportedTheLinkGone() async throws {
+        let strap = Self.device(9)
+        let fleet = try await Self.start(Self.configuration(pinned: [strap]))
+        fleet.bluetooth.appear(adapters: [Self.hci0], objects: [strap: [.init(adapter: Self.hci0)]])
+        try await fleet.waitForStatus("the strap ready") { $0.pinnedReady == 1 }
+        try await fleet.orchestrator.disconnect(strap)
+        #expect(fleet.bluetooth.calls.contains("disconnect \(strap.address)"))
+        let after = await fleet.orchestrator.status()
+        #expect(after.devices.first { $0.id == strap }?.adapter == nil, "no link on the books once it answered")
+        // Not linked any more: answered at once.
+        try await fleet.orchestrator.disconnect(strap)
+        await fleet.orchestrator.stop()
+    }
+
     @Test func aPinOrUnpinThatCannotBeSavedIsUndone() async throws {
         let strap = Self.device(7), spare = Self.device(8)
         let fleet = try await Self.start(Self.configuration(pinned: [strap]))

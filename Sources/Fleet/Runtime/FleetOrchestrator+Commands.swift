@@ -58,9 +58,19 @@ extension FleetOrchestrator: FleetCommands {
         }
     }
 
+    /// Releases the device's link and holds it down; answers once BlueZ reported the link gone
+    /// (at once when there was none). If it is still up after `disconnectWait`, the answer is a
+    /// `timeout` failure: the device stays held, and its link goes when bluetoothd lets it.
     public func disconnect(_ device: DeviceID) async throws(FleetCommandError) {
         try await accept(.disconnect(device))
+        guard await waitForLinkDown(device, timeout: Self.disconnectWait) else {
+            throw .failed(DeviceEvent.Failure(.timeout, message: "the link was still up after \(Self.disconnectWait); the device stays held"))
+        }
     }
+
+    /// How long `disconnect` waits for BlueZ to report the link gone (`Device1.Disconnect`
+    /// usually takes milliseconds; a controller that is slow to answer takes seconds).
+    static let disconnectWait: Duration = .seconds(10)
 
     public func reconnect(_ device: DeviceID) async throws(FleetCommandError) {
         try await accept(.reconnect(device))

@@ -47,6 +47,11 @@ public actor FleetOrchestrator {
     private var drainer: Task<Void, Never>?
     /// When the heap was last trimmed after a burst of inputs (`releaseHeapAfterBurst`).
     private var lastHeapRelease: MonotonicInstant?
+    /// `disconnect` callers waiting for BlueZ to report a device's link gone, by device and
+    /// ticket: resumed once an applied input leaves the fleet's records without the link, or by
+    /// their timer.
+    private var linkDownWaiters: [DeviceID: [UInt64: CheckedContinuation<Bool, Never>]] = [:]
+    private var nextLinkDownTicket: UInt64 = 0
     /// `saveKnowledge(in:)`: persist effects queued for the store, and the task applying them.
     var finishStoreUpdates: (@Sendable () -> Void)?
     var storeWriter: Task<Void, Never>?
@@ -259,6 +264,42 @@ public actor FleetOrchestrator {
     private static let heapReleaseBurst = 512
     private static let heapReleaseInterval: Duration = .seconds(10)
 
+    // MARK: - Waiting for a link to go
+
+    /// Waits until the fleet's records show no link for `id` (BlueZ reported it gone, or there
+    /// was none): true; false once `timeout` passed with the link still up.
+    func waitForLinkDown(_ id: DeviceID, timeout: Duration) async -> Bool {
+        if linkIsDown(id) { return true }
+        let ticket = nextLinkDownTicket
+        nextLinkDownTicket += 1
+        let clock = self.clock
+        let deadline = clock.now().advanced(by: timeout)
+        return await withCheckedContinuation(isolation: self) { waiter in
+            linkDownWaiters[id, default: [:]][ticket] = waiter
+            Task { [weak self] in
+                try? await clock.sleep(until: deadline)
+                await self?.endLinkDownWait(id, ticket: ticket, down: false)
+            }
+        }
+    }
+
+    private func linkIsDown(_ id: DeviceID) -> Bool {
+        (machine.devices[id]?.link ?? .disconnected) == .disconnected
+    }
+
+    private func endLinkDownWait(_ id: DeviceID, ticket: UInt64, down: Bool) {
+        guard let waiter = linkDownWaiters[id]?.removeValue(forKey: ticket) else { return }
+        if linkDownWaiters[id]?.isEmpty == true { linkDownWaiters[id] = nil }
+        waiter.resume(returning: down)
+    }
+
+    /// After an input: answers the waiters whose device's link is gone now.
+    private func answerLinkDownWaiters() {
+        for id in Array(linkDownWaiters.keys) where linkIsDown(id) {
+            for waiter in linkDownWaiters.removeValue(forKey: id)?.values ?? [:].values { waiter.resume(returning: true) }
+        }
+    }
+
     private func apply(_ input: FleetStateMachine.Input) async -> FleetStateMachine.Reply? {
         let now = clock.now()
         recorder.record(input, now: now)
@@ -272,6 +313,7 @@ public actor FleetOrchestrator {
                 await execute(action)
             }
         }
+        if !linkDownWaiters.isEmpty { answerLinkDownWaiters() }
         return reply
     }
 
