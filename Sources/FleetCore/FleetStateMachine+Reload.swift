@@ -17,6 +17,9 @@ extension FleetStateMachine {
         /// Pool devices whose priority or class changed under the new `[pool]` rules.
         public var poolReranked: [DeviceID] = []
         public var adaptersChanged = false
+        /// Run-time pins whose class the new configuration no longer defines, with that class:
+        /// they run with the `default` class until pinned again (or the class comes back).
+        public var runtimePinsWithoutClass: [DeviceID: String] = [:]
 
         public init() {}
 
@@ -25,6 +28,7 @@ extension FleetStateMachine {
                 + (poolReleased.isEmpty ? "" : ", \(poolReleased.count) pool released")
                 + (poolReranked.isEmpty ? "" : ", \(poolReranked.count) pool re-ranked")
                 + (adaptersChanged ? ", adapters changed" : "")
+                + (runtimePinsWithoutClass.isEmpty ? "" : ", \(runtimePinsWithoutClass.count) run-time pins lost their class")
         }
     }
 
@@ -37,6 +41,9 @@ extension FleetStateMachine {
         configuration = new
         var summary = ReloadSummary()
         policy.reconfigure(new.pool, now: now)
+        for pin in runtimePins.values where new.classes[pin.className] == nil {
+            summary.runtimePinsWithoutClass[pin.id] = pin.className
+        }
 
         let pins = effectivePins(new)
         let newPinned = Dictionary(pins.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })

@@ -353,6 +353,26 @@ struct FleetStateMachineTests {
             .contains("pinned by the configuration file at /etc/wearfleet/wearfleetd.d/50-ward.toml:7; unpin it there and reload"))
     }
 
+    @Test func aReloadThatRemovesARuntimePinsClassSaysSo() {
+        var fleet = Self.running(Self.configuration())
+        #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap"), objects: [])), now: Self.t0).contains(.reply(.done)))
+        var withoutStrap = Self.configuration(pinned: [])
+        withoutStrap.classes["strap"] = nil
+        let reload = fleet.handle(.reload(withoutStrap, objects: [:]), now: Self.t0)
+        guard case .reply(.reloaded(let summary))? = reload.last(where: { if case .reply = $0 { true } else { false } }) else {
+            Issue.record("a reload answers with its summary")
+            return
+        }
+        #expect(summary.runtimePinsWithoutClass == [Self.watch: "strap"])
+        #expect(summary.description.contains("1 run-time pins lost their class"))
+        #expect(fleet.devices[Self.watch]?.pinned == true, "still pinned")
+        // A reload that keeps the class says nothing of it.
+        var again = Self.running(Self.configuration())
+        _ = again.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap"), objects: [])), now: Self.t0)
+        let quiet = again.handle(.reload(Self.configuration(), objects: [:]), now: Self.t0)
+        #expect(quiet.contains { if case .reply(.reloaded(let summary)) = $0 { summary.runtimePinsWithoutClass.isEmpty } else { false } })
+    }
+
     @Test func aRuntimePinSurvivesAReloadThatDoesNotMentionIt() {
         var fleet = Self.running(Self.configuration())
         let pin = fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", priority: 3), objects: [])), now: Self.t0)

@@ -58,6 +58,11 @@ public struct ConfigurationReloader: Sendable {
                     "some changed settings take effect at the next restart",
                     metadata: ["event": "reload_restart_needed", "settings": "\(restartOnly.joined(separator: ","))"])
             }
+            for (device, className) in summary.runtimePinsWithoutClass.sorted(by: { $0.key < $1.key }) {
+                logger.warning(
+                    "a run-time pin's class is gone from the configuration: it runs with the default class",
+                    metadata: ["event": "runtime_pin_class_missing", "device_address": "\(device.address)", "class": "\(className)"])
+            }
             logger.notice("configuration reloaded: \(summary)", metadata: [
                 "event": "reloaded", "pinned": "\(next.pinned.count)", "config": "\(next.sources.joined(separator: ","))",
             ])
