@@ -195,6 +195,7 @@ public final class WatchHub: Sendable {
 
     private func run() {
         var clients: [Client] = []
+        let encoder = LiveValueEncoder()
         var lostBefore = 0
         var pollFDs: [pollfd] = []
         var timeout: Int32 = -1
@@ -231,7 +232,7 @@ public final class WatchHub: Sendable {
                     for client in clients where client.filter.acceptsState(of: device) { client.enqueue(record) }
                 }
             }
-            for client in clients { client.flush() }
+            for client in clients { client.flush(encoder) }
             settle(&clients)
             // Wait: for the next batch (at most `coalescing` while values flow), a client's room
             // to write or its hang-up.
@@ -263,7 +264,7 @@ public final class WatchHub: Sendable {
                 let events = pollFDs[index + 1].revents
                 guard events != 0 else { continue }
                 client.checkHangUp(events)
-                if events & Int16(POLLOUT) != 0 { client.flush() }
+                if events & Int16(POLLOUT) != 0 { client.flush(encoder) }
             }
             settle(&clients)
         }
