@@ -199,18 +199,22 @@ public final class WatchHub: Sendable {
         var lostBefore = 0
         var pollFDs: [pollfd] = []
         var timeout: Int32 = -1
+        // The batch being handled; swapped with `pending` under the lock, so both arrays keep
+        // their storage (taking `pending` by copy made the ingest side allocate a fresh one for
+        // every batch).
+        var items: [Item] = []
         let coalescingMilliseconds = Int32(max(0, coalescing.components.seconds * 1000 + coalescing.components.attoseconds / 1_000_000_000_000_000))
         while true {
             // Take the batch; with nothing to do, say so and wait without a timeout.
-            let (items, joining, devices, lost, stopping) = shared.withLock { shared in
-                defer {
-                    shared.pending.removeAll(keepingCapacity: true)
-                    shared.joining.removeAll()
-                }
+            // The last batch's values are released here, outside the lock.
+            items.removeAll(keepingCapacity: true)
+            let (joining, devices, lost, stopping) = shared.withLock { shared in
+                defer { shared.joining.removeAll() }
                 // Idle: the next item wakes it. Busy: it will look again within `coalescing`.
                 shared.writerAwake = !(shared.pending.isEmpty && shared.joining.isEmpty && !shared.stopping)
                 shared.wakeAt = 1
-                return (shared.pending, shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
+                swap(&items, &shared.pending)
+                return (shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
             }
             if stopping { break }
             clients += joining.map(Client.init)
