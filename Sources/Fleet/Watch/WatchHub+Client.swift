@@ -20,9 +20,12 @@ extension WatchHub {
 
         init(encoded: [UInt8]) { self.encoded = encoded }
 
-        var bytes: [UInt8] {
+        func bytes(_ encoder: LiveValueEncoder) -> [UInt8] {
             if let encoded { return encoded }
-            let bytes = value.map { LiveValueRecord($0, session: info?.session, name: info?.name, adapter: info?.adapter).jsonBytes() } ?? []
+            let bytes = value.map {
+                encoder.encode(
+                    device: $0.device, characteristic: $0.characteristic, receivedAt: $0.receivedAt, result: $0.result, bytes: $0.bytes, info: info)
+            } ?? []
             encoded = bytes
             value = nil
             return bytes
@@ -72,7 +75,7 @@ extension WatchHub {
         private static let batch = 32
 
         /// Sends what the socket takes, never waiting: up to `batch` records per `sendmmsg`.
-        func flush() {
+        func flush(_ encoder: LiveValueEncoder) {
             while !dead {
                 if owesDropReport {
                     guard send(LiveStateRecord.droppedJSON(total: dropped)) else { return }
@@ -84,7 +87,7 @@ extension WatchHub {
                 records.reserveCapacity(min(Self.batch, queue.count - head))
                 var index = head
                 while index < queue.count, records.count < Self.batch {
-                    let record = queue[index].bytes
+                    let record = queue[index].bytes(encoder)
                     // Never sendable: lost, and said so.
                     guard record.count <= WatchHub.maximumRecordBytes else { break }
                     records.append(record)

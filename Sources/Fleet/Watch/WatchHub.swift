@@ -195,21 +195,26 @@ public final class WatchHub: Sendable {
 
     private func run() {
         var clients: [Client] = []
+        let encoder = LiveValueEncoder()
         var lostBefore = 0
         var pollFDs: [pollfd] = []
         var timeout: Int32 = -1
+        // The batch being handled; swapped with `pending` under the lock, so both arrays keep
+        // their storage (taking `pending` by copy made the ingest side allocate a fresh one for
+        // every batch).
+        var items: [Item] = []
         let coalescingMilliseconds = Int32(max(0, coalescing.components.seconds * 1000 + coalescing.components.attoseconds / 1_000_000_000_000_000))
         while true {
             // Take the batch; with nothing to do, say so and wait without a timeout.
-            let (items, joining, devices, lost, stopping) = shared.withLock { shared in
-                defer {
-                    shared.pending.removeAll(keepingCapacity: true)
-                    shared.joining.removeAll()
-                }
+            // The last batch's values are released here, outside the lock.
+            items.removeAll(keepingCapacity: true)
+            let (joining, devices, lost, stopping) = shared.withLock { shared in
+                defer { shared.joining.removeAll() }
                 // Idle: the next item wakes it. Busy: it will look again within `coalescing`.
                 shared.writerAwake = !(shared.pending.isEmpty && shared.joining.isEmpty && !shared.stopping)
                 shared.wakeAt = 1
-                return (shared.pending, shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
+                swap(&items, &shared.pending)
+                return (shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
             }
             if stopping { break }
             clients += joining.map(Client.init)
@@ -231,7 +236,7 @@ public final class WatchHub: Sendable {
                     for client in clients where client.filter.acceptsState(of: device) { client.enqueue(record) }
                 }
             }
-            for client in clients { client.flush() }
+            for client in clients { client.flush(encoder) }
             settle(&clients)
             // Wait: for the next batch (at most `coalescing` while values flow), a client's room
             // to write or its hang-up.
@@ -263,7 +268,7 @@ public final class WatchHub: Sendable {
                 let events = pollFDs[index + 1].revents
                 guard events != 0 else { continue }
                 client.checkHangUp(events)
-                if events & Int16(POLLOUT) != 0 { client.flush() }
+                if events & Int16(POLLOUT) != 0 { client.flush(encoder) }
             }
             settle(&clients)
         }
