@@ -60,5 +60,7 @@ public enum WearfleetControl {
         /// `WatchValues` got a filter it cannot use (unknown key, mistyped value, bad address or
         /// UUID); the message names the key.
         public static let invalidFilter = "org.wearfleet.Error.InvalidFilter"
+        /// `WatchValues` while `WatchHub.clientLimit` clients watch already.
+        public static let tooManyWatchers = "org.wearfleet.Error.TooManyWatchers"
     }
 }

@@ -13,7 +13,8 @@ extension ControlInterface {
     /// `WatchValues(a{sv} filter) → (h socket, u max_record_bytes)`: a SOCK_SEQPACKET socket
     /// carrying one JSON record per datagram (README, "Value JSON" and "Watching values") for
     /// the devices and characteristics `filter` names (`WatchFilter`); closing it ends the
-    /// watch. `org.wearfleet.Error.InvalidFilter` for a filter it cannot use.
+    /// watch. `org.wearfleet.Error.InvalidFilter` for a filter it cannot use,
+    /// `org.wearfleet.Error.TooManyWatchers` while `WatchHub.clientLimit` clients watch.
     static func watchMethod(hub: WatchHub) -> DBusMethod {
         DBusMethod(
             watchValuesMethod, inputs: [DBusArgument("filter", .dictionary(key: .string, value: .variant))],
@@ -23,6 +24,10 @@ extension ControlInterface {
                 let socket: Int32
                 do {
                     socket = try hub.addClient(filter).socket
+                } catch WatchHubError.tooManyClients(let limit) {
+                    throw DBusError(
+                        name: WearfleetControl.ErrorName.tooManyWatchers,
+                        message: "\(limit) clients watch already, the most at once; close one and try again")
                 } catch {
                     throw DBusError(name: DBusError.failed, message: "cannot open a watch socket: \(error)")
                 }

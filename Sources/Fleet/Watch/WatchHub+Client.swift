@@ -111,15 +111,8 @@ extension WatchHub {
 
         /// How many of `records` went (0 when the socket is full, or the client is gone).
         private func sendBatch(_ records: [[UInt8]]) -> Int {
-            let lengths = records.map { UInt($0.count) }
-            // The records stay alive (and their storage fixed) for the call.
-            let sent = withExtendedLifetime(records) { () -> Int32 in
-                let pointers: [UnsafePointer<UInt8>?] = records.map { $0.withUnsafeBufferPointer { $0.baseAddress } }
-                return pointers.withUnsafeBufferPointer { buffers in
-                    lengths.withUnsafeBufferPointer { sizes in
-                        wearfleet_send_datagrams(fd, buffers.baseAddress, sizes.baseAddress, UInt32(records.count))
-                    }
-                }
+            let sent = Self.withBufferPointers(records) { buffers, lengths, count in
+                wearfleet_send_datagrams(fd, buffers, lengths, UInt32(count))
             }
             if sent >= 0 { return Int(sent) }
             switch errno {
@@ -133,6 +126,29 @@ extension WatchHub {
             default:
                 dead = true
                 return 0
+            }
+        }
+
+        /// Calls `body` with a pointer to each record's bytes, their lengths and their count,
+        /// every pointer valid for the whole call: each comes from its own
+        /// `withUnsafeBufferPointer`, nested (a pointer taken out of such a closure is not valid
+        /// after it returns), written into one temporary array of pointers.
+        private static func withBufferPointers<Result>(
+            _ records: [[UInt8]],
+            _ body: (UnsafePointer<UnsafePointer<UInt8>?>?, UnsafePointer<UInt>?, Int) -> Result
+        ) -> Result {
+            let lengths = records.map { UInt($0.count) }
+            return withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: records.count) { pointers in
+                func nest(_ index: Int) -> Result {
+                    guard index < records.count else {
+                        return lengths.withUnsafeBufferPointer { body(UnsafePointer(pointers.baseAddress), $0.baseAddress, records.count) }
+                    }
+                    return records[index].withUnsafeBufferPointer { bytes in
+                        pointers[index] = bytes.baseAddress
+                        return nest(index + 1)
+                    }
+                }
+                return nest(0)
             }
         }
 
@@ -154,16 +170,18 @@ extension WatchHub {
         }
 
         /// After `poll` said the socket is readable or hung up: the client never writes, so
-        /// that is the end of it (end of file, an error, or a protocol violation).
+        /// that is the end of it (end of file, an error, or a protocol violation: a client that
+        /// writes would otherwise keep the socket readable and `poll` returning at once, the
+        /// writer spinning for every client).
         func checkHangUp(_ events: Int16) {
             if events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                 dead = true
                 return
             }
             if events & Int16(POLLIN) != 0 {
-                var scratch = [UInt8](repeating: 0, count: 256)
+                var scratch = [UInt8](repeating: 0, count: 1)
                 let count = recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT))
-                if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) { dead = true }
+                if count >= 0 || (errno != EAGAIN && errno != EINTR) { dead = true }
             }
         }
     }

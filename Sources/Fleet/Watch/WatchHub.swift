@@ -115,8 +115,9 @@ public final class WatchHub: Sendable {
             throw POSIXError(.init(rawValue: errno) ?? .EIO)
         }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        let id = shared.withLock { shared -> UInt64? in
+        let id = shared.withLock { shared -> UInt64?? in
             guard !shared.stopping else { return nil }
+            guard shared.clients.count < Self.clientLimit else { return .some(nil) }
             let id = shared.nextClient
             shared.nextClient += 1
             shared.joining.append(Registration(id: id, fd: fds[0], filter: filter))
@@ -128,13 +129,18 @@ public final class WatchHub: Sendable {
             clientCountSink.yield(shared.clients.count)
             return id
         }
-        guard let id else {
+        guard let id, let id else {
             close(fds[0])
             close(fds[1])
-            throw POSIXError(.ESHUTDOWN)
+            throw id == nil ? WatchHubError.stopping : WatchHubError.tooManyClients(limit: Self.clientLimit)
         }
         return (fds[1], id)
     }
+
+    /// The most clients that watch at once. Each holds a socket pair's daemon end and a queue of
+    /// up to its `Buffer` records: a reader that opens watches without end would otherwise take
+    /// every descriptor the daemon has (bluetoothd's notify and write sockets need them).
+    public static let clientLimit = 64
 
     /// Whether the hub takes the pipeline's values now (only while a client watches).
     public var takesValues: Bool { shared.withLock { $0.tap != nil } }
@@ -174,8 +180,11 @@ public final class WatchHub: Sendable {
         shared.withLock { shared in
             guard !shared.clients.isEmpty else { return }
             if shared.pending.count >= Self.pendingLimit {
-                shared.pending.removeFirst()
-                shared.lostBeforeWriter += 1
+                // The writer is that far behind: the oldest eighth goes at once, so a value costs
+                // the ingest thread amortised O(1) here rather than a 64K-element shift each.
+                let oldest = Self.pendingLimit / 8
+                shared.pending.removeFirst(oldest)
+                shared.lostBeforeWriter += oldest
             }
             shared.pending.append(item)
             if !shared.writerAwake, shared.pending.count >= shared.wakeAt { wake(&shared) }
@@ -306,6 +315,19 @@ public final class WatchHub: Sendable {
                 shared.tap = nil
                 shared.pending.removeAll()
             }
+        }
+    }
+}
+
+/// Why `WatchHub.addClient` refused a client.
+public enum WatchHubError: Error, Equatable, CustomStringConvertible {
+    case stopping
+    case tooManyClients(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .stopping: "the daemon is stopping"
+        case .tooManyClients(let limit): "\(limit) clients watch already (the most at once)"
         }
     }
 }
