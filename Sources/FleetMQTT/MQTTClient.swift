@@ -32,9 +32,9 @@ public final class MQTTClient: Sendable {
 
     public let counters: MQTTClientCounters
     /// How long a value may wait for the thread while values keep coming: one wake-up hands over
-    /// all of them (at 5,000 values/s, at most 1,000 wake-ups instead of 5,000). Values that come alone
+    /// all of them (at 5,000 values/s, at most 500 wake-ups instead of 5,000). Values that come alone
     /// wake the thread at once.
-    static let valueLinger: Duration = .milliseconds(1)
+    static let valueLinger: Duration = .milliseconds(2)
     public let events: AsyncStream<Event>
     let shared: Mutex<MQTTLoopShared>
     let wakeFD: Int32
