@@ -121,7 +121,7 @@ public final class MQTTClient: Sendable {
     }
 
     /// Messages waiting for the broker.
-    public var waiting: Int { shared.withLock { $0.outbox.waitingCount + $0.values.count } }
+    public var waiting: Int { shared.withLock { $0.outbox.waitingCount + $0.values.count + $0.handingOver } }
 
     /// Publishes `final` if connected, disconnects cleanly and ends the thread. Returns once the
     /// thread has ended, or after `timeout` (a connect under way to an unreachable host can hold
@@ -183,6 +183,9 @@ struct MQTTLoopShared: Sendable {
     var outbox: MQTTOutbox
     /// Values not yet rendered (`publishValue`), oldest first, bounded like the outbox's.
     var values: MQTTValueQueue<ValuePipeline.Value>
+    /// Messages or values the loop thread has taken and not yet handed to libmosquitto (or put
+    /// back): still waiting, for `waiting`.
+    var handingOver = 0
     var stopRequested = false
     var finalMessage: MQTTMessage?
     /// Set while the loop sleeps in poll(): a publisher then writes the eventfd, if the loop is

@@ -219,14 +219,20 @@ final class MosquittoLoop {
     private func flush(_ handle: OpaquePointer) {
         guard !mosquitto_want_write(handle) else { return }
         let messages = client.shared.withLock { state -> [MQTTMessage] in
-            state.outbox.isEmpty ? [] : state.outbox.takeAll()
+            let taken = state.outbox.isEmpty ? [] : state.outbox.takeAll()
+            state.handingOver = taken.count
+            return taken
         }
         valuesFlowing = messages.contains { !$0.retain && $0.qos == 0 }
         var published = 0
         var refused = 0
-        defer {
+        // Counted before `handingOver` is cleared: whoever sees nothing waiting sees them counted.
+        func handedOver() {
             client.counters.addPublished(published)
-            if refused > 0 { client.counters.addDropped(refused) }
+            client.counters.addDropped(refused)
+            published = 0
+            refused = 0
+            client.shared.withLock { $0.handingOver = 0 }
         }
         for (index, message) in messages.enumerated() {
             if index > 0, mosquitto_want_write(handle) {
@@ -234,6 +240,7 @@ final class MosquittoLoop {
                 client.shared.withLock { state in
                     for message in messages[index...] where state.outbox.enqueue(message) { refused += 1 }
                 }
+                handedOver()
                 return
             }
             if publish(handle, message) {
@@ -243,10 +250,15 @@ final class MosquittoLoop {
                 refused += 1
             }
         }
+        if !messages.isEmpty { handedOver() }
         guard renderer != nil, !mosquitto_want_write(handle) else { return }
         valueBatch.removeAll(keepingCapacity: true)
-        client.shared.withLock { state in state.values.takeAll(into: &valueBatch) }
+        client.shared.withLock { state in
+            state.values.takeAll(into: &valueBatch)
+            state.handingOver = valueBatch.count
+        }
         guard !valueBatch.isEmpty else { return }
+        defer { handedOver() }
         valuesFlowing = true
         valueMessages.removeAll(keepingCapacity: true)
         renderer?.render(valueBatch, into: &valueMessages)
