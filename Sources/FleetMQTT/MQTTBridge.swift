@@ -10,11 +10,13 @@ import Logging
 /// `FleetCommands` calls.
 ///
 /// One actor per connection settings: it owns the device records it publishes from; the client
-/// owns the connection. Reading the activity feed is its only link to the fleet's output, so a
-/// broker that is slow or away costs the fleet nothing (the feed drops its own oldest, counted,
-/// and the client's outbox is bounded).
+/// owns the connection. The fleet's events feed and the values' route (`MQTTValueRoute`: values go
+/// from the ingest thread to the client's thread, never through this actor) are its only links to
+/// the fleet's output, so a broker that is slow or away costs the fleet nothing (the feed drops
+/// its own oldest, counted, and the client's queues are bounded).
 actor MQTTBridge {
     private let client: MQTTClient
+    private let route: MQTTValueRoute
     private let topics: MQTTTopics
     private let discovery: HomeAssistantDiscovery?
     private let allowed: Set<MQTTSettings.CommandOp>
@@ -26,20 +28,13 @@ actor MQTTBridge {
     /// The discovery configs last published, by topic: only a new or changed one is sent (Home
     /// Assistant's birth message resends all of them through the client's retained set).
     private var publishedConfigs: [String: [UInt8]] = [:]
-    /// Value topics by device, characteristic and kind: built once, not per value.
-    private var valueTopics: [ValueTopicKey: String] = [:]
-
-    private struct ValueTopicKey: Hashable {
-        var device: DeviceID
-        var characteristic: String
-        var kind: String
-    }
 
     init(
-        client: MQTTClient, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
+        client: MQTTClient, route: MQTTValueRoute, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
         fleet: any FleetCommands, logger: Logger
     ) {
         self.client = client
+        self.route = route
         self.topics = topics
         discovery = homeAssistantDiscovery ? HomeAssistantDiscovery(topics: topics) : nil
         self.allowed = allowed
@@ -65,6 +60,7 @@ actor MQTTBridge {
             record.rssi = device.rssi
             record.session = device.sessions > 0 ? device.sessions : nil
             records[device.id] = record
+            describe(device.id)
             publishState(device.id)
             publishDiscovery(device.id)
         }
@@ -72,9 +68,9 @@ actor MQTTBridge {
 
     // MARK: - The fleet's activity
 
-    /// Reads `feed` until it ends or the task is cancelled, on this actor: one suspension per
-    /// activity rather than a hop onto the actor for each. What the feed dropped (this side fell
-    /// behind the fleet) is counted as dropped.
+    /// Reads `feed` (the fleet's events) until it ends or the task is cancelled, on this actor:
+    /// one suspension per event rather than a hop onto the actor for each. What the feed dropped
+    /// (this side fell behind the fleet) is counted as dropped.
     func consume(_ feed: FleetActivityFeed, counting counters: MQTTClientCounters) async {
         var dropped = 0
         var iterator = feed.makeAsyncIterator()
@@ -90,25 +86,29 @@ actor MQTTBridge {
 
     func handle(_ activity: FleetActivity) {
         switch activity {
-        case .value(let value): handle(value)
+        // Values are published by the route (`MQTTValueRoute`); what the bridge learns from them
+        // comes through `learn(from:)`.
+        case .value: break
         case .fleet(let event): handle(event)
         }
     }
 
-    private func handle(_ value: ValuePipeline.Value) {
+    /// Reads the values the route hands back (a device's first of a kind, battery levels, Device
+    /// Information) until the route finishes or the task is cancelled.
+    func learn(from values: AsyncStream<ValuePipeline.Value>) async {
+        var iterator = values.makeAsyncIterator()
+        while let value = await iterator.next(isolation: self) { learn(from: value) }
+    }
+
+    /// What a value teaches the device's record: its kinds (a new one is announced to Home
+    /// Assistant), the battery level, the model and manufacturer. The value itself went to the
+    /// broker by the route.
+    func learn(from value: ValuePipeline.Value) {
         var record = records[value.device] ?? MQTTDeviceRecord(id: value.device)
-        let live = LiveValueRecord(value, session: record.session, name: record.name, adapter: record.adapter)
-        let kind = live.kind
-        let key = ValueTopicKey(device: value.device, characteristic: value.characteristic, kind: kind)
-        let topic: String
-        if let known = valueTopics[key] {
-            topic = known
-        } else {
-            topic = topics.value(value.device, kind: kind, characteristic: value.characteristic)
-            valueTopics[key] = topic
+        let kind: String = switch value.result {
+        case .success(let event): event.kind
+        case .failure: "invalid"
         }
-        client.publish(MQTTMessage(topic: topic, payload: live.jsonBytes(), qos: 0, retain: false))
-        record.lastValueAt = value.receivedAt
         var stateChanged = false
         var discoveryChanged = record.kinds.insert(kind).inserted && HomeAssistantDiscovery.byKind[kind] != nil
         if case .success(let event) = value.result {
@@ -138,6 +138,7 @@ actor MQTTBridge {
             record.className = observed.className
             record.pinned = observed.pinned
             records[observed.id] = record
+            describe(observed.id)
             publishState(observed.id)
             publishDiscovery(observed.id)
         case .deviceRemoved(let id):
@@ -152,6 +153,7 @@ actor MQTTBridge {
             record.name = context.name ?? record.name
             record.session = session > 0 ? session : record.session
             records[id] = record
+            describe(id)
             publishState(id)
             if nameChanged { publishDiscovery(id) }
         default:
@@ -179,7 +181,7 @@ actor MQTTBridge {
     private func forget(_ id: DeviceID) {
         records[id] = nil
         publishedState[id] = nil
-        valueTopics = valueTopics.filter { $0.key.device != id }
+        route.forget(id)
         // Empty retained messages delete what the broker kept: the state and every config the
         // device may have (an earlier run may have announced sensors this one has not seen yet).
         client.publish(MQTTMessage(topic: topics.state(id), payload: [], qos: 1, retain: true))
@@ -189,8 +191,18 @@ actor MQTTBridge {
         }
     }
 
-    private func publishState(_ id: DeviceID) {
+    /// Tells the route what the device's values carry (session, name, adapter).
+    private func describe(_ id: DeviceID) {
         guard let record = records[id] else { return }
+        route.describe(id, MQTTValueRoute.DeviceContext(session: record.session, name: record.name, adapter: record.adapter))
+    }
+
+    private func publishState(_ id: DeviceID) {
+        guard var record = records[id] else { return }
+        if let time = route.lastValueTime(id) {
+            record.lastValueAt = time
+            records[id] = record
+        }
         let payload = record.stateJSON(gateway: topics.gatewayID)
         guard publishedState[id] != payload else { return }
         publishedState[id] = payload

@@ -32,32 +32,34 @@ public final class MQTTClient: Sendable {
 
     public let counters: MQTTClientCounters
     /// How long a value may wait for the thread while values keep coming: one wake-up hands over
-    /// all of them (at 5,000 values/s, at most 1,000 wake-ups instead of 5,000). Values that come alone
+    /// all of them (at 5,000 values/s, at most 500 wake-ups instead of 5,000). Values that come alone
     /// wake the thread at once.
-    static let valueLinger: Duration = .milliseconds(1)
+    static let valueLinger: Duration = .milliseconds(2)
     public let events: AsyncStream<Event>
     let shared: Mutex<MQTTLoopShared>
     let wakeFD: Int32
     private let finished = Mutex<FinishState>(FinishState())
 
     /// - Parameters:
-    ///   - capacity: non-retained messages kept while the broker is away.
+    ///   - capacity: non-retained messages kept while the broker is away (and as many values
+    ///     waiting to be rendered, `publishValue`).
     ///   - random: the backoff's jitter source.
-    public init(
+    ///   - values: how values given to `publishValue` become messages (on the client's thread).
+    init(
         settings: MQTTConnectionSettings, capacity: Int = 10_000, schedule: MQTTReconnectSchedule = MQTTReconnectSchedule(),
         clock: any MonotonicClock = SystemMonotonicClock(), random: SeededRandom, counters: MQTTClientCounters = MQTTClientCounters(),
-        logger: Logger
+        values: MQTTValueRoute?, logger: Logger
     ) throws(MQTTClientError) {
         self.counters = counters
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard fd >= 0 else { throw MQTTClientError(message: "eventfd failed: errno \(errno)") }
         wakeFD = fd
-        shared = Mutex(MQTTLoopShared(outbox: MQTTOutbox(capacity: capacity)))
+        shared = Mutex(MQTTLoopShared(outbox: MQTTOutbox(capacity: capacity), values: MQTTValueQueue(capacity: capacity)))
         let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.events = events
         let context = MQTTLoopContext(
             settings: settings, schedule: schedule, clock: clock, random: random, logger: logger, client: self,
-            events: continuation)
+            events: continuation, values: values)
         do {
             try DetachedThread.start(name: "mqtt") { MosquittoLoop(context).run() }
         } catch {
@@ -66,8 +68,34 @@ public final class MQTTClient: Sendable {
         }
     }
 
+    /// - Parameters:
+    ///   - capacity: non-retained messages kept while the broker is away.
+    ///   - random: the backoff's jitter source.
+    public convenience init(
+        settings: MQTTConnectionSettings, capacity: Int = 10_000, schedule: MQTTReconnectSchedule = MQTTReconnectSchedule(),
+        clock: any MonotonicClock = SystemMonotonicClock(), random: SeededRandom, counters: MQTTClientCounters = MQTTClientCounters(),
+        logger: Logger
+    ) throws(MQTTClientError) {
+        try self.init(
+            settings: settings, capacity: capacity, schedule: schedule, clock: clock, random: random, counters: counters, values: nil,
+            logger: logger)
+    }
+
     deinit {
         Glibc.close(wakeFD)
+    }
+
+    /// Queues a value for the broker, rendered on the client's thread by the `values` route it
+    /// was made with (QoS 0, not retained); never waits. Called inline on the ingest thread: a
+    /// lock and an append, and an eventfd write only when the thread sleeps without lingering.
+    /// When `capacity` values wait (the broker is away or slow), the oldest is dropped and counted.
+    func publishValue(_ value: ValuePipeline.Value) {
+        let (wake, dropped) = shared.withLock { state -> (Bool, Bool) in
+            let dropped = state.values.append(value)
+            return (state.sleeping && state.connected && !state.lingering, dropped)
+        }
+        if dropped { counters.addDropped(1) }
+        if wake { self.wake() }
     }
 
     /// Queues `message` for the broker; never waits.
@@ -93,7 +121,7 @@ public final class MQTTClient: Sendable {
     }
 
     /// Messages waiting for the broker.
-    public var waiting: Int { shared.withLock { $0.outbox.waitingCount } }
+    public var waiting: Int { shared.withLock { $0.outbox.waitingCount + $0.values.count + $0.handingOver } }
 
     /// Publishes `final` if connected, disconnects cleanly and ends the thread. Returns once the
     /// thread has ended, or after `timeout` (a connect under way to an unreachable host can hold
@@ -153,6 +181,11 @@ public struct MQTTClientError: Error, CustomStringConvertible {
 /// What the publishing side and the loop thread share, behind the client's lock.
 struct MQTTLoopShared: Sendable {
     var outbox: MQTTOutbox
+    /// Values not yet rendered (`publishValue`), oldest first, bounded like the outbox's.
+    var values: MQTTValueQueue<ValuePipeline.Value>
+    /// Messages or values the loop thread has taken and not yet handed to libmosquitto (or put
+    /// back): still waiting, for `waiting`.
+    var handingOver = 0
     var stopRequested = false
     var finalMessage: MQTTMessage?
     /// Set while the loop sleeps in poll(): a publisher then writes the eventfd, if the loop is
@@ -173,4 +206,5 @@ struct MQTTLoopContext: Sendable {
     let logger: Logger
     let client: MQTTClient
     let events: AsyncStream<MQTTClient.Event>.Continuation
+    let values: MQTTValueRoute?
 }

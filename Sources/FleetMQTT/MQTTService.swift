@@ -52,7 +52,7 @@ actor MQTTOutlet {
     private let environment: [String: String]
     private let logger: Logger
     private var orchestrator: FleetOrchestrator?
-    private var running: (client: MQTTClient, bridge: MQTTBridge, topics: MQTTTopics, task: Task<Void, Never>)?
+    private var running: (client: MQTTClient, bridge: MQTTBridge, route: MQTTValueRoute, tap: UInt64, task: Task<Void, Never>)?
     private var stopped = false
 
     init(settings: MQTTSettings, counters: MQTTClientCounters, environment: [String: String], logger: Logger) {
@@ -89,25 +89,30 @@ actor MQTTOutlet {
             logger.error("mqtt: \(error.message); running without MQTT", metadata: ["event": "mqtt_setup_failed"])
             return
         }
+        let route = MQTTValueRoute(topics: connection.topics)
         let client: MQTTClient
         do {
             client = try MQTTClient(
                 settings: connection.settings, random: SeededRandom(seed: UInt64.random(in: .min ... .max)), counters: counters,
-                logger: logger)
+                values: route, logger: logger)
         } catch {
             logger.error("mqtt: \(error.message); running without MQTT", metadata: ["event": "mqtt_setup_failed"])
             return
         }
         let bridge = MQTTBridge(
-            client: client, topics: connection.topics, homeAssistantDiscovery: settings.homeAssistantDiscovery,
+            client: client, route: route, topics: connection.topics, homeAssistantDiscovery: settings.homeAssistantDiscovery,
             allowed: settings.allowCommands, fleet: orchestrator, logger: logger)
         // Subscribe to the fleet before reading its status, so nothing falls between the two.
-        let feed = orchestrator.activity(bufferingNewest: 8192)
+        // Values go straight from the ingest thread to the client's queue (the tap: a lock and an
+        // append), rendered on the client's thread; events go through the bridge.
+        let feed = orchestrator.fleetEvents(bufferingNewest: 8192)
+        let tap = orchestrator.pipeline.tap { value in client.publishValue(value) }
         await bridge.start(devices: await orchestrator.status().devices)
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 let counters = self.counters
                 group.addTask { await bridge.consume(feed, counting: counters) }
+                group.addTask { await bridge.learn(from: route.notable) }
                 group.addTask { for await event in client.events { await bridge.handle(event) } }
                 group.addTask {
                     // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).
@@ -119,22 +124,24 @@ actor MQTTOutlet {
                 group.cancelAll()
             }
         }
-        running = (client, bridge, connection.topics, task)
+        running = (client, bridge, route, tap, task)
         logger.notice(
             "mqtt: publishing to \(settings.url) under \(connection.topics.prefix)/ as gateway \(connection.topics.gatewayID)",
             metadata: ["event": "mqtt_started"])
     }
 
     private func disconnect(reconfiguring: Bool = false) async {
-        guard let (client, bridge, topics, task) = running else { return }
+        guard let (client, bridge, route, tap, task) = running else { return }
         running = nil
+        orchestrator?.pipeline.untap(tap)
         task.cancel()
         if reconfiguring, let orchestrator {
             // The reload that brought the new settings may have removed devices whose removal the
             // cancelled feed had not delivered yet: their retained topics go with this connection.
             await bridge.forgetAbsent(from: await orchestrator.status())
         }
-        await client.stop(final: MQTTMessage(topic: topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+        await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+        route.finish()
         await task.value
     }
 

@@ -34,9 +34,15 @@ final class MosquittoLoop {
     private var lossHandled = true
     /// The last flush handed values over: the next sleep lingers (see `MQTTClient.valueLinger`).
     private var valuesFlowing = false
+    /// Renders the values taken from the client's queue (nil: the client takes none).
+    private var renderer: MQTTValueRenderer?
+    /// Reused per flush: the values taken and the messages they become.
+    private var valueBatch: [ValuePipeline.Value] = []
+    private var valueMessages: [MQTTMessage] = []
 
     init(_ context: MQTTLoopContext) {
         self.context = context
+        renderer = context.values.map(MQTTValueRenderer.init(route:))
         schedule = context.schedule
         random = context.random
         phase = .waiting(until: context.clock.now())
@@ -208,36 +214,83 @@ final class MosquittoLoop {
     // MARK: - Publishing
 
     /// Hands what waits to libmosquitto while its socket keeps up; what it cannot take yet stays
-    /// in the bounded outbox (libmosquitto's own queue is unbounded).
+    /// in the bounded queues (libmosquitto's own queue is unbounded). Messages first (retained
+    /// state before the values that follow it, command results), then the values, rendered here.
     private func flush(_ handle: OpaquePointer) {
         guard !mosquitto_want_write(handle) else { return }
         let messages = client.shared.withLock { state -> [MQTTMessage] in
-            state.outbox.isEmpty ? [] : state.outbox.takeAll()
+            let taken = state.outbox.isEmpty ? [] : state.outbox.takeAll()
+            state.handingOver = taken.count
+            return taken
         }
         valuesFlowing = messages.contains { !$0.retain && $0.qos == 0 }
-        guard !messages.isEmpty else { return }
         var published = 0
         var refused = 0
+        // Counted before `handingOver` is cleared: whoever sees nothing waiting sees them counted.
+        func handedOver() {
+            client.counters.addPublished(published)
+            client.counters.addDropped(refused)
+            published = 0
+            refused = 0
+            client.shared.withLock { $0.handingOver = 0 }
+        }
         for (index, message) in messages.enumerated() {
             if index > 0, mosquitto_want_write(handle) {
                 // The socket is full: the rest goes back, retained ones first as they came.
                 client.shared.withLock { state in
                     for message in messages[index...] where state.outbox.enqueue(message) { refused += 1 }
                 }
-                break
+                handedOver()
+                return
             }
-            let rc = message.payload.withUnsafeBytes { bytes in
-                mosquitto_publish(handle, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
-            }
-            if rc == MOSQ_ERR_SUCCESS.rawValue {
+            if publish(handle, message) {
                 published += 1
             } else if !message.retain {
                 // Retained ones are republished on the next connection; a value is gone.
                 refused += 1
             }
         }
-        client.counters.addPublished(published)
-        if refused > 0 { client.counters.addDropped(refused) }
+        if !messages.isEmpty { handedOver() }
+        guard renderer != nil, !mosquitto_want_write(handle) else { return }
+        valueBatch.removeAll(keepingCapacity: true)
+        client.shared.withLock { state in
+            state.values.takeAll(into: &valueBatch)
+            state.handingOver = valueBatch.count
+        }
+        guard !valueBatch.isEmpty else { return }
+        defer { handedOver() }
+        valuesFlowing = true
+        valueMessages.removeAll(keepingCapacity: true)
+        renderer?.render(valueBatch, into: &valueMessages)
+        // libmosquitto writes each message as it is published and the socket has TCP_NODELAY
+        // (a lone message leaves at once): corked for the batch, its messages share segments,
+        // and uncorking sends them at once (NOTES.md, "MQTT: what a value costs").
+        let cork = valueMessages.count > 1 ? mosquitto_socket(handle) : -1
+        if cork >= 0 { setCork(cork, true) }
+        defer { if cork >= 0 { setCork(cork, false) } }
+        for (index, message) in valueMessages.enumerated() {
+            if index > 0, mosquitto_want_write(handle) {
+                // The socket is full: the values not sent go back ahead of those that came since.
+                let rest = valueBatch[index...]
+                refused += client.shared.withLock { state in state.values.putBack(rest) }
+                break
+            }
+            if publish(handle, message) { published += 1 } else { refused += 1 }
+        }
+        valueBatch.removeAll(keepingCapacity: true)
+        valueMessages.removeAll(keepingCapacity: true)
+    }
+
+    private func setCork(_ socket: Int32, _ on: Bool) {
+        var flag: Int32 = on ? 1 : 0
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &flag, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    private func publish(_ handle: OpaquePointer, _ message: MQTTMessage) -> Bool {
+        let rc = message.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(handle, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
+        }
+        return rc == MOSQ_ERR_SUCCESS.rawValue
     }
 
     // MARK: - Polling
@@ -256,7 +309,8 @@ final class MosquittoLoop {
         let mayWait = client.shared.withLock { state -> Bool in
             // Urgent messages (retained, QoS 1) waiting: no sleep. Only values waiting while
             // lingering: sleep out the linger, they go with the next ones.
-            let waitingUrgent = !state.outbox.isEmpty && (!linger || state.outbox.retainedWaitingCount > 0 || state.outbox.urgentWaiting > 0)
+            let waiting = !state.outbox.isEmpty || (renderer != nil && !state.values.isEmpty)
+            let waitingUrgent = waiting && (!linger || state.outbox.retainedWaitingCount > 0 || state.outbox.urgentWaiting > 0)
             let ready = state.stopRequested || (isConnected && waitingUrgent && !mosquitto_want_write(handle))
             state.sleeping = !ready
             state.lingering = !ready && linger

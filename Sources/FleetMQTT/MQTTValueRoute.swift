@@ -1,0 +1,151 @@
+import Fleet
+import FleetCore
+import FoundationEssentials
+import GATT
+import Synchronization
+
+/// The values' way to the broker, which never goes through the concurrency pool: the value
+/// pipeline's tap (on the ingest thread) queues each value in the client's bounded queue
+/// (`MQTTClient.publishValue`: a lock and an append, and an eventfd write only when the `mqtt`
+/// thread sleeps), and the `mqtt` thread renders the values it takes (`MQTTValueRenderer`) and
+/// hands them to libmosquitto. What the value JSON says of a device besides the value (session,
+/// name, adapter) is what the bridge told the route last (`describe`); what the bridge must
+/// learn from values (a new kind to announce, the battery level, Device Information) is handed
+/// back to it (`notable`), as is each device's last value time (`lastValueTime`).
+final class MQTTValueRoute: Sendable {
+    /// What a device's values carry besides the value.
+    struct DeviceContext: Sendable, Equatable {
+        var session: UInt64?
+        var name: String?
+        var adapter: AdapterID?
+    }
+
+    struct Entry: Sendable {
+        var context: DeviceContext
+        /// Changes when the device is forgotten and known again, so the renderer hands its
+        /// kinds to the bridge again (the bridge's record starts empty).
+        var epoch: UInt64
+    }
+
+    private struct State: Sendable {
+        var entries: [DeviceID: Entry] = [:]
+        var nextEpoch: UInt64 = 1
+        var lastValueTimes: [DeviceID: Date] = [:]
+    }
+
+    let topics: MQTTTopics
+    private let state = Mutex(State())
+    /// Values the bridge learns from (first of a kind per device, battery, Device Information);
+    /// rare, so a stream (newest kept) costs nothing measurable.
+    let notable: AsyncStream<ValuePipeline.Value>
+    private let notableSink: AsyncStream<ValuePipeline.Value>.Continuation
+
+    init(topics: MQTTTopics) {
+        self.topics = topics
+        (notable, notableSink) = AsyncStream<ValuePipeline.Value>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+    }
+
+    // MARK: - The bridge's side
+
+    /// Sets what `device`'s values carry from now on.
+    func describe(_ device: DeviceID, _ context: DeviceContext) {
+        state.withLock { state in
+            if var entry = state.entries[device] {
+                guard entry.context != context else { return }
+                entry.context = context
+                state.entries[device] = entry
+            } else {
+                state.entries[device] = Entry(context: context, epoch: state.nextEpoch)
+                state.nextEpoch += 1
+            }
+        }
+    }
+
+    /// The device is gone: what the route knew of it too.
+    func forget(_ device: DeviceID) {
+        state.withLock { state in
+            state.entries[device] = nil
+            state.lastValueTimes[device] = nil
+        }
+    }
+
+    /// When the daemon received the device's last value that went to the broker's queue.
+    func lastValueTime(_ device: DeviceID) -> Date? {
+        state.withLock { $0.lastValueTimes[device] }
+    }
+
+    /// Ends `notable` (the connection ends).
+    func finish() {
+        notableSink.finish()
+    }
+
+    // MARK: - The renderer's side (the `mqtt` thread)
+
+    /// The devices' entries as they are now (a copy-on-write dictionary: taken once per batch).
+    fileprivate var entries: [DeviceID: Entry] { state.withLock { $0.entries } }
+
+    fileprivate func noteLastValueTimes(_ times: [DeviceID: Date]) {
+        state.withLock { state in state.lastValueTimes.merge(times) { _, new in new } }
+    }
+
+    fileprivate func handOver(_ value: ValuePipeline.Value) {
+        notableSink.yield(value)
+    }
+}
+
+/// Turns values into messages on the `mqtt` thread: the value JSON (`LiveValueRecord`) on its
+/// topic, built once per device, characteristic and kind.
+struct MQTTValueRenderer {
+    private struct TopicKey: Hashable {
+        var device: DeviceID
+        var characteristic: String
+        var kind: String
+    }
+
+    private let route: MQTTValueRoute
+    /// Topics by key, with the epoch of the device's entry they were made under.
+    private var topics: [TopicKey: (topic: String, epoch: UInt64)] = [:]
+    private var lastValueTimes: [DeviceID: Date] = [:]
+
+    init(route: MQTTValueRoute) {
+        self.route = route
+    }
+
+    /// The messages of `values`, in order.
+    mutating func render(_ values: some Collection<ValuePipeline.Value>, into messages: inout [MQTTMessage]) {
+        guard !values.isEmpty else { return }
+        let entries = route.entries
+        messages.reserveCapacity(messages.count + values.count)
+        for value in values {
+            let entry = entries[value.device]
+            let context = entry?.context
+            let live = LiveValueRecord(value, session: context?.session, name: context?.name, adapter: context?.adapter)
+            let kind = live.kind
+            let epoch = entry?.epoch ?? 0
+            let key = TopicKey(device: value.device, characteristic: value.characteristic, kind: kind)
+            let topic: String
+            var notable = false
+            if let known = topics[key], known.epoch == epoch {
+                topic = known.topic
+            } else {
+                // The device's first value of this kind (since it was last known): the bridge
+                // announces the sensor.
+                topic = route.topics.value(value.device, kind: kind, characteristic: value.characteristic)
+                topics[key] = (topic, epoch)
+                notable = true
+            }
+            if case .success(let event) = value.result {
+                switch event {
+                case .batteryLevel, .deviceInformation: notable = true
+                default: break
+                }
+            }
+            if notable { route.handOver(value) }
+            messages.append(MQTTMessage(topic: topic, payload: live.jsonBytes(), qos: 0, retain: false))
+            lastValueTimes[value.device] = value.receivedAt
+        }
+        route.noteLastValueTimes(lastValueTimes)
+        lastValueTimes.removeAll(keepingCapacity: true)
+        if topics.count > 65_536 { topics.removeAll() }  // forgotten devices' topics: rebuilt on demand
+    }
+}
