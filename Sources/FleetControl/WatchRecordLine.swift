@@ -16,7 +16,7 @@ public enum WatchRecordLine {
         var state: String?
         var previous: String?
         var reason: String?
-        var session: UInt64?
+        var session: String?
         var adapter: String?
         var dropped: Int?
         var hex: String?

@@ -29,11 +29,15 @@ actor MQTTBridge {
     /// Assistant's birth message resends all of them through the client's retained set).
     private var publishedConfigs: [String: [UInt8]] = [:]
 
+    /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
+    private let sessionRun: UInt64?
+
     init(
         client: MQTTClient, route: MQTTValueRoute, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
-        fleet: any FleetCommands, logger: Logger
+        fleet: any FleetCommands, sessionRun: UInt64? = nil, logger: Logger
     ) {
         self.client = client
+        self.sessionRun = sessionRun
         self.route = route
         self.topics = topics
         discovery = homeAssistantDiscovery ? HomeAssistantDiscovery(topics: topics) : nil
@@ -58,7 +62,7 @@ actor MQTTBridge {
             record.reason = Self.reason(device.state, cause: device.lastFailure)
             record.adapter = device.adapter
             record.rssi = device.rssi
-            record.session = device.sessions > 0 ? device.sessions : nil
+            record.session = device.sessions > 0 ? FleetOrchestrator.sessionID(run: sessionRun, session: device.sessions) : nil
             records[device.id] = record
             describe(device.id)
             publishState(device.id)
@@ -151,7 +155,7 @@ actor MQTTBridge {
             record.adapter = context.adapter
             record.pinned = context.pinned
             record.name = context.name ?? record.name
-            record.session = session > 0 ? session : record.session
+            record.session = session > 0 ? FleetOrchestrator.sessionID(run: sessionRun, session: session) : record.session
             records[id] = record
             describe(id)
             publishState(id)

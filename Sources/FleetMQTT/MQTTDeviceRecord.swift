@@ -18,7 +18,8 @@ struct MQTTDeviceRecord: Sendable, Equatable {
     var reason: String?
     var adapter: AdapterID?
     var rssi: Int?
-    var session: UInt64?
+    /// The journal's `SESSION_ID` of the latest session (`<run>-<session>`).
+    var session: String?
     var lastValueAt: Date?
     var battery: Int?
     var model: String?
@@ -46,7 +47,7 @@ struct MQTTDeviceRecord: Sendable, Equatable {
         optional(&object, "class", className)
         optional(&object, "name", name)
         object.string("gateway", gateway)
-        if let session { object.integer("session", session) }
+        if let session { object.string("session", session) }
         optional(&object, "last_value_time", lastValueAt.map(Self.utcSeconds))
         if let battery { object.integer("battery", battery) }
         return object.finish()

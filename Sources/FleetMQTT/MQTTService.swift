@@ -101,7 +101,7 @@ actor MQTTOutlet {
         }
         let bridge = MQTTBridge(
             client: client, route: route, topics: connection.topics, homeAssistantDiscovery: settings.homeAssistantDiscovery,
-            allowed: settings.allowCommands, fleet: orchestrator, logger: logger)
+            allowed: settings.allowCommands, fleet: orchestrator, sessionRun: await orchestrator.sessionRun, logger: logger)
         // Subscribe to the fleet before reading its status, so nothing falls between the two.
         // Values go straight from the ingest thread to the client's queue (the tap: a lock and an
         // append), rendered on the client's thread; events go through the bridge.

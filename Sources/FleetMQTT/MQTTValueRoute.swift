@@ -15,7 +15,8 @@ import Synchronization
 final class MQTTValueRoute: Sendable {
     /// What a device's values carry besides the value.
     struct DeviceContext: Sendable, Equatable {
-        var session: UInt64?
+        /// The journal's `SESSION_ID` of the device's latest session.
+        var session: String?
         var name: String?
         var adapter: AdapterID?
     }

@@ -7,7 +7,7 @@ struct WatchRecordLineTests {
 
     @Test func aValueShowsTimeDeviceNameKindAndSummary() {
         #expect(
-            Self.line(#"{"kind":"heart_rate","device":"AA:BB:CC:00:00:01","address_type":"public","name":"strap-1","session":3,"characteristic":"00002a37-0000-1000-8000-00805f9b34fb","time":"2026-11-24T20:17:01.270112Z","value":{"name":"heart_rate_measurement","heart_rate_bpm":71},"summary":"71 bpm","hex":"0047"}"#)
+            Self.line(#"{"kind":"heart_rate","device":"AA:BB:CC:00:00:01","address_type":"public","name":"strap-1","session":"5-3","characteristic":"00002a37-0000-1000-8000-00805f9b34fb","time":"2026-11-24T20:17:01.270112Z","value":{"name":"heart_rate_measurement","heart_rate_bpm":71},"summary":"71 bpm","hex":"0047"}"#)
                 == "20:17:01.270Z  AA:BB:CC:00:00:01  strap-1  heart_rate  71 bpm")
     }
 
@@ -21,8 +21,8 @@ struct WatchRecordLineTests {
 
     @Test func aStateChangeSaysFromWhatWhyAndWhere() {
         #expect(
-            Self.line(#"{"kind":"state","device":"AA:BB:CC:00:00:02","address_type":"public","adapter":"hci0","name":"strap-2","session":3,"state":"backingOff","previous":"ready","reason":"transient","time":"2026-11-24T20:17:02.004000Z"}"#)
-                == "20:17:02.004Z  AA:BB:CC:00:00:02  strap-2  state  backingOff (was ready, transient, session 3, hci0)")
+            Self.line(#"{"kind":"state","device":"AA:BB:CC:00:00:02","address_type":"public","adapter":"hci0","name":"strap-2","session":"5-3","state":"backingOff","previous":"ready","reason":"transient","time":"2026-11-24T20:17:02.004000Z"}"#)
+                == "20:17:02.004Z  AA:BB:CC:00:00:02  strap-2  state  backingOff (was ready, transient, session 5-3, hci0)")
     }
 
     @Test func lostRecordsAreCounted() {

@@ -166,12 +166,12 @@ import Testing
         record.pinned = true
         record.className = "watch"
         record.name = "W"
-        record.session = 3
+        record.session = "12-3"
         record.lastValueAt = Date(timeIntervalSince1970: 1_795_549_412.75)
         record.battery = 87
         #expect(String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self) == """
             {"device":"C0:FF:EE:00:00:01","state":"ready","reason":"transient","adapter":"hci0","rssi":-61,"pinned":true,\
-            "class":"watch","name":"W","gateway":"gw1","session":3,"last_value_time":"2026-11-24T19:43:32Z","battery":87}
+            "class":"watch","name":"W","gateway":"gw1","session":"12-3","last_value_time":"2026-11-24T19:43:32Z","battery":87}
             """)
     }
 

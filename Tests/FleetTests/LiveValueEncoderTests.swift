@@ -7,8 +7,8 @@ import Testing
 @Suite("The watch writer's value encoder")
 struct LiveValueEncoderTests {
     static let infos: [WatchHub.DeviceInfo?] = [
-        nil, WatchHub.DeviceInfo(session: 3), WatchHub.DeviceInfo(session: 3, name: "Strap", adapter: AdapterID("hci0")),
-        WatchHub.DeviceInfo(name: "Ann's \"strap\"\n\\ é", adapter: AdapterID("hci1")), WatchHub.DeviceInfo(session: .max),
+        nil, WatchHub.DeviceInfo(session: "1-3"), WatchHub.DeviceInfo(session: "1-3", name: "Strap", adapter: AdapterID("hci0")),
+        WatchHub.DeviceInfo(name: "Ann's \"strap\"\n\\ é", adapter: AdapterID("hci1")), WatchHub.DeviceInfo(session: "\(UInt64.max)-\(UInt64.max)"),
     ]
 
     static func decode(_ uuid: BluetoothUUID, _ bytes: [UInt8]) -> Result<CharacteristicEvent, GATTDecodeError> {

@@ -12,7 +12,7 @@ struct LiveValueRecordTests {
     /// 2026-11-24T19:36:14.123456Z
     static let received = Date(timeIntervalSince1970: 1_795_548_974.123456)
 
-    static func record(_ uuid: BluetoothUUID, _ bytes: [UInt8], session: UInt64? = 3) -> LiveValueRecord {
+    static func record(_ uuid: BluetoothUUID, _ bytes: [UInt8], session: String? = "12-3") -> LiveValueRecord {
         let result: Result<CharacteristicEvent, GATTDecodeError>
         do throws(GATTDecodeError) {
             result = .success(try CharacteristicRegistry.standard.decode(bytes, from: uuid))
@@ -39,7 +39,7 @@ struct LiveValueRecordTests {
         #expect(
             Self.json(record)
                 == #"{"kind":"heart_rate","device":"C0:FF:EE:00:00:01","address_type":"public","adapter":"hci0","name":"Strap","#
-                + #""session":3,"characteristic":"00002a37-0000-1000-8000-00805f9b34fb","time":"2026-11-24T19:36:14.123456Z","#
+                + #""session":"12-3","characteristic":"00002a37-0000-1000-8000-00805f9b34fb","time":"2026-11-24T19:36:14.123456Z","#
                 + #""value":{"name":"heart_rate_measurement","heart_rate_bpm":72,"rr_intervals_ms":[793.0,781.2],"#
                 + #""sensor_contact":"detected","energy_expended_kj":1200},"summary":"72 bpm, RR 793/781 ms","hex":"1e48b0042c032003"}"#)
     }
@@ -130,7 +130,7 @@ struct LiveValueRecordTests {
         for round in 0..<4000 {
             let uuid = uuids[round % uuids.count]
             let bytes = (0..<Int.random(in: 0...24, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            let record = Self.record(uuid, bytes, session: round % 2 == 0 ? nil : UInt64(round))
+            let record = Self.record(uuid, bytes, session: round % 2 == 0 ? nil : "\(round % 7)-\(round)")
             let object = try JSONSerialization.jsonObject(with: Data(record.jsonBytes())) as? [String: Any]
             #expect(object?["kind"] as? String == record.kind, "\(uuid) \(bytes)")
             #expect(object?["hex"] as? String == bytes.map { String(format: "%02x", $0) }.joined())
@@ -157,15 +157,15 @@ struct LiveValueRecordTests {
     @Test func aValueFromThePipelineKeepsItsDeviceCharacteristicBytesAndTime() throws {
         let pipeline = ValuePipeline(logger: Logger(label: "record-test") { _ in SwiftLogNoOpLogHandler() })
         let seen = Mutex<[LiveValueRecord]>([])
-        pipeline.observe { value in seen.withLock { $0.append(LiveValueRecord(value, session: 7)) } }
+        pipeline.observe { value in seen.withLock { $0.append(LiveValueRecord(value, session: "2-7")) } }
         let before = Date()
         pipeline.ingest(device: Self.device, characteristic: BluetoothUUID.batteryLevel.description, bytes: [42])
         let record = try #require(seen.withLock { $0.first })
-        #expect(record.kind == "battery" && record.session == 7 && record.bytes == [42] && record.device == Self.device)
+        #expect(record.kind == "battery" && record.session == "2-7" && record.bytes == [42] && record.device == Self.device)
         #expect(record.receivedAt >= before && record.receivedAt <= Date())
         let object = try #require(try JSONSerialization.jsonObject(with: Data(record.jsonBytes())) as? [String: Any])
         #expect(object["characteristic"] as? String == "00002a19-0000-1000-8000-00805f9b34fb")
-        #expect(object["session"] as? Int == 7)
+        #expect(object["session"] as? String == "2-7")
         #expect(object["adapter"] == nil && object["name"] == nil)
     }
 }

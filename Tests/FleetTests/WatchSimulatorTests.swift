@@ -119,7 +119,7 @@ struct WatchSimulatorTests {
             last[device] = sequence
             received[device, default: 0] += 1
             #expect(record["characteristic"] as? String == FleetSimulatorFixture.bandData)
-            #expect(record["session"] is Int, "the session is known once the device is ready")
+            #expect(record["session"] is String, "the session is known once the device is ready")
         }
         return received
     }
@@ -223,7 +223,7 @@ struct WatchSimulatorTests {
             let record = try await Self.record(socket, within: .seconds(30))
             #expect(record["kind"] as? String == "state")
             #expect(record["device"] as? String == address && record["address_type"] as? String == "random")
-            #expect(record["session"] is Int && record["previous"] is String)
+            #expect(record["session"] is String && record["previous"] is String)
             states.append(try #require(record["state"] as? String))
         }
         #expect(states.first != "ready")
@@ -231,10 +231,11 @@ struct WatchSimulatorTests {
             for try await message in signals { return message }
             throw WatchEnded()
         }
-        #expect(signal.signature == "sssssst")
+        #expect(signal.signature == "sssssss")
         #expect(try signal.body.decode(String.self, at: 0) == address)
         #expect(try signal.body.decode(String.self, at: 1) == "random")
         #expect(try signal.body.decode(String.self, at: 2) == states.first)
+        #expect(!(try signal.body.decode(String.self, at: 6)).isEmpty, "the session, as the journal names it")
         socket.close()
         await setup.stop()
     }

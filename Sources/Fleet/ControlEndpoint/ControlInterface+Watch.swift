@@ -37,21 +37,21 @@ extension ControlInterface {
     }
 
     /// `DeviceStateChanged(s address, s address_type, s state, s previous, s reason, s adapter,
-    /// t session)`: every device state change; `reason` and `adapter` are empty when there is
-    /// none.
+    /// s session)`: every device state change; `reason` and `adapter` are empty when there is
+    /// none; `session` is the journal's `SESSION_ID` (`<run>-<session>`).
     static let deviceStateChanged = DBusSignal(
         deviceStateChangedSignal,
         arguments: [
             DBusArgument("address", .string), DBusArgument("address_type", .string), DBusArgument("state", .string),
             DBusArgument("previous", .string), DBusArgument("reason", .string), DBusArgument("adapter", .string),
-            DBusArgument("session", .uint64),
+            DBusArgument("session", .string),
         ])
 
     static func deviceStateChangedBody(_ record: LiveStateRecord) -> [DBusValue] {
         [
             .string(record.device.address.description), .string(record.device.addressType.rawValue),
             .string(record.state.name), .string(record.previous.name), .string(record.reason ?? ""),
-            .string(record.adapter?.name ?? ""), .uint64(record.session),
+            .string(record.adapter?.name ?? ""), .string(record.session),
         ]
     }
 }

@@ -25,7 +25,9 @@ struct FleetEventLog: Sendable {
         self.run = run
     }
 
-    /// The journal's `SESSION_ID` of a device's `session` in run `run`.
+    /// The journal's `SESSION_ID` of a device's `session` in run `run`: also what the live
+    /// records (watch, MQTT) and `DeviceStateChanged` carry as `session`, so one id finds a
+    /// session everywhere.
     static func sessionID(run: UInt64?, session: UInt64) -> String {
         run.map { "\($0)-\(session)" } ?? "\(session)"
     }

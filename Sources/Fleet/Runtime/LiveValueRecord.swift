@@ -23,14 +23,14 @@ public struct LiveValueRecord: Sendable {
     /// The bytes as the device sent them.
     public let bytes: [UInt8]
     /// The device's connection session the value arrived in, when known.
-    public let session: UInt64?
+    public let session: String?
     /// The device's configured name or BlueZ's alias, when known.
     public let name: String?
     /// The adapter of the device's link, when known.
     public let adapter: AdapterID?
 
     /// `value` with what the fleet knows of its device.
-    public init(_ value: ValuePipeline.Value, session: UInt64?, name: String? = nil, adapter: AdapterID? = nil) {
+    public init(_ value: ValuePipeline.Value, session: String?, name: String? = nil, adapter: AdapterID? = nil) {
         self.init(
             device: value.device, characteristic: value.characteristic, receivedAt: value.receivedAt, result: value.result,
             bytes: value.bytes, session: session, name: name, adapter: adapter)
@@ -38,7 +38,7 @@ public struct LiveValueRecord: Sendable {
 
     public init(
         device: DeviceID, characteristic: String, receivedAt: Date, result: Result<CharacteristicEvent, GATTDecodeError>,
-        bytes: [UInt8], session: UInt64?, name: String? = nil, adapter: AdapterID? = nil
+        bytes: [UInt8], session: String?, name: String? = nil, adapter: AdapterID? = nil
     ) {
         self.device = device
         self.characteristic = characteristic
@@ -67,7 +67,7 @@ public struct LiveValueRecord: Sendable {
         object.string("address_type", device.addressType.rawValue)
         if let adapter { object.string("adapter", adapter.name) }
         if let name { object.string("name", name) }
-        if let session { object.integer("session", session) }
+        if let session { object.string("session", session) }
         object.string("characteristic", characteristic)
         object.string("time", Self.timestamp(receivedAt))
         switch result {

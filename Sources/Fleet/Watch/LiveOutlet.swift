@@ -21,10 +21,12 @@ public final class LiveOutlet: Sendable {
         self.hub = hub
         // Subscribe before reading the status, so no change falls between the two.
         let events = fleet.fleetEvents(bufferingNewest: 4096)
+        let run = await fleet.sessionRun
         for device in await fleet.status().devices {
             hub.update(device.id) { info in
                 info = WatchHub.DeviceInfo(
-                    session: device.sessions == 0 ? nil : device.sessions, name: device.name, adapter: device.adapter)
+                    session: device.sessions == 0 ? nil : FleetOrchestrator.sessionID(run: run, session: device.sessions),
+                    name: device.name, adapter: device.adapter)
             }
         }
         follower = Task {
@@ -35,7 +37,8 @@ public final class LiveOutlet: Sendable {
                     hub.update(device.id) { $0.name = device.name ?? $0.name }
                 case .deviceRemoved(let id):
                     hub.forget(id)
-                case .lifecycle(let id, .stateChanged(let from, let to, let session, let cause), let context, _):
+                case .lifecycle(let id, .stateChanged(let from, let to, let number, let cause), let context, _):
+                    let session = FleetOrchestrator.sessionID(run: run, session: number)
                     hub.update(id) { info in
                         info.session = session
                         info.name = context.name ?? info.name

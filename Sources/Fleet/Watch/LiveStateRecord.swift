@@ -11,14 +11,15 @@ public struct LiveStateRecord: Sendable {
     public let device: DeviceID
     public let state: DeviceState
     public let previous: DeviceState
-    public let session: UInt64
+    /// The journal's `SESSION_ID` of the session the change belongs to (`<run>-<session>`).
+    public let session: String
     public let cause: FailureClass?
     public let name: String?
     public let adapter: AdapterID?
     public let time: Date
 
     public init(
-        device: DeviceID, state: DeviceState, previous: DeviceState, session: UInt64, cause: FailureClass?, name: String?,
+        device: DeviceID, state: DeviceState, previous: DeviceState, session: String, cause: FailureClass?, name: String?,
         adapter: AdapterID?, time: Date = Date()
     ) {
         self.device = device
@@ -43,7 +44,7 @@ public struct LiveStateRecord: Sendable {
         object.string("address_type", device.addressType.rawValue)
         if let adapter { object.string("adapter", adapter.name) }
         if let name { object.string("name", name) }
-        object.integer("session", session)
+        object.string("session", session)
         object.string("state", state.name)
         object.string("previous", previous.name)
         if let reason { object.string("reason", reason) }

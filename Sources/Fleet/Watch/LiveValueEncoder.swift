@@ -94,7 +94,7 @@ final class LiveValueEncoder {
         object.string("address_type", device.addressType.rawValue)
         if let adapter = info?.adapter { object.string("adapter", adapter.name) }
         if let name = info?.name { object.string("name", name) }
-        if let session = info?.session { object.integer("session", session) }
+        if let session = info?.session { object.string("session", session) }
         object.string("characteristic", characteristic)
         var bytes = object.finish()
         // `{…}` becomes `,…,"time":"`.

@@ -25,11 +25,12 @@ import Synchronization
 public final class WatchHub: Sendable {
     /// What the fleet knows of a device, put into its records.
     public struct DeviceInfo: Sendable, Equatable {
-        public var session: UInt64?
+        /// The journal's `SESSION_ID` of the device's latest session (`<run>-<session>`).
+        public var session: String?
         public var name: String?
         public var adapter: AdapterID?
 
-        public init(session: UInt64? = nil, name: String? = nil, adapter: AdapterID? = nil) {
+        public init(session: String? = nil, name: String? = nil, adapter: AdapterID? = nil) {
             self.session = session
             self.name = name
             self.adapter = adapter
