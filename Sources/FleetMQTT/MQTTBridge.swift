@@ -221,17 +221,9 @@ actor MQTTBridge {
         }
     }
 
+    /// The same reasons as every other outlet (`LiveStateRecord.reason`).
     static func reason(_ state: DeviceState, cause: FailureClass?) -> String? {
-        switch state {
-        case .degraded(.subscriptionsIncomplete): "subscriptions_incomplete"
-        case .degraded(.writesFailing): "writes_failing"
-        case .suspended(.bluetoothdUnavailable): "bluetoothd_unavailable"
-        case .suspended(.noPoweredAdapter): "no_powered_adapter"
-        case .suspended(.circuitOpen): "circuit_open"
-        case .suspended(.budgetExhausted(let failure, _)): "budget_exhausted_\(failure.rawValue)"
-        case .suspended(.gaveUp(let failure)): "gave_up_\(failure.rawValue)"
-        default: cause?.rawValue
-        }
+        LiveStateRecord.reason(state, cause: cause)
     }
 
     // MARK: - The broker's messages

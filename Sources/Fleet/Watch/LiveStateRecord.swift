@@ -33,7 +33,12 @@ public struct LiveStateRecord: Sendable {
     }
 
     /// Why the device is in `state`: the state's own reason, else the failure's class.
-    public var reason: String? {
+    public var reason: String? { Self.reason(state, cause: cause) }
+
+    /// The one vocabulary of reasons every outlet uses (the control interface's `Reason`, watch
+    /// records, `DeviceStateChanged`, the MQTT device state): `writesFailing`, `circuitOpen`,
+    /// `budgetExhausted(transient)`, …, else the failure class (`transient`, `outOfSlots`, …).
+    public static func reason(_ state: DeviceState, cause: FailureClass?) -> String? {
         StateDetail(state, now: nil).reason ?? cause?.rawValue
     }
 
