@@ -62,5 +62,7 @@ public enum WearfleetControl {
         public static let invalidFilter = "org.wearfleet.Error.InvalidFilter"
         /// `WatchValues` while `WatchHub.clientLimit` clients watch already.
         public static let tooManyWatchers = "org.wearfleet.Error.TooManyWatchers"
+        /// `Pin` while `FleetStateMachine.runtimePinLimit` devices are pinned at run time.
+        public static let tooManyPins = "org.wearfleet.Error.TooManyPins"
     }
 }

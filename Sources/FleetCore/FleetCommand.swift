@@ -34,6 +34,18 @@ public struct FleetPinOptions: Sendable, Hashable, Codable {
         self.priority = priority
         self.name = name
     }
+
+    /// What is wrong with these options, whoever sent them (the control interface, the broker):
+    /// a class name of 1 to 64 bytes, a name of at most 248 bytes (a GAP device name), a
+    /// priority within ±1,000,000. Nil when they are fine.
+    public var problem: String? {
+        if let className, className.isEmpty || className.utf8.count > 64 { return "a class name has 1 to 64 bytes" }
+        if let name, name.utf8.count > 248 { return "a name has at most 248 bytes (a GAP device name)" }
+        if !Self.priorities.contains(priority) { return "a priority is an integer from -1000000 to 1000000" }
+        return nil
+    }
+
+    public static let priorities = -1_000_000...1_000_000
 }
 
 /// Why a command was refused. Every refusal leaves the fleet as it was.
@@ -59,6 +71,10 @@ public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The run-time pins could not be saved in the state directory, so the pin or unpin was
     /// undone: nothing changed.
     case notSaved(reason: String)
+    /// `FleetPinOptions.problem` names what is wrong.
+    case invalidPinOptions(String)
+    /// As many run-time pins as `FleetStateMachine.runtimePinLimit` exist already.
+    case tooManyRuntimePins(limit: Int)
 
     public var description: String {
         switch self {
@@ -75,6 +91,8 @@ public enum FleetCommandError: Error, Sendable, Hashable, CustomStringConvertibl
         case .alreadySubscribed(let id, let uuid): "\(id.address) is already subscribed to \(uuid)"
         case .notSubscribed(let id, let uuid): "\(id.address) is not subscribed to \(uuid)"
         case .notSaved(let reason): "the run-time pins could not be saved, so nothing changed: \(reason)"
+        case .invalidPinOptions(let problem): "invalid pin options: \(problem)"
+        case .tooManyRuntimePins(let limit): "\(limit) devices are pinned at run time already, the most there may be; unpin one first"
         case .failed(let failure): "bluetoothd: \(failure.name)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
         }
     }

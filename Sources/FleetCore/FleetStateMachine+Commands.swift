@@ -5,6 +5,11 @@ extension FleetStateMachine {
     /// The class a pin without one gets (the configuration always defines it).
     public static let defaultClassName = "default"
 
+    /// The most run-time pins there may be: anyone allowed to pin (an administrator, or the
+    /// broker when `allow_commands` has `pin`) could otherwise grow the fleet and
+    /// `runtime-pins.json` without end.
+    public static let runtimePinLimit = 1024
+
     mutating func command(_ command: FleetCommand, now: MonotonicInstant, _ actions: inout [Action]) -> Reply {
         switch command {
         case .pin(let id, let options, let objects):
@@ -61,6 +66,7 @@ extension FleetStateMachine {
     private mutating func pin(
         _ id: DeviceID, _ options: FleetPinOptions, objects: [DeviceObject], now: MonotonicInstant, _ actions: inout [Action]
     ) -> Reply {
+        if let problem = options.problem { return .refused(.invalidPinOptions(problem)) }
         let className = options.className ?? Self.defaultClassName
         if options.className != nil || !configuration.classes.isEmpty, configuration.classes[className] == nil {
             return .refused(.unknownClass(className))
@@ -68,6 +74,7 @@ extension FleetStateMachine {
         guard devices[id]?.pinned != true else {
             return .refused(configuredPin(id).map { .pinnedByConfiguration(id, definedAt: $0.definedAt) } ?? .alreadyPinned(id))
         }
+        guard runtimePins.count < Self.runtimePinLimit else { return .refused(.tooManyRuntimePins(limit: Self.runtimePinLimit)) }
         let pin = FleetRuntimeConfiguration.PinnedDevice(id: id, name: options.name, className: className, priority: options.priority)
         runtimePins[id] = pin
         if devices[id] == nil {

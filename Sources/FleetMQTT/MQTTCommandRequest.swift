@@ -127,12 +127,14 @@ public struct MQTTCommandRequest: Sendable, Equatable {
             switch arguments["priority"] {
             case nil: break
             case .number(let text)?:
-                guard let value = Int(text), (-1000...1000).contains(value) else {
-                    throw reject("'priority' must be an integer from -1000 to 1000", op: opText)
+                guard let value = Int(text), FleetPinOptions.priorities.contains(value) else {
+                    throw reject("'priority' must be an integer from -1000000 to 1000000", op: opText)
                 }
                 options.priority = value
             default: throw reject("'priority' must be an integer", op: opText)
             }
+            // The limits every outlet applies (the fleet machine checks them again).
+            if let problem = options.problem { throw reject(problem, op: opText) }
             operation = .pin(options)
         }
         return MQTTCommandRequest(id: identifier, operation: operation)

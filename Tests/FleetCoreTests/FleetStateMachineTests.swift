@@ -353,6 +353,24 @@ struct FleetStateMachineTests {
             .contains("pinned by the configuration file at /etc/wearfleet/wearfleetd.d/50-ward.toml:7; unpin it there and reload"))
     }
 
+    @Test func pinOptionsOutOfBoundsAndPinsBeyondTheLimitAreRefusedAndChangeNothing() {
+        var fleet = Self.running(Self.configuration())
+        let long = String(repeating: "n", count: 249)
+        #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", name: long), objects: [])), now: Self.t0)
+            == [.reply(.refused(.invalidPinOptions("a name has at most 248 bytes (a GAP device name)")))])
+        #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", priority: 1_000_001), objects: [])), now: Self.t0)
+            == [.reply(.refused(.invalidPinOptions("a priority is an integer from -1000000 to 1000000")))])
+        #expect(fleet.runtimePins.isEmpty && fleet.devices[Self.watch] == nil)
+        for index in 0..<FleetStateMachine.runtimePinLimit {
+            guard let address = BluetoothAddress(bytes: [0xD0, 0, 0, 0, UInt8(index >> 8), UInt8(index & 0xFF)]) else { return }
+            _ = fleet.handle(.command(.pin(DeviceID(address: address), FleetPinOptions(className: "strap"), objects: [])), now: Self.t0)
+        }
+        #expect(fleet.runtimePins.count == FleetStateMachine.runtimePinLimit)
+        #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap"), objects: [])), now: Self.t0)
+            == [.reply(.refused(.tooManyRuntimePins(limit: FleetStateMachine.runtimePinLimit)))])
+        #expect(fleet.devices[Self.watch] == nil)
+    }
+
     @Test func aReloadThatRemovesARuntimePinsClassSaysSo() {
         var fleet = Self.running(Self.configuration())
         #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap"), objects: [])), now: Self.t0).contains(.reply(.done)))

@@ -209,6 +209,8 @@ extension ControlInterface {
         case .alreadySubscribed, .notSubscribed: name = DBusError.failed
         case .failed: name = names.bluetoothFailed
         case .notSaved: name = names.notSaved
+        case .invalidPinOptions: name = names.invalidOption
+        case .tooManyRuntimePins: name = names.tooManyPins
         }
         return DBusError(name: name, message: error.description)
     }
