@@ -50,7 +50,7 @@ public actor ControlEndpoint {
             let commandSet = commands.map {
                 ControlInterface.Commands(fleet: $0, access: access ?? .system(on: connection))
             }
-            if let fleet { try await endpoint.startLive(fleet: fleet) }
+            if let fleet { try await endpoint.startLive(fleet: fleet, logger: logger) }
             try await endpoint.export(status: status, commands: commandSet)
             try await endpoint.claimName()
         } catch {
@@ -99,13 +99,19 @@ public actor ControlEndpoint {
     // MARK: - Starting
 
     /// The watch hub and the state change signals.
-    private func startLive(fleet: FleetOrchestrator) async throws {
+    private func startLive(fleet: FleetOrchestrator, logger: Logger) async throws {
         let connection = self.connection
         do {
             live = try await LiveOutlet(fleet: fleet) { record in
-                try? await connection.emitSignal(
-                    path: WearfleetControl.objectPath, interface: WearfleetControl.interfaceName,
-                    member: ControlInterface.deviceStateChangedSignal, ControlInterface.deviceStateChangedBody(record))
+                do {
+                    try await connection.emitSignal(
+                        path: WearfleetControl.objectPath, interface: WearfleetControl.interfaceName,
+                        member: ControlInterface.deviceStateChangedSignal, ControlInterface.deviceStateChangedBody(record))
+                } catch {
+                    logger.warning("could not send DeviceStateChanged: \(error)", metadata: [
+                        "event": "state_signal_failed", "device_address": "\(record.device.address)",
+                    ])
+                }
             }
         } catch {
             throw ControlEndpointError.failed(error)

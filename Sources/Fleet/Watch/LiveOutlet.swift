@@ -30,7 +30,13 @@ public final class LiveOutlet: Sendable {
             }
         }
         follower = Task {
+            var lost = 0
             for await activity in events {
+                // State changes the feed dropped (this loop fell behind): the clients hear of them.
+                if events.dropped > lost {
+                    hub.reportLost(events.dropped - lost)
+                    lost = events.dropped
+                }
                 guard case .fleet(let event) = activity else { continue }
                 switch event {
                 case .deviceAdded(let device):

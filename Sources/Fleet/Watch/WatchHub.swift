@@ -169,6 +169,16 @@ public final class WatchHub: Sendable {
         enqueue(.state(record.device, record.jsonBytes()))
     }
 
+    /// Records lost before they reached the hub (the fleet's event feed fell behind): counted
+    /// with the writer's own losses, so every client's next `dropped` record includes them.
+    public func reportLost(_ count: Int) {
+        guard count > 0 else { return }
+        shared.withLock { shared in
+            guard !shared.clients.isEmpty else { return }
+            shared.lostBeforeWriter += count
+        }
+    }
+
     /// Ends the thread; every client's socket is closed (clients read end of file).
     public func stop() {
         shared.withLock { shared in
