@@ -26,7 +26,8 @@ final class MQTTDaemon: Sendable {
     /// - Parameters:
     ///   - url: the broker's URL in `[mqtt]` (default: its plain loopback listener).
     ///   - extra: more `[mqtt]` lines.
-    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "") async throws {
+    ///   - metricsPort: a loopback port to serve `/metrics` on (default: metrics off).
+    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "", metricsPort: Int? = nil) async throws {
         bus = try PrivateBus()
         let scenario = Scenario(
             seed: 18, adapters: [AdapterSpec(name: "hci0", slots: 5)],
@@ -60,7 +61,7 @@ final class MQTTDaemon: Sendable {
             class = "band"
 
             [metrics]
-            enabled = false
+            \(metricsPort.map { "listen = \"127.0.0.1:\($0)\"" } ?? "enabled = false")
 
             [mqtt]
             enabled = true
@@ -98,6 +99,11 @@ final class MQTTDaemon: Sendable {
             self.seen.withLock { $0.append(line) }
             return self.seen.withLock { $0.filter { $0.contains(text) }.count } >= count
         }
+    }
+
+    /// The lines containing `text` among those `line(containing:)` has read so far, oldest first.
+    func linesSeen(containing text: String) -> [String] {
+        seen.withLock { $0.filter { $0.contains(text) } }
     }
 
     /// SIGTERM and the exit code (SIGKILL after 15 s).
