@@ -27,7 +27,8 @@ final class MQTTDaemon: Sendable {
     ///   - url: the broker's URL in `[mqtt]` (default: its plain loopback listener).
     ///   - extra: more `[mqtt]` lines.
     ///   - metricsPort: a loopback port to serve `/metrics` on (default: metrics off).
-    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "", metricsPort: Int? = nil) async throws {
+    ///   - bandClass: more `[classes.band]` lines.
+    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "", metricsPort: Int? = nil, bandClass: String = "") async throws {
         bus = try PrivateBus()
         let scenario = Scenario(
             seed: 18, adapters: [AdapterSpec(name: "hci0", slots: 5)],
@@ -49,6 +50,7 @@ final class MQTTDaemon: Sendable {
 
             [classes.band]
             subscribe = ["7a1e0002-3c6f-4b8d-9e2a-5d0c8f6b1a40"]
+            \(bandClass)
 
             [[pinned]]
             address = "\(Self.watch)"
