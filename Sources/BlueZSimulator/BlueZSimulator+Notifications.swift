@@ -55,7 +55,7 @@ extension BlueZSimulator {
         guard let characteristic = devices[address]?.characteristics[path] else { return }
         if let socket = characteristic.notifySocket {
             switch socket.send(payload) {
-            case .sent: counters.notificationsSent[address, default: 0] += 1
+            case .sent: countNotificationSent(by: address)
             case .dropped: counters.notificationsDropped += 1
             case .closed: await notifySocketClosed(address, path)
             }
@@ -64,7 +64,7 @@ extension BlueZSimulator {
         let previous = characteristic.value
         devices[address]?.characteristics[path]?.value = payload
         guard !characteristic.notifyClients.isEmpty else { return }
-        counters.notificationsSent[address, default: 0] += 1
+        countNotificationSent(by: address)
         if previous != payload {
             await setProperties(["Value": .bytes(payload)], of: Self.characteristicInterfaceName, at: path)
         } else {

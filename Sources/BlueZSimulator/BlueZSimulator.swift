@@ -32,6 +32,9 @@ public actor BlueZSimulator {
     let deviceAddresses: [String]
     var fleetFaults: FaultSettings
     var counters = SimulatorCounters()
+    /// Callers of `waitForNotificationsSent(reaching:)`, by id, until their total is sent.
+    var notificationWaiters: [Int: NotificationWaiter] = [:]
+    var nextNotificationWaiter = 0
     let schedule: [ScheduledFault]
     var backgroundTasks: [Task<Void, Never>] = []
     var clientWatchTask: Task<Void, Never>?

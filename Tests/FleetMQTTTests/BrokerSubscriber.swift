@@ -82,6 +82,18 @@ final class BrokerSubscriber: Sendable {
         log.messages.withLock { $0.filter { $0.topic == topic } }
     }
 
+    /// Every message received so far, oldest first.
+    var received: [Received] { log.messages.withLock { $0 } }
+
+    /// The newest message, once one satisfying `predicate` is the newest: each arrival looks at
+    /// one message, not at all of them, so waiting costs nothing on a subscription that takes
+    /// thousands of values.
+    func newest(
+        within timeout: Duration = .seconds(20), _ what: String, where predicate: @escaping @Sendable (Received) -> Bool
+    ) async throws -> Received {
+        try await waitFor(what, within: timeout) { messages in messages.last.flatMap { predicate($0) ? $0 : nil } }
+    }
+
     private func waitFor(
         _ what: String, within timeout: Duration, _ find: @escaping @Sendable ([Received]) -> Received?
     ) async throws -> Received {

@@ -26,7 +26,9 @@ final class MQTTDaemon: Sendable {
     /// - Parameters:
     ///   - url: the broker's URL in `[mqtt]` (default: its plain loopback listener).
     ///   - extra: more `[mqtt]` lines.
-    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "") async throws {
+    ///   - metricsPort: a loopback port to serve `/metrics` on (default: metrics off).
+    ///   - bandClass: more `[classes.band]` lines.
+    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "", metricsPort: Int? = nil, bandClass: String = "") async throws {
         bus = try PrivateBus()
         let scenario = Scenario(
             seed: 18, adapters: [AdapterSpec(name: "hci0", slots: 5)],
@@ -48,6 +50,7 @@ final class MQTTDaemon: Sendable {
 
             [classes.band]
             subscribe = ["7a1e0002-3c6f-4b8d-9e2a-5d0c8f6b1a40"]
+            \(bandClass)
 
             [[pinned]]
             address = "\(Self.watch)"
@@ -60,7 +63,7 @@ final class MQTTDaemon: Sendable {
             class = "band"
 
             [metrics]
-            enabled = false
+            \(metricsPort.map { "listen = \"127.0.0.1:\($0)\"" } ?? "enabled = false")
 
             [mqtt]
             enabled = true
@@ -98,6 +101,11 @@ final class MQTTDaemon: Sendable {
             self.seen.withLock { $0.append(line) }
             return self.seen.withLock { $0.filter { $0.contains(text) }.count } >= count
         }
+    }
+
+    /// The lines containing `text` among those `line(containing:)` has read so far, oldest first.
+    func linesSeen(containing text: String) -> [String] {
+        seen.withLock { $0.filter { $0.contains(text) } }
     }
 
     /// SIGTERM and the exit code (SIGKILL after 15 s).
