@@ -100,6 +100,45 @@ public struct MQTTOutbox: Sendable {
         return out
     }
 
+    /// Puts `older` (taken by `takeAll` and not sent: the socket filled) back, ahead of what was
+    /// queued since. A retained message goes back only when nothing newer for its topic was
+    /// queued meanwhile (a newer state, or a deletion), so a full socket never brings back an
+    /// old state or a deleted topic; the others keep their order ahead of newer ones, the oldest
+    /// of all dropped beyond `capacity`. Returns how many non-retained messages were dropped.
+    @discardableResult
+    public mutating func putBack(_ older: ArraySlice<MQTTMessage>) -> Int {
+        var olderRetained: [String] = []
+        var olderTransient: [MQTTMessage] = []
+        for message in older {
+            if message.retain {
+                guard retainedWaiting[message.topic] == nil else { continue }
+                retainedWaiting[message.topic] = message
+                olderRetained.append(message.topic)
+            } else {
+                olderTransient.append(message)
+            }
+        }
+        retainedOrder.insert(contentsOf: olderRetained, at: 0)
+        guard !olderTransient.isEmpty else { return 0 }
+        var newer: [MQTTMessage] = []
+        for index in 0..<transientCount {
+            let slot = (head + index) % capacity
+            if let message = ring[slot] { newer.append(message) }
+            ring[slot] = nil
+        }
+        head = 0
+        transientCount = 0
+        urgentWaiting = 0
+        let drop = max(0, olderTransient.count + newer.count - capacity)
+        for message in olderTransient.dropFirst(min(drop, olderTransient.count)) + newer.dropFirst(max(0, drop - olderTransient.count)) {
+            ring[transientCount] = message
+            transientCount += 1
+            if message.qos > 0 { urgentWaiting += 1 }
+        }
+        dropped += drop
+        return drop
+    }
+
     /// Queues every retained message again (after a reconnect), or only those under `prefix`
     /// (discovery, when Home Assistant comes back). Order is by topic, so it is reproducible.
     public mutating func requeueRetained(under prefix: String? = nil) {

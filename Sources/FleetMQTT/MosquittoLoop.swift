@@ -236,10 +236,9 @@ final class MosquittoLoop {
         }
         for (index, message) in messages.enumerated() {
             if index > 0, mosquitto_want_write(handle) {
-                // The socket is full: the rest goes back, retained ones first as they came.
-                client.shared.withLock { state in
-                    for message in messages[index...] where state.outbox.enqueue(message) { refused += 1 }
-                }
+                // The socket is full: the rest goes back ahead of what came since, except a
+                // retained message whose topic got a newer one (state or deletion) meanwhile.
+                refused += client.shared.withLock { state in state.outbox.putBack(messages[index...]) }
                 handedOver()
                 return
             }

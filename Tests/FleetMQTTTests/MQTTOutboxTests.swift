@@ -48,6 +48,70 @@ import Testing
         #expect(outbox.takeAll().map(\.topic) == ["homeassistant/sensor/x/config"])
     }
 
+    /// The socket filled while a batch was being handed over: what goes back must not replace a
+    /// state queued since, nor bring back a topic deleted since.
+    @Test func puttingBackKeepsNewerStateAndDeletions() {
+        var outbox = MQTTOutbox(capacity: 4)
+        outbox.enqueue(state("A", "connecting"))
+        outbox.enqueue(state("B", "idle"))
+        outbox.enqueue(state("C", "idle"))
+        outbox.enqueue(value(1))
+        let batch = outbox.takeAll()
+        outbox.enqueue(state("A", "ready"))
+        outbox.enqueue(MQTTMessage(topic: "wearfleet/device/B/state", payload: [], qos: 1, retain: true))
+        outbox.enqueue(value(2))
+        #expect(outbox.putBack(batch[0...]) == 0)
+        let taken = outbox.takeAll().map { "\($0.topic)=\(String(decoding: $0.payload, as: UTF8.self))" }
+        #expect(taken == [
+            "wearfleet/device/C/state=idle", "wearfleet/device/A/state=ready", "wearfleet/device/B/state=",
+            "v=1", "v=2",
+        ])
+    }
+
+    /// Whatever interleaving of taking, queuing and putting back part of a batch: the latest
+    /// retained message per topic is what waits (or went out), and values keep their order
+    /// with the oldest dropped and counted.
+    @Test func puttingBackNeverReordersOrResurrects() async {
+        await propertyCheck(input: Gen.int(in: 1...6), Gen.int(in: 0...5).array(of: 0...60)) { capacity, operations in
+            var outbox = MQTTOutbox(capacity: capacity)
+            var latest: [String: MQTTMessage] = [:]
+            var sentLast: [String: MQTTMessage] = [:]
+            var sentValues: [Int] = []
+            var enqueued = 0
+            var batch: [MQTTMessage] = []
+            var sending = 0
+            func send(_ messages: ArraySlice<MQTTMessage>) {
+                for message in messages {
+                    if message.retain { sentLast[message.topic] = message } else { sentValues.append(Int(String(decoding: message.payload, as: UTF8.self)) ?? -1) }
+                }
+            }
+            for (step, operation) in operations.enumerated() {
+                switch operation {
+                case 0:
+                    send(batch[..<min(sending, batch.count)])
+                    outbox.putBack(batch[min(sending, batch.count)...])
+                    batch = outbox.takeAll()
+                    sending = step % (batch.count + 1)
+                case 1, 2:
+                    let topic = "wearfleet/device/D\(step % 3)/state"
+                    let message = MQTTMessage(topic: topic, payload: operation == 1 ? Array("s\(step)".utf8) : [], qos: 1, retain: true)
+                    latest[topic] = message
+                    outbox.enqueue(message)
+                default:
+                    enqueued += 1
+                    outbox.enqueue(value(enqueued))
+                }
+            }
+            send(batch[..<min(sending, batch.count)])
+            outbox.putBack(batch[min(sending, batch.count)...])
+            send(outbox.takeAll()[...])
+            // The last word the broker got for each topic is the latest queued one.
+            #expect(sentLast == latest)
+            #expect(sentValues == sentValues.sorted())
+            #expect(sentValues.count + outbox.dropped == enqueued)
+        }
+    }
+
     /// Whatever the sequence: never more than capacity values wait, and every value is either
     /// taken or counted as dropped.
     @Test func valuesAreBoundedAndAccountedFor() async {
