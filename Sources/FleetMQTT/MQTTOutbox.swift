@@ -30,11 +30,13 @@ public struct MQTTMessage: Sendable, Hashable {
 ///   oldest is dropped and counted.
 ///
 /// Guarantees: `waitingCount ≤ retained topics + capacity`; every enqueued non-retained message
-/// is either taken or counted in `dropped`; an empty retained payload (a deletion) is published
-/// once and then forgotten.
+/// is either taken or counted in `dropped`; an empty retained payload (a deletion) is remembered
+/// like a state until libmosquitto accepts one for sending (`accepted`), so a deletion refused
+/// (the connection was going) is published again on the next connection, and then forgotten.
 public struct MQTTOutbox: Sendable {
     public let capacity: Int
-    /// Latest retained message per topic that the broker should hold (deletions excluded).
+    /// Latest retained message per topic that the broker should hold, and deletions not yet
+    /// accepted for sending.
     public private(set) var retained: [String: MQTTMessage] = [:]
     /// Retained topics waiting to be published, in first-enqueued order; their payloads are in
     /// `retainedWaiting`.
@@ -63,7 +65,7 @@ public struct MQTTOutbox: Sendable {
     @discardableResult
     public mutating func enqueue(_ message: MQTTMessage) -> Bool {
         if message.retain {
-            if message.payload.isEmpty { retained[message.topic] = nil } else { retained[message.topic] = message }
+            retained[message.topic] = message
             if retainedWaiting.updateValue(message, forKey: message.topic) == nil { retainedOrder.append(message.topic) }
             return false
         }
@@ -137,6 +139,13 @@ public struct MQTTOutbox: Sendable {
         }
         dropped += drop
         return drop
+    }
+
+    /// libmosquitto accepted `message` for sending: a deletion is forgotten (unless the topic got
+    /// a newer message since); a retained state stays, to be published again on a reconnect.
+    public mutating func accepted(_ message: MQTTMessage) {
+        guard message.retain, message.payload.isEmpty, retained[message.topic] == message else { return }
+        retained[message.topic] = nil
     }
 
     /// Queues every retained message again (after a reconnect), or only those under `prefix`

@@ -226,13 +226,18 @@ final class MosquittoLoop {
         valuesFlowing = messages.contains { !$0.retain && $0.qos == 0 }
         var published = 0
         var refused = 0
+        var deletionsAccepted: [MQTTMessage] = []
         // Counted before `handingOver` is cleared: whoever sees nothing waiting sees them counted.
         func handedOver() {
             client.counters.addPublished(published)
             client.counters.addDropped(refused)
             published = 0
             refused = 0
-            client.shared.withLock { $0.handingOver = 0 }
+            client.shared.withLock { state in
+                for deletion in deletionsAccepted { state.outbox.accepted(deletion) }
+                state.handingOver = 0
+            }
+            deletionsAccepted.removeAll()
         }
         for (index, message) in messages.enumerated() {
             if index > 0, mosquitto_want_write(handle) {
@@ -242,10 +247,18 @@ final class MosquittoLoop {
                 handedOver()
                 return
             }
-            if publish(handle, message) {
+            let rc = publishing(handle, message)
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
                 published += 1
-            } else if !message.retain {
-                // Retained ones are republished on the next connection; a value is gone.
+                if message.retain, message.payload.isEmpty { deletionsAccepted.append(message) }
+            } else if message.retain {
+                // Kept in the outbox's retained set (deletions too, until one is accepted): the
+                // next connection publishes it again.
+                client.counters.addRetainedFailure()
+                logger.warning(
+                    "mqtt: publishing retained \(message.topic) failed: \(describe(rc)); it is published again on the next connection",
+                    metadata: ["event": "mqtt_retained_failed"])
+            } else {
                 refused += 1
             }
         }
@@ -286,10 +299,14 @@ final class MosquittoLoop {
     }
 
     private func publish(_ handle: OpaquePointer, _ message: MQTTMessage) -> Bool {
-        let rc = message.payload.withUnsafeBytes { bytes in
+        publishing(handle, message) == MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// `mosquitto_publish`'s result code.
+    private func publishing(_ handle: OpaquePointer, _ message: MQTTMessage) -> Int32 {
+        message.payload.withUnsafeBytes { bytes in
             mosquitto_publish(handle, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
         }
-        return rc == MOSQ_ERR_SUCCESS.rawValue
     }
 
     // MARK: - Polling

@@ -28,15 +28,41 @@ import Testing
         #expect(outbox.dropped == 0)
     }
 
-    @Test func aReconnectRequeuesEverythingRetainedButNotDeletions() {
+    @Test func aReconnectRequeuesEverythingRetainedButNotAcceptedDeletions() {
         var outbox = MQTTOutbox(capacity: 2)
         outbox.enqueue(state("A", "ready"))
         outbox.enqueue(MQTTMessage(topic: "homeassistant/sensor/x/config", text: "{}", qos: 1, retain: true))
         _ = outbox.takeAll()
         outbox.enqueue(MQTTMessage(topic: "homeassistant/sensor/x/config", payload: [], qos: 1, retain: true))
-        #expect(outbox.takeAll().count == 1)  // the deletion, once
+        let deletion = outbox.takeAll()
+        #expect(deletion.count == 1)
+        deletion.forEach { outbox.accepted($0) }
         outbox.requeueRetained()
         #expect(outbox.takeAll().map(\.topic) == ["wearfleet/device/A/state"])
+    }
+
+    /// A deletion libmosquitto refused (the connection was going) is published again on the
+    /// next connection, until one is accepted; a newer state for the topic is never forgotten
+    /// by the acceptance of an older deletion.
+    @Test func aRefusedDeletionIsRepublishedUntilAccepted() {
+        let topic = "homeassistant/sensor/x/config"
+        var outbox = MQTTOutbox(capacity: 2)
+        outbox.enqueue(MQTTMessage(topic: topic, text: "{}", qos: 1, retain: true))
+        _ = outbox.takeAll()
+        outbox.enqueue(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+        _ = outbox.takeAll()  // refused: not accepted
+        outbox.requeueRetained()
+        let again = outbox.takeAll()
+        #expect(again.map(\.topic) == [topic] && again.allSatisfy { $0.payload.isEmpty })
+        outbox.enqueue(MQTTMessage(topic: topic, text: "{\"new\":1}", qos: 1, retain: true))
+        again.forEach { outbox.accepted($0) }
+        _ = outbox.takeAll()
+        outbox.requeueRetained()
+        #expect(outbox.takeAll().map { String(decoding: $0.payload, as: UTF8.self) } == ["{\"new\":1}"])
+        outbox.enqueue(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+        outbox.takeAll().forEach { outbox.accepted($0) }
+        outbox.requeueRetained()
+        #expect(outbox.isEmpty)
     }
 
     @Test func requeueUnderAPrefixTakesOnlyThoseTopics() {
