@@ -113,7 +113,7 @@ actor MQTTOutlet {
                 let counters = self.counters
                 group.addTask { await bridge.consume(feed, counting: counters) }
                 group.addTask { await bridge.learn(from: route.notable) }
-                group.addTask { for await event in client.events { await bridge.handle(event) } }
+                group.addTask { await bridge.serve(client.events) }
                 group.addTask {
                     // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).
                     while (try? await Task.sleep(for: .seconds(30))) != nil {

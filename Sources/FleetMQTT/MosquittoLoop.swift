@@ -208,7 +208,14 @@ final class MosquittoLoop {
         let payload: [UInt8] = if let bytes = message.payload, length > 0 {
             Array(UnsafeRawBufferPointer(start: bytes, count: length))
         } else { [] }
-        context.events.yield(.message(topic: String(cString: topic), payload: payload))
+        let name = String(cString: topic)
+        if case .dropped = context.events.yield(.message(topic: name, payload: payload)) {
+            // The bridge fell 1024 events behind (it hands commands to their device's lane at
+            // once, so only a starved process gets here): the oldest is gone, counted.
+            client.counters.addDropped(1)
+            logger.warning(
+                "mqtt: a message from the broker was dropped: 1024 wait for the bridge", metadata: ["event": "mqtt_received_dropped"])
+        }
     }
 
     // MARK: - Publishing
