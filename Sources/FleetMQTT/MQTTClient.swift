@@ -124,19 +124,28 @@ public final class MQTTClient: Sendable {
     public var waiting: Int { shared.withLock { $0.outbox.waitingCount + $0.values.count + $0.handingOver } }
 
     /// Publishes `final` if connected, disconnects cleanly and ends the thread. Returns once the
-    /// thread has ended, or after `timeout` (a connect under way to an unreachable host can hold
-    /// the thread for as long as the kernel's TCP timeout; the process need not wait for it).
-    public func stop(final: MQTTMessage?, timeout: Duration = .seconds(5)) async {
+    /// thread has ended (true), or after `timeout` (false: a connect under way to an unreachable
+    /// host can hold the thread for as long as the kernel's TCP timeout; the process need not
+    /// wait for it, but a new client with the same client id must: `threadEnded`).
+    @discardableResult
+    public func stop(final: MQTTMessage?, timeout: Duration = .seconds(5)) async -> Bool {
         shared.withLock { state in
             state.stopRequested = true
             state.finalMessage = final
         }
         wake()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.threadEnded() }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.threadEnded()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let ended = await group.next() ?? false
             group.cancelAll()
+            return ended
         }
     }
 
@@ -162,7 +171,8 @@ public final class MQTTClient: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func threadEnded() async {
+    /// Returns once the loop thread has ended.
+    public func threadEnded() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = finished.withLock { state -> Bool in
                 if !state.ended { state.waiters.append(continuation) }

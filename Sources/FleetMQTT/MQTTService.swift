@@ -81,7 +81,7 @@ actor MQTTOutlet {
     }
 
     private func connect() async {
-        guard settings.enabled, let orchestrator else { return }
+        guard settings.enabled, !stopped, let orchestrator else { return }
         let connection: (settings: MQTTConnectionSettings, topics: MQTTTopics)
         do {
             connection = try MQTTOutlet.connectionSettings(settings, environment: environment)
@@ -108,6 +108,13 @@ actor MQTTOutlet {
         let feed = orchestrator.fleetEvents(bufferingNewest: 8192)
         let tap = orchestrator.pipeline.tap { value in client.publishValue(value) }
         await bridge.start(devices: await orchestrator.status().devices)
+        guard !stopped else {
+            // Stopped while this connection was being set up (the awaits above): it ends here.
+            orchestrator.pipeline.untap(tap)
+            await client.stop(final: MQTTMessage(topic: connection.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+            route.finish()
+            return
+        }
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 let counters = self.counters
@@ -140,9 +147,20 @@ actor MQTTOutlet {
             // cancelled feed had not delivered yet: their retained topics go with this connection.
             await bridge.forgetAbsent(from: await orchestrator.status())
         }
-        await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+        let ended = await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
         route.finish()
         await task.value
+        if reconfiguring, !ended {
+            // The thread is inside a blocking connect (libmosquitto's `mosquitto_connect`: DNS and
+            // TCP, up to the kernel's connect timeout). A new client with the same client id must
+            // not start before it ends: when that connect succeeds the broker would drop the new
+            // connection for it. Once it returns, the thread sees the stop and sends DISCONNECT.
+            logger.warning(
+                "mqtt: the old connection is still connecting; the new one starts when it has ended",
+                metadata: ["event": "mqtt_stop_waiting"])
+            await client.threadEnded()
+            logger.notice("mqtt: the old connection has ended", metadata: ["event": "mqtt_stop_waited"])
+        }
     }
 
     struct SetupError: Error {

@@ -387,10 +387,13 @@ final class MosquittoLoop {
     // MARK: - Stopping
 
     /// Publishes the final message and DISCONNECTs, waiting at most 2 s for the bytes to leave.
+    /// Stopped while CONNECT is out (a blocking connect returned after the stop): DISCONNECT
+    /// only, so the broker neither publishes the Will nor keeps a session for the client id.
     private func closeCleanly(_ handle: OpaquePointer) {
-        guard isConnected else { return }
-        flush(handle)
-        if let final = client.shared.withLock({ $0.finalMessage }) {
+        let handshaking = if case .handshaking = phase { true } else { false }
+        guard isConnected || handshaking else { return }
+        if isConnected { flush(handle) }
+        if isConnected, let final = client.shared.withLock({ $0.finalMessage }) {
             _ = final.payload.withUnsafeBytes { bytes in
                 mosquitto_publish(handle, nil, final.topic, Int32(bytes.count), bytes.baseAddress, final.qos, final.retain)
             }
