@@ -167,7 +167,8 @@ actor MQTTOutlet {
         let message: String
     }
 
-    /// The client's settings from `[mqtt]`: the password read from its file, the gateway id and
+    /// The client's settings from `[mqtt]`: the password read from its file (and read again by
+    /// the client before each connection attempt), the gateway id and
     /// client id defaulted from the host name, the Will set to the gateway's `offline`.
     static func connectionSettings(
         _ settings: MQTTSettings, environment: [String: String]
@@ -175,6 +176,7 @@ actor MQTTOutlet {
         let gateway = settings.gatewayID ?? topicLevel(hostName())
         let topics = MQTTTopics(prefix: settings.topicPrefix, gatewayID: gateway, discoveryPrefix: settings.discoveryPrefix)
         var password: String?
+        var passwordFile: String?
         if let file = settings.passwordFile {
             let path: String
             if file.hasPrefix("/") {
@@ -184,14 +186,16 @@ actor MQTTOutlet {
             } else {
                 throw SetupError(message: "password_file \"\(file)\" names a credential, but $CREDENTIALS_DIRECTORY is not set (LoadCredential= in the unit)")
             }
-            guard let text = readSmallFile(path) else { throw SetupError(message: "cannot read the password file \(path)") }
-            password = String(text.reversed().drop(while: { $0 == "\n" || $0 == "\r" }).reversed())
+            guard let file = MQTTPasswordFile.read(path) else { throw SetupError(message: "cannot read the password file \(path)") }
+            password = file.password
+            passwordFile = path
         }
         var subscriptions = [topics.commandFilter]
         if settings.homeAssistantDiscovery { subscriptions.append(topics.homeAssistantStatus) }
         let connection = MQTTConnectionSettings(
             host: settings.host, port: settings.port, tls: settings.tls, clientID: settings.clientID ?? "wearfleet-\(gateway)",
             protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311, username: settings.username, password: password,
+            passwordFile: passwordFile, checkPasswordFileMode: settings.passwordFile?.hasPrefix("/") ?? false,
             caFile: settings.caFile, certFile: settings.certFile, keyFile: settings.keyFile,
             will: MQTTMessage(topic: topics.gatewayStatus, text: "offline", qos: 1, retain: true), subscriptions: subscriptions)
         return (connection, topics)
@@ -207,16 +211,5 @@ actor MQTTOutlet {
     /// `name` as one topic level: '/', '+', '#' and NUL become '_'.
     static func topicLevel(_ name: String) -> String {
         String(name.map { "/+#\0".contains($0) ? "_" : $0 })
-    }
-
-    /// At most 4 KiB of a file, nil when it cannot be read.
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = read(fd, &buffer, buffer.count)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer.prefix(count), as: UTF8.self)
     }
 }

@@ -39,6 +39,10 @@ final class MosquittoLoop {
     /// Reused per flush: the values taken and the messages they become.
     private var valueBatch: [ValuePipeline.Value] = []
     private var valueMessages: [MQTTMessage] = []
+    /// The password last handed to libmosquitto (re-read from its file before each attempt).
+    private var password: String?
+    private var warnedPasswordFileMode = false
+    private var warnedPasswordUnreadable = false
 
     init(_ context: MQTTLoopContext) {
         self.context = context
@@ -94,6 +98,7 @@ final class MosquittoLoop {
             }
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "will", rc) }
         }
+        password = settings.password
         if let username = settings.username {
             let rc = mosquitto_username_pw_set(handle, username, settings.password)
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "username", rc) }
@@ -136,6 +141,7 @@ final class MosquittoLoop {
         attempts += 1
         if attempts > 1 { client.counters.addReconnect() }
         let settings = context.settings
+        refreshPassword(handle)
         // Blocking: name resolution, TCP connect and the TLS handshake run here, on this thread
         // only. libmosquitto then sets the socket non-blocking.
         let rc = mosquitto_connect(handle, settings.host, Int32(settings.port), settings.keepAlive)
@@ -151,6 +157,36 @@ final class MosquittoLoop {
         }
         lossHandled = false
         phase = .handshaking(deadline: context.clock.now().advanced(by: .seconds(Int64(max(settings.keepAlive, 10)))))
+    }
+
+    /// Reads the password file again (it may have been rotated) and hands a changed password to
+    /// libmosquitto; while the file cannot be read the last password stands (logged once).
+    private func refreshPassword(_ handle: OpaquePointer) {
+        let settings = context.settings
+        guard let path = settings.passwordFile, let username = settings.username else { return }
+        guard let file = MQTTPasswordFile.read(path) else {
+            if !warnedPasswordUnreadable {
+                warnedPasswordUnreadable = true
+                logger.warning(
+                    "mqtt: cannot read the password file \(path): \(String(cString: strerror(errno))); using the password read before",
+                    metadata: ["event": "mqtt_password_unreadable"])
+            }
+            return
+        }
+        warnedPasswordUnreadable = false
+        if settings.checkPasswordFileMode, file.readableByOthers, !warnedPasswordFileMode {
+            warnedPasswordFileMode = true
+            logger.warning(
+                "mqtt: the password file \(path) is readable by its group or others; make it 0600 (or use LoadCredential=)",
+                metadata: ["event": "mqtt_password_file_mode"])
+        }
+        guard file.password != password else { return }
+        let rc = mosquitto_username_pw_set(handle, username, file.password)
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            password = file.password
+        } else {
+            logger.error("mqtt: the new password was refused: \(describe(rc))", metadata: ["event": "mqtt_setup_failed"])
+        }
     }
 
     /// CONNACK arrived (on_connect).
