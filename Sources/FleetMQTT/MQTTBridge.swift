@@ -238,6 +238,7 @@ actor MQTTBridge {
     /// task of its own, so a slow command holds up only its device's later ones), the rest is
     /// handled here at once.
     func serve(_ events: AsyncStream<MQTTClient.Event>) async {
+        answerDroppedCommands()
         await withDiscardingTaskGroup { group in
             for await event in events {
                 if case .message(let topic, let payload) = event, let segment = topics.commandDevice(in: topic) {
@@ -258,28 +259,40 @@ actor MQTTBridge {
         // The first element is the command running.
         guard lane.count <= Self.commandsWaitingPerDevice else {
             client.counters.addDropped(1)
-            let id: MQTTCommandRequest.Identifier?
-            let op: String?
-            do {
-                let request = try MQTTCommandRequest.parse(payload)
-                (id, op) = (request.id, request.operation.op.rawValue)
-            } catch {
-                (id, op) = (error.id, error.op)
-            }
             logger.warning(
                 "mqtt: command refused: \(Self.commandsWaitingPerDevice) commands already wait for this device",
                 metadata: ["event": "mqtt_command_refused", "device": "\(segment)"])
-            client.publish(MQTTMessage(
-                topic: topics.commandResult(segment),
-                payload: MQTTCommandResult.failure(
-                    id, op: op, error: "too many commands waiting for this device (\(Self.commandsWaitingPerDevice))"),
-                qos: 1, retain: false))
+            Self.refuse(
+                payload, for: segment, topics: topics, client: client,
+                error: "too many commands waiting for this device (\(Self.commandsWaitingPerDevice))")
             return false
         }
         commandLanes[segment] = nil
         lane.append(payload)
         commandLanes[segment] = lane
         return false
+    }
+
+    /// A command the client dropped unread (its event buffer was full) is answered with an error.
+    func answerDroppedCommands() {
+        client.onDroppedMessage { [topics, client] topic, payload in
+            guard let segment = topics.commandDevice(in: topic) else { return }
+            Self.refuse(payload, for: segment, topics: topics, client: client, error: "dropped unread: the daemon fell behind; send it again")
+        }
+    }
+
+    /// Answers a command that will not run with `error`, its id and op kept where they can be read.
+    private static func refuse(_ payload: [UInt8], for segment: String, topics: MQTTTopics, client: MQTTClient, error message: String) {
+        let id: MQTTCommandRequest.Identifier?
+        let op: String?
+        do {
+            let request = try MQTTCommandRequest.parse(payload)
+            (id, op) = (request.id, request.operation.op.rawValue)
+        } catch {
+            (id, op) = (error.id, error.op)
+        }
+        client.publish(MQTTMessage(
+            topic: topics.commandResult(segment), payload: MQTTCommandResult.failure(id, op: op, error: message), qos: 1, retain: false))
     }
 
     /// Runs the device's commands in order until its lane is empty.

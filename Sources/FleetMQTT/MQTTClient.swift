@@ -39,6 +39,8 @@ public final class MQTTClient: Sendable {
     let shared: Mutex<MQTTLoopShared>
     let wakeFD: Int32
     private let finished = Mutex<FinishState>(FinishState())
+    /// Told of each broker message dropped because `events` was full (see `onDroppedMessage`).
+    private let droppedMessageHandler = Mutex<(@Sendable (_ topic: String, _ payload: [UInt8]) -> Void)?>(nil)
 
     /// - Parameters:
     ///   - capacity: non-retained messages kept while the broker is away (and as many values
@@ -109,6 +111,17 @@ public final class MQTTClient: Sendable {
         }
         if dropped { counters.addDropped(1) }
         if wake { self.wake() }
+    }
+
+    /// `handler` is called (on the client's thread) with each message from the broker that
+    /// `events` had no room for (1,024 wait unread): the oldest is dropped, counted and logged,
+    /// and the handler may still answer it (a command's error result).
+    public func onDroppedMessage(_ handler: @escaping @Sendable (_ topic: String, _ payload: [UInt8]) -> Void) {
+        droppedMessageHandler.withLock { $0 = handler }
+    }
+
+    func messageDropped(topic: String, payload: [UInt8]) {
+        droppedMessageHandler.withLock { $0 }?(topic, payload)
     }
 
     /// Queues every retained message under `prefix` again (Home Assistant came back online).

@@ -245,12 +245,16 @@ final class MosquittoLoop {
             Array(UnsafeRawBufferPointer(start: bytes, count: length))
         } else { [] }
         let name = String(cString: topic)
-        if case .dropped = context.events.yield(.message(topic: name, payload: payload)) {
+        if case .dropped(let oldest) = context.events.yield(.message(topic: name, payload: payload)) {
             // The bridge fell 1024 events behind (it hands commands to their device's lane at
-            // once, so only a starved process gets here): the oldest is gone, counted.
+            // once, so only a starved process gets here): the oldest is gone, counted, and
+            // answered when it was a command.
             client.counters.addDropped(1)
+            guard case .message(let droppedTopic, let droppedPayload) = oldest else { return }
             logger.warning(
-                "mqtt: a message from the broker was dropped: 1024 wait for the bridge", metadata: ["event": "mqtt_received_dropped"])
+                "mqtt: a message from the broker on \(droppedTopic) was dropped: 1024 wait for the bridge",
+                metadata: ["event": "mqtt_received_dropped"])
+            client.messageDropped(topic: droppedTopic, payload: droppedPayload)
         }
     }
 

@@ -128,4 +128,34 @@ import TestSupport
         route.finish()
         await client.stop(final: nil)
     }
+
+    /// Commands the client had no room for (its 1,024-event buffer full, nobody reading) are
+    /// answered with an error carrying their id, and counted.
+    @Test func commandsDroppedUnreadAreAnswered() async throws {
+        let broker = try PrivateBroker()
+        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
+        let client = try MQTTClient(
+            settings: MQTTClientBrokerTests.settings(port: broker.port, subscriptions: [topics.commandFilter]), random: SeededRandom(seed: 2),
+            logger: Logger(label: "test"))
+        try await MQTTClientBrokerTests.connected(client)
+        let route = MQTTValueRoute(topics: topics)
+        let bridge = MQTTBridge(
+            client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.read],
+            fleet: GatedFleet(slowDevice: DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))),
+            logger: Logger(label: "test"))
+        await bridge.answerDroppedCommands()
+        // Nobody reads the client's events (`connected` took the CONNACK): 1,030 commands
+        // overflow its buffer of 1,024 by 6, the oldest (ids 0...5) dropped.
+        for n in 0..<1030 {
+            client.publish(MQTTMessage(
+                topic: "wearfleet/device/C0FFEE000003/command", text: #"{"id":\#(n),"op":"read","characteristic":"2a19"}"#, qos: 1, retain: false))
+        }
+        let answer = try await subscriber.message(on: topics.commandResult("C0FFEE000003"), skipping: 5)
+        #expect(answer.payload.contains(#""ok":false"#) && answer.payload.contains(#""id":5"#))
+        #expect(subscriber.all(on: topics.commandResult("C0FFEE000003")).first?.payload.contains(#""id":0,"#) == true)
+        #expect(client.counters.dropped >= 6)
+        route.finish()
+        await client.stop(final: nil)
+    }
 }
