@@ -31,6 +31,12 @@ actor MQTTBridge {
 
     /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
     private let sessionRun: UInt64?
+    /// Commands waiting per device (by topic segment), behind the one running: each device's run
+    /// in order, one at a time, and devices do not wait for each other (a `write` may wait 20 s).
+    private var commandLanes: [String: [[UInt8]]] = [:]
+    /// Commands that may wait per device behind the running one; beyond, one is answered with an
+    /// error at once and counted in `wearfleet_mqtt_dropped_total`.
+    static let commandsWaitingPerDevice = 64
 
     init(
         client: MQTTClient, route: MQTTValueRoute, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
@@ -228,6 +234,76 @@ actor MQTTBridge {
 
     // MARK: - The broker's messages
 
+    /// Reads the client's events until they end: commands go to their device's lane (run on a
+    /// task of its own, so a slow command holds up only its device's later ones), the rest is
+    /// handled here at once.
+    func serve(_ events: AsyncStream<MQTTClient.Event>) async {
+        answerDroppedCommands()
+        await withDiscardingTaskGroup { group in
+            for await event in events {
+                if case .message(let topic, let payload) = event, let segment = topics.commandDevice(in: topic) {
+                    if queueCommand(payload, for: segment) { group.addTask { await self.runCommands(for: segment) } }
+                } else {
+                    await handle(event)
+                }
+            }
+        }
+    }
+
+    /// Queues a command in its device's lane; true when the lane was idle (a task must run it).
+    func queueCommand(_ payload: [UInt8], for segment: String) -> Bool {
+        guard var lane = commandLanes[segment] else {
+            commandLanes[segment] = [payload]
+            return true
+        }
+        // The first element is the command running.
+        guard lane.count <= Self.commandsWaitingPerDevice else {
+            client.counters.addDropped(1)
+            logger.warning(
+                "mqtt: command refused: \(Self.commandsWaitingPerDevice) commands already wait for this device",
+                metadata: ["event": "mqtt_command_refused", "device": "\(segment)"])
+            Self.refuse(
+                payload, for: segment, topics: topics, client: client,
+                error: "too many commands waiting for this device (\(Self.commandsWaitingPerDevice))")
+            return false
+        }
+        commandLanes[segment] = nil
+        lane.append(payload)
+        commandLanes[segment] = lane
+        return false
+    }
+
+    /// A command the client dropped unread (its event buffer was full) is answered with an error.
+    func answerDroppedCommands() {
+        client.onDroppedMessage { [topics, client] topic, payload in
+            guard let segment = topics.commandDevice(in: topic) else { return }
+            Self.refuse(payload, for: segment, topics: topics, client: client, error: "dropped unread: the daemon fell behind; send it again")
+        }
+    }
+
+    /// Answers a command that will not run with `error`, its id and op kept where they can be read.
+    private static func refuse(_ payload: [UInt8], for segment: String, topics: MQTTTopics, client: MQTTClient, error message: String) {
+        let id: MQTTCommandRequest.Identifier?
+        let op: String?
+        do {
+            let request = try MQTTCommandRequest.parse(payload)
+            (id, op) = (request.id, request.operation.op.rawValue)
+        } catch {
+            (id, op) = (error.id, error.op)
+        }
+        client.publish(MQTTMessage(
+            topic: topics.commandResult(segment), payload: MQTTCommandResult.failure(id, op: op, error: message), qos: 1, retain: false))
+    }
+
+    /// Runs the device's commands in order until its lane is empty.
+    private func runCommands(for segment: String) async {
+        while let payload = commandLanes[segment]?.first {
+            await command(payload, for: segment)
+            commandLanes[segment]?.removeFirst()
+            if commandLanes[segment]?.isEmpty ?? false { commandLanes[segment] = nil }
+        }
+    }
+
     func handle(_ event: MQTTClient.Event) async {
         switch event {
         case .connected, .disconnected: break
@@ -276,9 +352,9 @@ actor MQTTBridge {
         do {
             switch request.operation {
             case .write(let characteristic, let bytes, let mode, let qos):
-                // Answered once the outcome is known, as the D-Bus `Write` is: commands from the
-                // broker are taken one at a time, in order, so a later command for the device
-                // sees this write done (or refused).
+                // Answered once the outcome is known, as the D-Bus `Write` is: a device's
+                // commands from the broker are taken one at a time, in order (`serve`), so a
+                // later command for the device sees this write done (or refused).
                 let outcome: FleetWriteOutcome
                 do {
                     outcome = try await fleet.writeAndWait(

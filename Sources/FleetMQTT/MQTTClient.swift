@@ -39,6 +39,8 @@ public final class MQTTClient: Sendable {
     let shared: Mutex<MQTTLoopShared>
     let wakeFD: Int32
     private let finished = Mutex<FinishState>(FinishState())
+    /// Told of each broker message dropped because `events` was full (see `onDroppedMessage`).
+    private let droppedMessageHandler = Mutex<(@Sendable (_ topic: String, _ payload: [UInt8]) -> Void)?>(nil)
 
     /// - Parameters:
     ///   - capacity: non-retained messages kept while the broker is away (and as many values
@@ -111,6 +113,17 @@ public final class MQTTClient: Sendable {
         if wake { self.wake() }
     }
 
+    /// `handler` is called (on the client's thread) with each message from the broker that
+    /// `events` had no room for (1,024 wait unread): the oldest is dropped, counted and logged,
+    /// and the handler may still answer it (a command's error result).
+    public func onDroppedMessage(_ handler: @escaping @Sendable (_ topic: String, _ payload: [UInt8]) -> Void) {
+        droppedMessageHandler.withLock { $0 = handler }
+    }
+
+    func messageDropped(topic: String, payload: [UInt8]) {
+        droppedMessageHandler.withLock { $0 }?(topic, payload)
+    }
+
     /// Queues every retained message under `prefix` again (Home Assistant came back online).
     public func republishRetained(under prefix: String) {
         let wake = shared.withLock { state -> Bool in
@@ -124,19 +137,28 @@ public final class MQTTClient: Sendable {
     public var waiting: Int { shared.withLock { $0.outbox.waitingCount + $0.values.count + $0.handingOver } }
 
     /// Publishes `final` if connected, disconnects cleanly and ends the thread. Returns once the
-    /// thread has ended, or after `timeout` (a connect under way to an unreachable host can hold
-    /// the thread for as long as the kernel's TCP timeout; the process need not wait for it).
-    public func stop(final: MQTTMessage?, timeout: Duration = .seconds(5)) async {
+    /// thread has ended (true), or after `timeout` (false: a connect under way to an unreachable
+    /// host can hold the thread for as long as the kernel's TCP timeout; the process need not
+    /// wait for it, but a new client with the same client id must: `threadEnded`).
+    @discardableResult
+    public func stop(final: MQTTMessage?, timeout: Duration = .seconds(5)) async -> Bool {
         shared.withLock { state in
             state.stopRequested = true
             state.finalMessage = final
         }
         wake()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.threadEnded() }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.threadEnded()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let ended = await group.next() ?? false
             group.cancelAll()
+            return ended
         }
     }
 
@@ -162,7 +184,8 @@ public final class MQTTClient: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func threadEnded() async {
+    /// Returns once the loop thread has ended.
+    public func threadEnded() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = finished.withLock { state -> Bool in
                 if !state.ended { state.waiters.append(continuation) }

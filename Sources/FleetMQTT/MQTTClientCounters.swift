@@ -8,16 +8,19 @@ public final class MQTTClientCounters: Sendable {
     private let publishedCount = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
     private let reconnectCount = Atomic<Int>(0)
+    private let retainedFailureCount = Atomic<Int>(0)
     private let connectedGauge: Gauge?
     private let publishedCounter: Counter?
     private let droppedCounter: Counter?
     private let reconnectCounter: Counter?
+    private let retainedFailureCounter: Counter?
 
     public init(factory: (any MetricsFactory)? = nil) {
         connectedGauge = factory.map { Gauge(label: "wearfleet_mqtt_connected", factory: $0) }
         publishedCounter = factory.map { Counter(label: "wearfleet_mqtt_published_total", factory: $0) }
         droppedCounter = factory.map { Counter(label: "wearfleet_mqtt_dropped_total", factory: $0) }
         reconnectCounter = factory.map { Counter(label: "wearfleet_mqtt_reconnects_total", factory: $0) }
+        retainedFailureCounter = factory.map { Counter(label: "wearfleet_mqtt_retained_failures_total", factory: $0) }
         connectedGauge?.record(0)
     }
 
@@ -30,6 +33,9 @@ public final class MQTTClientCounters: Sendable {
     public var dropped: Int { droppedCount.load(ordering: .relaxed) }
     /// Connection attempts after the first (each one the broker was away for).
     public var reconnects: Int { reconnectCount.load(ordering: .relaxed) }
+    /// Retained messages (state, discovery, deletions) libmosquitto refused; each stays in the
+    /// outbox and is published again on the next connection.
+    public var retainedFailures: Int { retainedFailureCount.load(ordering: .relaxed) }
 
     func setConnected(_ value: Bool) {
         connectedFlag.store(value, ordering: .relaxed)
@@ -46,6 +52,11 @@ public final class MQTTClientCounters: Sendable {
         guard count > 0 else { return }
         droppedCount.add(count, ordering: .relaxed)
         droppedCounter?.increment(by: count)
+    }
+
+    func addRetainedFailure() {
+        retainedFailureCount.add(1, ordering: .relaxed)
+        retainedFailureCounter?.increment()
     }
 
     func addReconnect() {

@@ -1,5 +1,5 @@
 /// How the client reaches and identifies itself to the broker: what `[mqtt]` says, with the
-/// password already read from its file.
+/// password already read from its file (and the file, read again before each connection).
 public struct MQTTConnectionSettings: Sendable, Equatable {
     public enum ProtocolVersion: String, Sendable, Equatable {
         case v311 = "3.1.1"
@@ -14,6 +14,11 @@ public struct MQTTConnectionSettings: Sendable, Equatable {
     public var protocolVersion: ProtocolVersion
     public var username: String?
     public var password: String?
+    /// Read before each connection attempt; `password` stands while it cannot be read.
+    public var passwordFile: String?
+    /// Warn (once per client) when `passwordFile` is readable by its group or others: true for
+    /// a path given in `[mqtt]`, false for a systemd credential (systemd sets its mode).
+    public var checkPasswordFileMode: Bool
     public var caFile: String?
     public var certFile: String?
     public var keyFile: String?
@@ -28,7 +33,7 @@ public struct MQTTConnectionSettings: Sendable, Equatable {
 
     public init(
         host: String, port: Int, tls: Bool = false, clientID: String, protocolVersion: ProtocolVersion = .v311,
-        username: String? = nil, password: String? = nil, caFile: String? = nil, certFile: String? = nil,
+        username: String? = nil, password: String? = nil, passwordFile: String? = nil, checkPasswordFileMode: Bool = false, caFile: String? = nil, certFile: String? = nil,
         keyFile: String? = nil, keepAlive: Int32 = 30, will: MQTTMessage? = nil, subscriptions: [String] = []
     ) {
         self.host = host
@@ -38,6 +43,8 @@ public struct MQTTConnectionSettings: Sendable, Equatable {
         self.protocolVersion = protocolVersion
         self.username = username
         self.password = password
+        self.passwordFile = passwordFile
+        self.checkPasswordFileMode = checkPasswordFileMode
         self.caFile = caFile
         self.certFile = certFile
         self.keyFile = keyFile

@@ -30,11 +30,13 @@ public struct MQTTMessage: Sendable, Hashable {
 ///   oldest is dropped and counted.
 ///
 /// Guarantees: `waitingCount ≤ retained topics + capacity`; every enqueued non-retained message
-/// is either taken or counted in `dropped`; an empty retained payload (a deletion) is published
-/// once and then forgotten.
+/// is either taken or counted in `dropped`; an empty retained payload (a deletion) is remembered
+/// like a state until libmosquitto accepts one for sending (`accepted`), so a deletion refused
+/// (the connection was going) is published again on the next connection, and then forgotten.
 public struct MQTTOutbox: Sendable {
     public let capacity: Int
-    /// Latest retained message per topic that the broker should hold (deletions excluded).
+    /// Latest retained message per topic that the broker should hold, and deletions not yet
+    /// accepted for sending.
     public private(set) var retained: [String: MQTTMessage] = [:]
     /// Retained topics waiting to be published, in first-enqueued order; their payloads are in
     /// `retainedWaiting`.
@@ -63,7 +65,7 @@ public struct MQTTOutbox: Sendable {
     @discardableResult
     public mutating func enqueue(_ message: MQTTMessage) -> Bool {
         if message.retain {
-            if message.payload.isEmpty { retained[message.topic] = nil } else { retained[message.topic] = message }
+            retained[message.topic] = message
             if retainedWaiting.updateValue(message, forKey: message.topic) == nil { retainedOrder.append(message.topic) }
             return false
         }
@@ -98,6 +100,52 @@ public struct MQTTOutbox: Sendable {
         transientCount = 0
         urgentWaiting = 0
         return out
+    }
+
+    /// Puts `older` (taken by `takeAll` and not sent: the socket filled) back, ahead of what was
+    /// queued since. A retained message goes back only when nothing newer for its topic was
+    /// queued meanwhile (a newer state, or a deletion), so a full socket never brings back an
+    /// old state or a deleted topic; the others keep their order ahead of newer ones, the oldest
+    /// of all dropped beyond `capacity`. Returns how many non-retained messages were dropped.
+    @discardableResult
+    public mutating func putBack(_ older: ArraySlice<MQTTMessage>) -> Int {
+        var olderRetained: [String] = []
+        var olderTransient: [MQTTMessage] = []
+        for message in older {
+            if message.retain {
+                guard retainedWaiting[message.topic] == nil else { continue }
+                retainedWaiting[message.topic] = message
+                olderRetained.append(message.topic)
+            } else {
+                olderTransient.append(message)
+            }
+        }
+        retainedOrder.insert(contentsOf: olderRetained, at: 0)
+        guard !olderTransient.isEmpty else { return 0 }
+        var newer: [MQTTMessage] = []
+        for index in 0..<transientCount {
+            let slot = (head + index) % capacity
+            if let message = ring[slot] { newer.append(message) }
+            ring[slot] = nil
+        }
+        head = 0
+        transientCount = 0
+        urgentWaiting = 0
+        let drop = max(0, olderTransient.count + newer.count - capacity)
+        for message in olderTransient.dropFirst(min(drop, olderTransient.count)) + newer.dropFirst(max(0, drop - olderTransient.count)) {
+            ring[transientCount] = message
+            transientCount += 1
+            if message.qos > 0 { urgentWaiting += 1 }
+        }
+        dropped += drop
+        return drop
+    }
+
+    /// libmosquitto accepted `message` for sending: a deletion is forgotten (unless the topic got
+    /// a newer message since); a retained state stays, to be published again on a reconnect.
+    public mutating func accepted(_ message: MQTTMessage) {
+        guard message.retain, message.payload.isEmpty, retained[message.topic] == message else { return }
+        retained[message.topic] = nil
     }
 
     /// Queues every retained message again (after a reconnect), or only those under `prefix`

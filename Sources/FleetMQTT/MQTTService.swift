@@ -81,7 +81,7 @@ actor MQTTOutlet {
     }
 
     private func connect() async {
-        guard settings.enabled, let orchestrator else { return }
+        guard settings.enabled, !stopped, let orchestrator else { return }
         let connection: (settings: MQTTConnectionSettings, topics: MQTTTopics)
         do {
             connection = try MQTTOutlet.connectionSettings(settings, environment: environment)
@@ -108,12 +108,19 @@ actor MQTTOutlet {
         let feed = orchestrator.fleetEvents(bufferingNewest: 8192)
         let tap = orchestrator.pipeline.tap { value in client.publishValue(value) }
         await bridge.start(devices: await orchestrator.status().devices)
+        guard !stopped else {
+            // Stopped while this connection was being set up (the awaits above): it ends here.
+            orchestrator.pipeline.untap(tap)
+            await client.stop(final: MQTTMessage(topic: connection.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+            route.finish()
+            return
+        }
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 let counters = self.counters
                 group.addTask { await bridge.consume(feed, counting: counters) }
                 group.addTask { await bridge.learn(from: route.notable) }
-                group.addTask { for await event in client.events { await bridge.handle(event) } }
+                group.addTask { await bridge.serve(client.events) }
                 group.addTask {
                     // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).
                     while (try? await Task.sleep(for: .seconds(30))) != nil {
@@ -140,16 +147,28 @@ actor MQTTOutlet {
             // cancelled feed had not delivered yet: their retained topics go with this connection.
             await bridge.forgetAbsent(from: await orchestrator.status())
         }
-        await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+        let ended = await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
         route.finish()
         await task.value
+        if reconfiguring, !ended {
+            // The thread is inside a blocking connect (libmosquitto's `mosquitto_connect`: DNS and
+            // TCP, up to the kernel's connect timeout). A new client with the same client id must
+            // not start before it ends: when that connect succeeds the broker would drop the new
+            // connection for it. Once it returns, the thread sees the stop and sends DISCONNECT.
+            logger.warning(
+                "mqtt: the old connection is still connecting; the new one starts when it has ended",
+                metadata: ["event": "mqtt_stop_waiting"])
+            await client.threadEnded()
+            logger.notice("mqtt: the old connection has ended", metadata: ["event": "mqtt_stop_waited"])
+        }
     }
 
     struct SetupError: Error {
         let message: String
     }
 
-    /// The client's settings from `[mqtt]`: the password read from its file, the gateway id and
+    /// The client's settings from `[mqtt]`: the password read from its file (and read again by
+    /// the client before each connection attempt), the gateway id and
     /// client id defaulted from the host name, the Will set to the gateway's `offline`.
     static func connectionSettings(
         _ settings: MQTTSettings, environment: [String: String]
@@ -157,6 +176,7 @@ actor MQTTOutlet {
         let gateway = settings.gatewayID ?? topicLevel(hostName())
         let topics = MQTTTopics(prefix: settings.topicPrefix, gatewayID: gateway, discoveryPrefix: settings.discoveryPrefix)
         var password: String?
+        var passwordFile: String?
         if let file = settings.passwordFile {
             let path: String
             if file.hasPrefix("/") {
@@ -166,14 +186,16 @@ actor MQTTOutlet {
             } else {
                 throw SetupError(message: "password_file \"\(file)\" names a credential, but $CREDENTIALS_DIRECTORY is not set (LoadCredential= in the unit)")
             }
-            guard let text = readSmallFile(path) else { throw SetupError(message: "cannot read the password file \(path)") }
-            password = String(text.reversed().drop(while: { $0 == "\n" || $0 == "\r" }).reversed())
+            guard let file = MQTTPasswordFile.read(path) else { throw SetupError(message: "cannot read the password file \(path)") }
+            password = file.password
+            passwordFile = path
         }
         var subscriptions = [topics.commandFilter]
         if settings.homeAssistantDiscovery { subscriptions.append(topics.homeAssistantStatus) }
         let connection = MQTTConnectionSettings(
             host: settings.host, port: settings.port, tls: settings.tls, clientID: settings.clientID ?? "wearfleet-\(gateway)",
             protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311, username: settings.username, password: password,
+            passwordFile: passwordFile, checkPasswordFileMode: settings.passwordFile?.hasPrefix("/") ?? false,
             caFile: settings.caFile, certFile: settings.certFile, keyFile: settings.keyFile,
             will: MQTTMessage(topic: topics.gatewayStatus, text: "offline", qos: 1, retain: true), subscriptions: subscriptions)
         return (connection, topics)
@@ -189,16 +211,5 @@ actor MQTTOutlet {
     /// `name` as one topic level: '/', '+', '#' and NUL become '_'.
     static func topicLevel(_ name: String) -> String {
         String(name.map { "/+#\0".contains($0) ? "_" : $0 })
-    }
-
-    /// At most 4 KiB of a file, nil when it cannot be read.
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = read(fd, &buffer, buffer.count)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer.prefix(count), as: UTF8.self)
     }
 }

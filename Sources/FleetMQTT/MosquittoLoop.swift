@@ -39,6 +39,10 @@ final class MosquittoLoop {
     /// Reused per flush: the values taken and the messages they become.
     private var valueBatch: [ValuePipeline.Value] = []
     private var valueMessages: [MQTTMessage] = []
+    /// The password last handed to libmosquitto (re-read from its file before each attempt).
+    private var password: String?
+    private var warnedPasswordFileMode = false
+    private var warnedPasswordUnreadable = false
 
     init(_ context: MQTTLoopContext) {
         self.context = context
@@ -94,6 +98,7 @@ final class MosquittoLoop {
             }
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "will", rc) }
         }
+        password = settings.password
         if let username = settings.username {
             let rc = mosquitto_username_pw_set(handle, username, settings.password)
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failSetup(handle, "username", rc) }
@@ -136,6 +141,7 @@ final class MosquittoLoop {
         attempts += 1
         if attempts > 1 { client.counters.addReconnect() }
         let settings = context.settings
+        refreshPassword(handle)
         // Blocking: name resolution, TCP connect and the TLS handshake run here, on this thread
         // only. libmosquitto then sets the socket non-blocking.
         let rc = mosquitto_connect(handle, settings.host, Int32(settings.port), settings.keepAlive)
@@ -151,6 +157,36 @@ final class MosquittoLoop {
         }
         lossHandled = false
         phase = .handshaking(deadline: context.clock.now().advanced(by: .seconds(Int64(max(settings.keepAlive, 10)))))
+    }
+
+    /// Reads the password file again (it may have been rotated) and hands a changed password to
+    /// libmosquitto; while the file cannot be read the last password stands (logged once).
+    private func refreshPassword(_ handle: OpaquePointer) {
+        let settings = context.settings
+        guard let path = settings.passwordFile, let username = settings.username else { return }
+        guard let file = MQTTPasswordFile.read(path) else {
+            if !warnedPasswordUnreadable {
+                warnedPasswordUnreadable = true
+                logger.warning(
+                    "mqtt: cannot read the password file \(path): \(String(cString: strerror(errno))); using the password read before",
+                    metadata: ["event": "mqtt_password_unreadable"])
+            }
+            return
+        }
+        warnedPasswordUnreadable = false
+        if settings.checkPasswordFileMode, file.readableByOthers, !warnedPasswordFileMode {
+            warnedPasswordFileMode = true
+            logger.warning(
+                "mqtt: the password file \(path) is readable by its group or others; make it 0600 (or use LoadCredential=)",
+                metadata: ["event": "mqtt_password_file_mode"])
+        }
+        guard file.password != password else { return }
+        let rc = mosquitto_username_pw_set(handle, username, file.password)
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            password = file.password
+        } else {
+            logger.error("mqtt: the new password was refused: \(describe(rc))", metadata: ["event": "mqtt_setup_failed"])
+        }
     }
 
     /// CONNACK arrived (on_connect).
@@ -208,7 +244,18 @@ final class MosquittoLoop {
         let payload: [UInt8] = if let bytes = message.payload, length > 0 {
             Array(UnsafeRawBufferPointer(start: bytes, count: length))
         } else { [] }
-        context.events.yield(.message(topic: String(cString: topic), payload: payload))
+        let name = String(cString: topic)
+        if case .dropped(let oldest) = context.events.yield(.message(topic: name, payload: payload)) {
+            // The bridge fell 1024 events behind (it hands commands to their device's lane at
+            // once, so only a starved process gets here): the oldest is gone, counted, and
+            // answered when it was a command.
+            client.counters.addDropped(1)
+            guard case .message(let droppedTopic, let droppedPayload) = oldest else { return }
+            logger.warning(
+                "mqtt: a message from the broker on \(droppedTopic) was dropped: 1024 wait for the bridge",
+                metadata: ["event": "mqtt_received_dropped"])
+            client.messageDropped(topic: droppedTopic, payload: droppedPayload)
+        }
     }
 
     // MARK: - Publishing
@@ -226,27 +273,39 @@ final class MosquittoLoop {
         valuesFlowing = messages.contains { !$0.retain && $0.qos == 0 }
         var published = 0
         var refused = 0
+        var deletionsAccepted: [MQTTMessage] = []
         // Counted before `handingOver` is cleared: whoever sees nothing waiting sees them counted.
         func handedOver() {
             client.counters.addPublished(published)
             client.counters.addDropped(refused)
             published = 0
             refused = 0
-            client.shared.withLock { $0.handingOver = 0 }
+            client.shared.withLock { state in
+                for deletion in deletionsAccepted { state.outbox.accepted(deletion) }
+                state.handingOver = 0
+            }
+            deletionsAccepted.removeAll()
         }
         for (index, message) in messages.enumerated() {
             if index > 0, mosquitto_want_write(handle) {
-                // The socket is full: the rest goes back, retained ones first as they came.
-                client.shared.withLock { state in
-                    for message in messages[index...] where state.outbox.enqueue(message) { refused += 1 }
-                }
+                // The socket is full: the rest goes back ahead of what came since, except a
+                // retained message whose topic got a newer one (state or deletion) meanwhile.
+                refused += client.shared.withLock { state in state.outbox.putBack(messages[index...]) }
                 handedOver()
                 return
             }
-            if publish(handle, message) {
+            let rc = publishing(handle, message)
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
                 published += 1
-            } else if !message.retain {
-                // Retained ones are republished on the next connection; a value is gone.
+                if message.retain, message.payload.isEmpty { deletionsAccepted.append(message) }
+            } else if message.retain {
+                // Kept in the outbox's retained set (deletions too, until one is accepted): the
+                // next connection publishes it again.
+                client.counters.addRetainedFailure()
+                logger.warning(
+                    "mqtt: publishing retained \(message.topic) failed: \(describe(rc)); it is published again on the next connection",
+                    metadata: ["event": "mqtt_retained_failed"])
+            } else {
                 refused += 1
             }
         }
@@ -287,10 +346,14 @@ final class MosquittoLoop {
     }
 
     private func publish(_ handle: OpaquePointer, _ message: MQTTMessage) -> Bool {
-        let rc = message.payload.withUnsafeBytes { bytes in
+        publishing(handle, message) == MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// `mosquitto_publish`'s result code.
+    private func publishing(_ handle: OpaquePointer, _ message: MQTTMessage) -> Int32 {
+        message.payload.withUnsafeBytes { bytes in
             mosquitto_publish(handle, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
         }
-        return rc == MOSQ_ERR_SUCCESS.rawValue
     }
 
     // MARK: - Polling
@@ -364,10 +427,13 @@ final class MosquittoLoop {
     // MARK: - Stopping
 
     /// Publishes the final message and DISCONNECTs, waiting at most 2 s for the bytes to leave.
+    /// Stopped while CONNECT is out (a blocking connect returned after the stop): DISCONNECT
+    /// only, so the broker neither publishes the Will nor keeps a session for the client id.
     private func closeCleanly(_ handle: OpaquePointer) {
-        guard isConnected else { return }
-        flush(handle)
-        if let final = client.shared.withLock({ $0.finalMessage }) {
+        let handshaking = if case .handshaking = phase { true } else { false }
+        guard isConnected || handshaking else { return }
+        if isConnected { flush(handle) }
+        if isConnected, let final = client.shared.withLock({ $0.finalMessage }) {
             _ = final.payload.withUnsafeBytes { bytes in
                 mosquitto_publish(handle, nil, final.topic, Int32(bytes.count), bytes.baseAddress, final.qos, final.retain)
             }

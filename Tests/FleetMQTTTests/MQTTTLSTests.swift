@@ -125,6 +125,42 @@ import TestSupport
         await client.stop(final: nil)
     }
 
+    /// The password file is read before each attempt: a refused password, corrected in the
+    /// file, lets the next attempt in without a reload.
+    @Test func aPasswordChangedInItsFileIsUsedByTheNextAttempt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try Self.broker(in: directory)
+        let passwordFile = directory.appendingPathComponent("mqtt-password").path
+        try "nope\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let settings = MQTTConnectionSettings(
+            host: "localhost", port: broker.port, tls: true, clientID: "rotated", username: "wearfleet", password: "nope",
+            passwordFile: passwordFile, checkPasswordFileMode: true, caFile: directory.appendingPathComponent("ca.pem").path)
+        let client = try MQTTClient(
+            settings: settings, schedule: MQTTReconnectSchedule(baseDelay: .milliseconds(20), maxDelay: .milliseconds(50)),
+            random: SeededRandom(seed: 11), logger: Logger(label: "test"))
+        _ = try await client.events.first(within: .seconds(10), "the refusal") {
+            if case .disconnected(let reason) = $0 { reason.hasPrefix("refused") } else { false }
+        }
+        try "s3cret word\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        _ = try await client.events.first(within: .seconds(10), "a connection with the new password") { $0 == .connected }
+        await client.stop(final: nil)
+    }
+
+    @Test func aPasswordFileReadableByOthersIsNoticed() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-pw-\(UUID().uuidString)").path
+        defer { unlink(path) }
+        try "s3cret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o640)
+        #expect(MQTTPasswordFile.read(path) == MQTTPasswordFile(password: "s3cret", readableByOthers: true))
+        chmod(path, 0o604)
+        #expect(MQTTPasswordFile.read(path)?.readableByOthers == true)
+        chmod(path, 0o600)
+        #expect(MQTTPasswordFile.read(path) == MQTTPasswordFile(password: "s3cret", readableByOthers: false))
+        #expect(MQTTPasswordFile.read(path + ".missing") == nil)
+    }
+
     @Test func aCredentialWithoutCredentialsDirectoryIsASetupError() throws {
         var mqtt = MQTTSettings()
         mqtt.username = "u"

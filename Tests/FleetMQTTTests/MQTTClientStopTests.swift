@@ -1,0 +1,76 @@
+import FleetCore
+@testable import FleetMQTT
+import Glibc
+import Logging
+import Testing
+
+/// Stopping the client while its CONNECT is unanswered, against a listener that never answers.
+@Suite struct MQTTClientStopTests {
+    /// A loopback TCP listener; each call blocks at most 10 s (SO_RCVTIMEO).
+    final class SilentListener: Sendable {
+        let fd: Int32
+        let port: Int
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            self.fd = fd
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                    bind(fd, socketAddress, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, socketAddress, &length) == 0
+                }
+            }
+            guard fd >= 0, bound else { throw MQTTClientError(message: "listener: errno \(errno)") }
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Self.timeout(fd)
+        }
+
+        deinit { close(fd) }
+
+        static func timeout(_ fd: Int32) {
+            var limit = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        /// The first connection, or -1 after 10 s.
+        func acceptOne() -> Int32 {
+            let connection = accept(fd, nil, nil)
+            if connection >= 0 { Self.timeout(connection) }
+            return connection
+        }
+
+        /// What arrives on `connection` in one read (at most 10 s).
+        static func readSome(_ connection: Int32) -> [UInt8] {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let count = read(connection, &buffer, buffer.count)
+            return count > 0 ? Array(buffer.prefix(count)) : []
+        }
+    }
+
+    /// A stop while CONNECT is out sends DISCONNECT: the broker then publishes no Will, and no
+    /// late connection with the client id is left to drop the next client's.
+    @Test func aStopBeforeCONNACKSendsDISCONNECT() async throws {
+        let listener = try SilentListener()
+        let client = try MQTTClient(
+            settings: MQTTConnectionSettings(host: "127.0.0.1", port: listener.port, clientID: "silent", keepAlive: 30),
+            random: SeededRandom(seed: 3), logger: Logger(label: "test"))
+        let connection = await Task.detached { listener.acceptOne() }.value
+        try #require(connection >= 0)
+        defer { close(connection) }
+        let connect = await Task.detached { SilentListener.readSome(connection) }.value
+        #expect(connect.first == 0x10)  // CONNECT
+        let ended = await client.stop(final: MQTTMessage(topic: "g/status", text: "offline", qos: 1, retain: true))
+        #expect(ended)
+        var after: [UInt8] = []
+        while true {
+            let more = await Task.detached { SilentListener.readSome(connection) }.value
+            if more.isEmpty { break }
+            after += more
+        }
+        // CONNECT may have been read in pieces: DISCONNECT (0xE0 0x00) is the last packet, alone.
+        #expect(Array((connect + after).suffix(2)) == [0xE0, 0x00])
+    }
+}

@@ -1,0 +1,161 @@
+import Fleet
+import FleetConfiguration
+import FleetCore
+@testable import FleetMQTT
+import GATT
+import Logging
+import Synchronization
+import Testing
+import TestSupport
+
+/// The bridge's commands against a real mosquitto: a slow command holds up only its own
+/// device's later commands.
+@Suite(.serialized) struct MQTTCommandLaneTests {
+    /// Writes to `slowDevice` wait until `release` is called; everything else answers at once.
+    final class GatedFleet: FleetCommands {
+        let slowDevice: DeviceID
+        private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+        let calls = Mutex<[String]>([])
+
+        init(slowDevice: DeviceID) { self.slowDevice = slowDevice }
+
+        func release() {
+            let waiters = gate.withLock { state in
+                state.open = true
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        private func waitForGate() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let open = gate.withLock { state -> Bool in
+                    if !state.open { state.waiters.append(continuation) }
+                    return state.open
+                }
+                if open { continuation.resume() }
+            }
+        }
+
+        private func record(_ call: String) { calls.withLock { $0.append(call) } }
+
+        func pin(_ device: DeviceID, options: FleetPinOptions) async throws(FleetCommandError) { record("pin \(device)") }
+        func unpin(_ device: DeviceID) async throws(FleetCommandError) { record("unpin \(device)") }
+        func disconnect(_ device: DeviceID) async throws(FleetCommandError) { record("disconnect \(device)") }
+        func reconnect(_ device: DeviceID) async throws(FleetCommandError) { record("reconnect \(device)") }
+        func read(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) -> [UInt8] {
+            record("read \(device)")
+            return [7]
+        }
+        func write(
+            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool
+        ) async throws(FleetWriteError) -> OutgoingEnqueueResult {
+            .queued
+        }
+        func writeAndWait(
+            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, timeout: Duration
+        ) async throws(FleetWriteError) -> FleetWriteOutcome {
+            if device == slowDevice { await waitForGate() }
+            record("write \(device)")
+            return .acknowledged
+        }
+        func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) {}
+        func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) {}
+    }
+
+    @Test func aSlowWriteHoldsUpOnlyItsOwnDevice() async throws {
+        let broker = try PrivateBroker()
+        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
+        let client = try MQTTClient(
+            settings: MQTTClientBrokerTests.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
+        try await MQTTClientBrokerTests.connected(client)
+        let slow = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))
+        let fleet = GatedFleet(slowDevice: slow)
+        let route = MQTTValueRoute(topics: topics)
+        let bridge = MQTTBridge(
+            client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.write, .read], fleet: fleet,
+            logger: Logger(label: "test"))
+        let (events, feed) = AsyncStream<MQTTClient.Event>.makeStream()
+        let serving = Task { await bridge.serve(events) }
+        func command(_ segment: String, _ json: String) {
+            feed.yield(.message(topic: "wearfleet/device/\(segment)/command", payload: Array(json.utf8)))
+        }
+        command("C0FFEE000001", #"{"id":"w1","op":"write","characteristic":"2a39","hex":"01"}"#)
+        command("C0FFEE000001", #"{"id":"r1","op":"read","characteristic":"2a19"}"#)
+        command("C0FFEE000002", #"{"id":"r2","op":"read","characteristic":"2a19"}"#)
+        // The other device answers while the write waits.
+        let other = try await subscriber.first(on: topics.commandResult("C0FFEE000002"))
+        #expect(other.payload.contains(#""id":"r2""#) && other.payload.contains(#""ok":true"#))
+        #expect(subscriber.all(on: topics.commandResult("C0FFEE000001")).isEmpty)
+        // The slow device's commands stay in order: its read runs after its write.
+        fleet.release()
+        let first = try await subscriber.message(on: topics.commandResult("C0FFEE000001"), skipping: 0)
+        let second = try await subscriber.message(on: topics.commandResult("C0FFEE000001"), skipping: 1)
+        #expect(first.payload.contains(#""id":"w1""#) && second.payload.contains(#""id":"r1""#))
+        #expect(fleet.calls.withLock { $0.filter { $0.hasSuffix("\(slow)") } } == ["write \(slow)", "read \(slow)"])
+        feed.finish()
+        await serving.value
+        route.finish()
+        await client.stop(final: nil)
+    }
+
+    /// Beyond `commandsWaitingPerDevice` behind a running one, a command is answered with an
+    /// error at once (its id kept) and counted.
+    @Test func aFullLaneAnswersAnErrorAndCounts() async throws {
+        let broker = try PrivateBroker()
+        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
+        let client = try MQTTClient(
+            settings: MQTTClientBrokerTests.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
+        try await MQTTClientBrokerTests.connected(client)
+        let slow = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))
+        let fleet = GatedFleet(slowDevice: slow)
+        let route = MQTTValueRoute(topics: topics)
+        let bridge = MQTTBridge(
+            client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.write, .read], fleet: fleet,
+            logger: Logger(label: "test"))
+        let write = Array(#"{"id":"w","op":"write","characteristic":"2a39","hex":"01"}"#.utf8)
+        // The first starts the lane (no task runs it here, so all stay queued).
+        #expect(await bridge.queueCommand(write, for: "C0FFEE000001"))
+        for _ in 0..<MQTTBridge.commandsWaitingPerDevice { #expect(await !bridge.queueCommand(write, for: "C0FFEE000001")) }
+        #expect(client.counters.dropped == 0)
+        #expect(await bridge.queueCommand(Array(#"{"id":"over","op":"read","characteristic":"2a19"}"#.utf8), for: "C0FFEE000001") == false)
+        let refused = try await subscriber.first(on: topics.commandResult("C0FFEE000001"))
+        #expect(refused.payload.contains(#""id":"over""#) && refused.payload.contains(#""ok":false"#))
+        #expect(client.counters.dropped == 1)
+        route.finish()
+        await client.stop(final: nil)
+    }
+
+    /// Commands the client had no room for (its 1,024-event buffer full, nobody reading) are
+    /// answered with an error carrying their id, and counted.
+    @Test func commandsDroppedUnreadAreAnswered() async throws {
+        let broker = try PrivateBroker()
+        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
+        let client = try MQTTClient(
+            settings: MQTTClientBrokerTests.settings(port: broker.port, subscriptions: [topics.commandFilter]), random: SeededRandom(seed: 2),
+            logger: Logger(label: "test"))
+        try await MQTTClientBrokerTests.connected(client)
+        let route = MQTTValueRoute(topics: topics)
+        let bridge = MQTTBridge(
+            client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.read],
+            fleet: GatedFleet(slowDevice: DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))),
+            logger: Logger(label: "test"))
+        await bridge.answerDroppedCommands()
+        // Nobody reads the client's events (`connected` took the CONNACK): 1,030 commands
+        // overflow its buffer of 1,024 by 6, the oldest (ids 0...5) dropped.
+        for n in 0..<1030 {
+            client.publish(MQTTMessage(
+                topic: "wearfleet/device/C0FFEE000003/command", text: #"{"id":\#(n),"op":"read","characteristic":"2a19"}"#, qos: 1, retain: false))
+        }
+        let answer = try await subscriber.message(on: topics.commandResult("C0FFEE000003"), skipping: 5)
+        #expect(answer.payload.contains(#""ok":false"#) && answer.payload.contains(#""id":5"#))
+        #expect(subscriber.all(on: topics.commandResult("C0FFEE000003")).first?.payload.contains(#""id":0,"#) == true)
+        #expect(client.counters.dropped >= 6)
+        route.finish()
+        await client.stop(final: nil)
+    }
+}
