@@ -426,7 +426,9 @@ final class MosquittoLoop {
 
     // MARK: - Stopping
 
-    /// Publishes the final message and DISCONNECTs, waiting at most 2 s for the bytes to leave.
+    /// Publishes the final message and DISCONNECTs, waiting at most 4 s for the bytes to leave
+    /// (inside `stop`'s 5 s): a connection closed before DISCONNECT went out makes the broker
+    /// publish the Will over the final message. 2 s was seen to run out once on two loaded cores.
     /// Stopped while CONNECT is out (a blocking connect returned after the stop): DISCONNECT
     /// only, so the broker neither publishes the Will nor keeps a session for the client id.
     private func closeCleanly(_ handle: OpaquePointer) {
@@ -440,7 +442,7 @@ final class MosquittoLoop {
         }
         lossHandled = true
         mosquitto_disconnect(handle)
-        let deadline = context.clock.now().advanced(by: .seconds(2))
+        let deadline = context.clock.now().advanced(by: .seconds(4))
         while mosquitto_socket(handle) >= 0, context.clock.now() < deadline {
             var fds = [pollfd(fd: mosquitto_socket(handle), events: Int16(POLLIN | (mosquitto_want_write(handle) ? POLLOUT : 0)), revents: 0)]
             guard poll(&fds, 1, 100) >= 0 else { break }
