@@ -100,6 +100,15 @@ public struct LiveValueRecord: Sendable {
             + "\(padded(secondOfDay / 60 % 60, 2)):\(padded(secondOfDay % 60, 2)).\(padded(microsecond, 6))Z"
     }
 
+    /// `date` as RFC 3339 UTC in whole seconds: `2026-11-24T19:36:14Z` (the MQTT device state's
+    /// `last_value_time`).
+    public static func utcSeconds(_ date: Date) -> String {
+        let (days, secondOfDay) = floorDivision(Int64(date.timeIntervalSince1970.rounded(.down)), 86_400)
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T\(padded(secondOfDay / 3600, 2)):"
+            + "\(padded(secondOfDay / 60 % 60, 2)):\(padded(secondOfDay % 60, 2))Z"
+    }
+
     private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
         let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
         return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
