@@ -64,19 +64,46 @@ import TestSupport
         func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) {}
     }
 
+    /// A private broker, a subscriber to the command results, a connected client and a bridge
+    /// that lets `write` and `read` through to a `GatedFleet` whose device C0FFEE000001 is slow.
+    struct Lane {
+        let broker: PrivateBroker
+        let topics: MQTTTopics
+        let subscriber: BrokerSubscriber
+        let client: MQTTClient
+        let slow: DeviceID
+        let fleet: GatedFleet
+        let route: MQTTValueRoute
+        let bridge: MQTTBridge
+
+        static func start() async throws -> Lane {
+            let broker = try PrivateBroker()
+            let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
+            let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
+            let client = try MQTTClient(
+                settings: MQTTClientBrokerTests.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
+            try await MQTTClientBrokerTests.connected(client)
+            let slow = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))
+            let fleet = GatedFleet(slowDevice: slow)
+            let route = MQTTValueRoute(topics: topics)
+            let bridge = MQTTBridge(
+                client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.write, .read], fleet: fleet,
+                logger: Logger(label: "test"))
+            return Lane(
+                broker: broker, topics: topics, subscriber: subscriber, client: client, slow: slow, fleet: fleet, route: route,
+                bridge: bridge)
+        }
+    }
+
     @Test func aSlowWriteHoldsUpOnlyItsOwnDevice() async throws {
-        let broker = try PrivateBroker()
-        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
-        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
-        let client = try MQTTClient(
-            settings: MQTTClientBrokerTests.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
-        try await MQTTClientBrokerTests.connected(client)
-        let slow = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))
-        let fleet = GatedFleet(slowDevice: slow)
-        let route = MQTTValueRoute(topics: topics)
-        let bridge = MQTTBridge(
-            client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.write, .read], fleet: fleet,
-            logger: Logger(label: "test"))
+        let lane = try await Lane.start()
+        let topics = lane.topics
+        let subscriber = lane.subscriber
+        let client = lane.client
+        let slow = lane.slow
+        let fleet = lane.fleet
+        let route = lane.route
+        let bridge = lane.bridge
         let (events, feed) = AsyncStream<MQTTClient.Event>.makeStream()
         let serving = Task { await bridge.serve(events) }
         func command(_ segment: String, _ json: String) {
@@ -99,23 +126,18 @@ import TestSupport
         await serving.value
         route.finish()
         await client.stop(final: nil)
+        withExtendedLifetime(lane) {}  // the broker lives as long as the test
     }
 
     /// Beyond `commandsWaitingPerDevice` behind a running one, a command is answered with an
     /// error at once (its id kept) and counted.
     @Test func aFullLaneAnswersAnErrorAndCounts() async throws {
-        let broker = try PrivateBroker()
-        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
-        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
-        let client = try MQTTClient(
-            settings: MQTTClientBrokerTests.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
-        try await MQTTClientBrokerTests.connected(client)
-        let slow = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))
-        let fleet = GatedFleet(slowDevice: slow)
-        let route = MQTTValueRoute(topics: topics)
-        let bridge = MQTTBridge(
-            client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.write, .read], fleet: fleet,
-            logger: Logger(label: "test"))
+        let lane = try await Lane.start()
+        let topics = lane.topics
+        let subscriber = lane.subscriber
+        let client = lane.client
+        let route = lane.route
+        let bridge = lane.bridge
         let write = Array(#"{"id":"w","op":"write","characteristic":"2a39","hex":"01"}"#.utf8)
         // The first starts the lane (no task runs it here, so all stay queued).
         #expect(await bridge.queueCommand(write, for: "C0FFEE000001"))
@@ -127,6 +149,7 @@ import TestSupport
         #expect(client.counters.dropped == 1)
         route.finish()
         await client.stop(final: nil)
+        withExtendedLifetime(lane) {}  // the broker lives as long as the test
     }
 
     /// Commands the client had no room for (its 1,024-event buffer full, nobody reading) are
