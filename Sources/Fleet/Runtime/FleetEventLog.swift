@@ -63,12 +63,7 @@ struct FleetEventLog: Sendable {
 
     /// The fields of every line about a device.
     private func deviceMetadata(_ id: DeviceID) -> Logger.Metadata {
-        var metadata: Logger.Metadata = ["device_address": "\(id.address)"]
-        guard let context = devices[id] else { return metadata }
-        if let name = context.name { metadata["device_name"] = "\(name)" }
-        if let adapter = context.adapter { metadata["adapter"] = "\(adapter)" }
-        if let session = context.session { metadata["session_id"] = "\(session)" }
-        return metadata
+        ValueLog.deviceMetadata(id, devices[id] ?? ValuePipeline.JournalContext())
     }
 
     private func log(_ event: FleetEvent) {

@@ -146,18 +146,11 @@ public actor FleetOrchestrator {
     /// `SESSION_ID` never names sessions of two runs. Call before `start()`.
     public func numberSessions(run: UInt64) {
         eventLog.run = run
-        sessionRun = run
     }
 
     /// This run's number for session ids (`numberSessions`), nil when sessions are not numbered
     /// by run (tests, benchmarks).
-    public private(set) var sessionRun: UInt64?
-
-    /// The id a device's connection `session` has in the journal and every outlet
-    /// (`<run>-<session>`).
-    public func sessionID(_ session: UInt64) -> String {
-        FleetEventLog.sessionID(run: sessionRun, session: session)
-    }
+    public var sessionRun: UInt64? { eventLog.run }
 
     /// The id of session `session` in run `run` (nil: sessions not numbered by run).
     public static func sessionID(run: UInt64?, session: UInt64) -> String {
