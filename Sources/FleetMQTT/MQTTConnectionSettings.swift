@@ -1,10 +1,10 @@
+import FleetConfiguration
+
 /// How the client reaches and identifies itself to the broker: what `[mqtt]` says, with the
 /// password already read from its file (and the file, read again before each connection).
 public struct MQTTConnectionSettings: Sendable, Equatable {
-    public enum ProtocolVersion: String, Sendable, Equatable {
-        case v311 = "3.1.1"
-        case v5 = "5"
-    }
+    /// The configuration's own (`protocol` in `[mqtt]`).
+    public typealias ProtocolVersion = MQTTSettings.ProtocolVersion
 
     public var host: String
     public var port: Int

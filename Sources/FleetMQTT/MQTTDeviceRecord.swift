@@ -31,8 +31,6 @@ struct MQTTDeviceRecord: Sendable, Equatable {
         self.id = id
     }
 
-    var isLinked: Bool { state == "ready" || state == "degraded" || state == "discovering" }
-
     /// `{"device":…,"state":…,"reason":…,"adapter":…,"rssi":…,"pinned":…,"class":…,"name":…,
     /// "gateway":…,"session":…,"last_value_time":…,"battery":…}`, keys in this order; a key whose
     /// value is not known is left out (as in the value JSON).

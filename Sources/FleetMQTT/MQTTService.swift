@@ -194,7 +194,7 @@ actor MQTTOutlet {
         if settings.homeAssistantDiscovery { subscriptions.append(topics.homeAssistantStatus) }
         let connection = MQTTConnectionSettings(
             host: settings.host, port: settings.port, tls: settings.tls, clientID: settings.clientID ?? "wearfleet-\(gateway)",
-            protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311, username: settings.username, password: password,
+            protocolVersion: settings.protocolVersion, username: settings.username, password: password,
             passwordFile: passwordFile, checkPasswordFileMode: settings.passwordFile?.hasPrefix("/") ?? false,
             caFile: settings.caFile, certFile: settings.certFile, keyFile: settings.keyFile,
             will: MQTTMessage(topic: topics.gatewayStatus, text: "offline", qos: 1, retain: true), subscriptions: subscriptions)

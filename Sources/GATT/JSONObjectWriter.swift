@@ -19,9 +19,6 @@ public struct JSONObjectWriter: Sendable {
         buffer.append(UInt8(ascii: "{"))
     }
 
-    /// The finished object: `{…}`, no trailing newline.
-    public var bytes: [UInt8] { buffer + [UInt8(ascii: "}")] }
-
     /// Finishes the object and returns its bytes without copying them.
     public consuming func finish() -> [UInt8] {
         buffer.append(UInt8(ascii: "}"))
