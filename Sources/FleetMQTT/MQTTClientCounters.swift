@@ -15,6 +15,8 @@ public final class MQTTClientCounters: Sendable {
     private let reconnectCounter: Counter?
     private let retainedFailureCounter: Counter?
 
+    /// The labels are `FleetMetricCatalogue`'s MQTT families (FleetMetrics, which this module
+    /// does not depend on): the exporter takes their `# HELP` text from there.
     public init(factory: (any MetricsFactory)? = nil) {
         connectedGauge = factory.map { Gauge(label: "wearfleet_mqtt_connected", factory: $0) }
         publishedCounter = factory.map { Counter(label: "wearfleet_mqtt_published_total", factory: $0) }

@@ -95,6 +95,9 @@ public enum FleetMetricCatalogue {
     public static let mqttReconnects = MetricFamily(
         "wearfleet_mqtt_reconnects_total", .counter,
         help: "Connection attempts to the MQTT broker after the first.")
+    public static let mqttRetainedFailures = MetricFamily(
+        "wearfleet_mqtt_retained_failures_total", .counter,
+        help: "Retained MQTT messages (states, discovery, their deletions) the client library refused; kept to send again.")
 
     /// Every family, in the order README documents them.
     public static let all: [MetricFamily] = [
@@ -102,7 +105,7 @@ public enum FleetMetricCatalogue {
         deviceReadyLatency, deviceReconnectAttempts, deviceWrites, deviceNotifications, deviceDecodeErrors, deviceErrors,
         adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered, adapterDiscoveryErrors,
         pinnedReady, pinnedDevices, bluetoothdUp,
-        mqttConnected, mqttPublished, mqttDropped, mqttReconnects,
+        mqttConnected, mqttPublished, mqttDropped, mqttReconnects, mqttRetainedFailures,
     ]
 
     /// Upper bounds of the ready-latency histogram's buckets: a fast link is ready in well under
