@@ -43,9 +43,7 @@ public struct ControlCommandResult: Sendable, Hashable, Encodable {
     }
 
     public func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        try ControlJSON.encode(self)
     }
 
     enum CodingKeys: String, CodingKey {

@@ -19,7 +19,8 @@ public enum ControlJSON {
         try encode(device)
     }
 
-    private static func encode(_ value: some Encodable) throws -> String {
+    /// Every `--json` document's form: pretty, keys sorted, slashes left alone.
+    static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
