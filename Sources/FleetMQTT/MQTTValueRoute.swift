@@ -13,13 +13,8 @@ import Synchronization
 /// learn from values (a new kind to announce, the battery level, Device Information) is handed
 /// back to it (`notable`), as is each device's last value time (`lastValueTime`).
 final class MQTTValueRoute: Sendable {
-    /// What a device's values carry besides the value.
-    struct DeviceContext: Sendable, Equatable {
-        /// The journal's `SESSION_ID` of the device's latest session.
-        var session: String?
-        var name: String?
-        var adapter: AdapterID?
-    }
+    /// What a device's values carry besides the value: the same as the watch clients' records.
+    typealias DeviceContext = WatchHub.DeviceInfo
 
     struct Entry: Sendable {
         var context: DeviceContext
