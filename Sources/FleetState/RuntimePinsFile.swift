@@ -81,9 +81,7 @@ public actor RuntimePinsFile {
     }
 
     private func setAside(reason: String) {
-        let stamp = StateStore.setAsideStamp(Date())
-        let aside = file.deletingLastPathComponent().appendingPathComponent("\(Self.fileName).corrupt-\(stamp)")
-        if rename(file.path, aside.path) == 0 {
+        if let aside = StateStore.setAside(file, at: Date()) {
             logger.error("the runtime pins file \(reason); set aside, starting with the configuration's pins only", metadata: [
                 "event": "runtime_pins_set_aside", "path": "\(aside.path)",
             ])

@@ -117,14 +117,23 @@ extension StateStore {
     /// Renames the state file to `known-devices.json.corrupt-<UTC timestamp>` (with a counter if
     /// that name is taken) and returns the new name.
     private func setAside() throws(StateStoreError) -> URL {
-        let stamp = Self.setAsideStamp(now())
-        var candidate = directory.appendingPathComponent("\(Self.fileName).corrupt-\(stamp)")
+        guard let candidate = Self.setAside(file, at: now()) else { throw .cannotSetAside(path: file.path, errno: errno) }
+        return candidate
+    }
+
+    /// Renames `file` to `<name>.corrupt-<UTC timestamp>` in its directory (with a counter if
+    /// that name is taken, so an earlier one is never overwritten); nil with `errno` set when it
+    /// cannot. The state file and the run-time pins file are set aside alike.
+    static func setAside(_ file: URL, at date: Date) -> URL? {
+        let directory = file.deletingLastPathComponent()
+        let stamp = setAsideStamp(date)
+        var candidate = directory.appendingPathComponent("\(file.lastPathComponent).corrupt-\(stamp)")
         var counter = 1
         while FileManager.default.fileExists(atPath: candidate.path) {
             counter += 1
-            candidate = directory.appendingPathComponent("\(Self.fileName).corrupt-\(stamp)-\(counter)")
+            candidate = directory.appendingPathComponent("\(file.lastPathComponent).corrupt-\(stamp)-\(counter)")
         }
-        guard rename(file.path, candidate.path) == 0 else { throw .cannotSetAside(path: file.path, errno: errno) }
+        guard rename(file.path, candidate.path) == 0 else { return nil }
         try? AtomicFileWriter.syncDirectory(of: candidate)
         return candidate
     }
