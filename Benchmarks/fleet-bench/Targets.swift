@@ -108,6 +108,14 @@ enum Targets {
                     target: "≤ +10% (noise)", met: added <= 0.10))
             }
         }
+        // MQTT: what publishing adds to the daemon's CPU per value, over a C libmosquitto
+        // publisher sending the same messages (the median round).
+        if let mqtt = results.mqtt, mqtt.floorCPUMicrosecondsPerMessage > 0 {
+            let ratio = mqtt.publishingRatioToFloor
+            checks.append(TargetCheck(
+                name: "mqtt: daemon CPU added per published value ÷ C libmosquitto publisher's",
+                measured: String(format: "%.2f×", ratio), target: "≤ 1.5×", met: ratio <= 1.5))
+        }
         return checks
     }
 

@@ -89,8 +89,9 @@ final class MQTTValueRoute: Sendable {
     }
 }
 
-/// Turns values into messages on the `mqtt` thread: the value JSON (`LiveValueRecord`) on its
-/// topic, built once per device, characteristic and kind.
+/// Turns values into messages on the `mqtt` thread: the value JSON (`LiveValueRecord`'s bytes,
+/// written by the watch clients' encoder with its kept parts) on its topic, built once per
+/// device, characteristic and kind.
 struct MQTTValueRenderer {
     private struct TopicKey: Hashable {
         var device: DeviceID
@@ -102,6 +103,7 @@ struct MQTTValueRenderer {
     /// Topics by key, with the epoch of the device's entry they were made under.
     private var topics: [TopicKey: (topic: String, epoch: UInt64)] = [:]
     private var lastValueTimes: [DeviceID: Date] = [:]
+    private let encoder = LiveValueEncoder()
 
     init(route: MQTTValueRoute) {
         self.route = route
@@ -115,8 +117,11 @@ struct MQTTValueRenderer {
         for value in values {
             let entry = entries[value.device]
             let context = entry?.context
-            let live = LiveValueRecord(value, session: context?.session, name: context?.name, adapter: context?.adapter)
-            let kind = live.kind
+            let kind: String
+            switch value.result {
+            case .success(let event): kind = event.kind
+            case .failure: kind = LiveValueRecord.invalidKind
+            }
             let epoch = entry?.epoch ?? 0
             let key = TopicKey(device: value.device, characteristic: value.characteristic, kind: kind)
             let topic: String
@@ -137,7 +142,7 @@ struct MQTTValueRenderer {
                 }
             }
             if notable { route.handOver(value) }
-            messages.append(MQTTMessage(topic: topic, payload: live.jsonBytes(), qos: 0, retain: false))
+            messages.append(MQTTMessage(topic: topic, payload: encoder.encode(value, info: context), qos: 0, retain: false))
             lastValueTimes[value.device] = value.receivedAt
         }
         route.noteLastValueTimes(lastValueTimes)

@@ -71,8 +71,14 @@ public struct JSONObjectWriter: Sendable {
     /// A nested object.
     public mutating func object(_ key: String, _ object: JSONObjectWriter) {
         self.key(key)
-        buffer.append(contentsOf: object.buffer)
-        buffer.append(UInt8(ascii: "}"))
+        object.appendObject(to: &buffer)
+    }
+
+    /// Appends the finished object to `output`: for a writer of records that assembles them
+    /// from parts (`finish()` would hand over a buffer only for it to be copied).
+    public func appendObject(to output: inout [UInt8]) {
+        output.append(contentsOf: buffer)
+        output.append(UInt8(ascii: "}"))
     }
 
     // MARK: - Writing
@@ -95,7 +101,8 @@ public struct JSONObjectWriter: Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    static func appendString(_ text: String, to buffer: inout [UInt8]) {
+    /// `text` as a JSON string (quoted, escaped as above) at the end of `buffer`.
+    public static func appendString(_ text: String, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
         // Nearly every string (keys, addresses, UUIDs, names) needs no escape: copied at once.
         if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {

@@ -55,9 +55,12 @@ public struct LiveValueRecord: Sendable {
     public var kind: String {
         switch result {
         case .success(let event): event.kind
-        case .failure: "invalid"
+        case .failure: Self.invalidKind
         }
     }
+
+    /// The kind of a value whose decoder refused its bytes.
+    public static let invalidKind = "invalid"
 
     /// The record as one compact JSON object (no trailing newline).
     public func jsonBytes() -> [UInt8] {

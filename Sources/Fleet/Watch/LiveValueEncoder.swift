@@ -10,8 +10,8 @@ import GATT
 /// (`"device":…` to `"characteristic":…`) is written once and kept until that knowledge changes;
 /// the time's date is kept per day and its clock digits written straight into the record; and
 /// the record is written into one buffer rather than assembled from intermediate strings.
-/// Not thread-safe: the writer thread owns it.
-final class LiveValueEncoder {
+/// Not thread-safe: its one user owns it (the watch writer's thread; MQTT's client thread).
+public final class LiveValueEncoder {
     private struct Head {
         let characteristic: String
         let info: WatchHub.DeviceInfo?
@@ -31,40 +31,60 @@ final class LiveValueEncoder {
     static let headLimit = 16384
     private var headCount = 0
 
+    /// `"value":{"name":"raw"}` as the event's own `jsonValue` spells it, kept after the first raw
+    /// value: a raw value's object holds only its name (its bytes are the record's `hex`).
+    private var rawValueMember: [UInt8]?
+
+    public init() {}
+
+    /// `value`'s record, with what the fleet knows of its device, as
+    /// `LiveValueRecord(value, …).jsonBytes()` writes it.
+    public func encode(_ value: ValuePipeline.Value, info: WatchHub.DeviceInfo?) -> [UInt8] {
+        encode(
+            device: value.device, characteristic: value.characteristic, receivedAt: value.receivedAt, result: value.result,
+            bytes: value.bytes, info: info)
+    }
+
     /// The record of one value as `LiveValueRecord.jsonBytes()` writes it.
     func encode(
         device: DeviceID, characteristic: String, receivedAt: Date, result: Result<CharacteristicEvent, GATTDecodeError>,
         bytes: [UInt8], info: WatchHub.DeviceInfo?
     ) -> [UInt8] {
+        let head = head(device: device, characteristic: characteristic, info: info)
         var record: [UInt8] = []
-        record.reserveCapacity(96 + 2 * bytes.count + 128)
+        // The head, the time, the hex twice at most (a raw value's is in `hex` only) and room
+        // for a decoded value's fields and summary: one allocation for nearly every record.
+        record.reserveCapacity(head.count + 2 * bytes.count + 224)
         record.append(contentsOf: #"{"kind":""#.utf8)
         switch result {
         case .success(let event): record.append(contentsOf: event.kind.utf8)
-        case .failure: record.append(contentsOf: "invalid".utf8)
+        case .failure: record.append(contentsOf: LiveValueRecord.invalidKind.utf8)
         }
         record.append(UInt8(ascii: "\""))
-        record.append(contentsOf: head(device: device, characteristic: characteristic, info: info))
+        record.append(contentsOf: head)
         appendTime(receivedAt, to: &record)
-        // The rest as `LiveValueRecord.jsonBytes()` writes it after the time, by the same writer.
-        var rest = JSONObjectWriter(capacity: 96)
+        // The time's closing quote, then the fields `LiveValueRecord.jsonBytes()` writes after it.
+        record.append(UInt8(ascii: "\""))
+        record.append(UInt8(ascii: ","))
         switch result {
         case .success(let event):
-            rest.object("value", event.jsonValue)
-            // A raw value's summary would only repeat `hex`.
-            if case .raw = event {} else { rest.string("summary", event.summary) }
+            if case .raw = event {
+                // A raw value's summary would only repeat `hex`.
+                record.append(contentsOf: rawValueMember(event))
+            } else {
+                record.append(contentsOf: #""value":"#.utf8)
+                event.jsonValue.appendObject(to: &record)
+                record.append(contentsOf: #","summary":"#.utf8)
+                JSONObjectWriter.appendString(event.summary, to: &record)
+            }
         case .failure(let error):
             var details = JSONObjectWriter(capacity: 96)
             details.string("field", error.field)
             details.integer("offset", error.offset)
             details.string("message", error.description)
-            rest.object("error", details)
+            record.append(contentsOf: #""error":"#.utf8)
+            details.appendObject(to: &record)
         }
-        let tail = rest.finish()
-        // `{…}` becomes `,…`: the time's closing quote, then the fields.
-        record.append(UInt8(ascii: "\""))
-        record.append(UInt8(ascii: ","))
-        record.append(contentsOf: tail[1..<(tail.count - 1)])
         // The writer's `hex` reads the bytes through a generic sequence, one call per byte.
         record.append(contentsOf: #","hex":""#.utf8)
         for byte in bytes {
@@ -74,6 +94,14 @@ final class LiveValueEncoder {
         record.append(UInt8(ascii: "\""))
         record.append(UInt8(ascii: "}"))
         return record
+    }
+
+    private func rawValueMember(_ event: CharacteristicEvent) -> [UInt8] {
+        if let rawValueMember { return rawValueMember }
+        var member = Array(#""value":"#.utf8)
+        event.jsonValue.appendObject(to: &member)
+        rawValueMember = member
+        return member
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

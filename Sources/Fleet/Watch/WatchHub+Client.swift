@@ -71,8 +71,8 @@ extension WatchHub {
             owesDropReport = true
         }
 
-        /// Datagrams handed to the kernel per system call.
-        private static let batch = 32
+        /// Datagrams handed to the kernel per system call (CSocketSupport's most).
+        private static let batch = 64
 
         /// Sends what the socket takes, never waiting: up to `batch` records per `sendmmsg`.
         func flush(_ encoder: LiveValueEncoder) {

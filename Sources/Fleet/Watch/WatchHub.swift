@@ -17,8 +17,11 @@ import Synchronization
 /// lost so far (`{"kind":"dropped","dropped":N,…}`). A client hanging up (or its socket failing)
 /// is forgotten and its socket closed at once.
 ///
-/// While values flow, the writer wakes at most every `coalescing` (the ingest side signals it
-/// only when it sleeps), so a busy fleet costs it one wake-up per batch rather than per value.
+/// Batches, Nagle-like: a value that finds the writer idle is sent at once; once values flow,
+/// the writer sleeps until `batchTarget` values wait or `linger` has passed since its last batch,
+/// whichever comes first (the ingest side signals it only at `batchTarget`). A batch's cost is
+/// mostly fixed — the writer's own wake-up, and the reader's, which the kernel charges to the
+/// sender — so a busy fleet pays it once per up to `batchTarget` values rather than every few.
 ///
 /// Guarantees: the ingest path never waits for a client, a client never waits for another, and
 /// a value's records keep the order the values were received in.
@@ -65,10 +68,11 @@ public final class WatchHub: Sendable {
         var tap: UInt64?
         /// False while the writer waits without a timeout: the next item must wake it.
         var writerAwake = false
-        /// While the writer sleeps, the pending count at which `enqueue` wakes it: 1, or while
+        /// While the writer sleeps, the pending count at which `enqueue` wakes it: 1 when it is
+        /// idle; `batchTarget` while values flow (the linger's timeout wakes it otherwise); while
         /// every client's socket is full, the smallest client queue (nothing could be sent
-        /// sooner; waking every 2 ms only to move values into full queues cost a stalled
-        /// client ~1 µs per value).
+        /// sooner; waking every few milliseconds only to move values into full queues cost a
+        /// stalled client ~1 µs per value).
         var wakeAt = 1
         var stopping = false
         var exited = false
@@ -84,18 +88,27 @@ public final class WatchHub: Sendable {
     public let clientCounts: AsyncStream<Int>
     private let clientCountSink: AsyncStream<Int>.Continuation
     private let pipeline: ValuePipeline
-    private let coalescing: Duration
+    private let linger: Duration
+    private let batchTarget: Int
     private let wakeFD: Int32
     private let wakeWriteFD: Int32
 
     /// Starts the writer thread (idle until a client comes).
-    public init(pipeline: ValuePipeline, coalescing: Duration = .milliseconds(2)) throws {
+    ///
+    /// - Parameters:
+    ///   - linger: the longest a value waits for others once values flow (a value that finds the
+    ///     writer idle goes at once). 10 ms is well inside a BLE connection interval (7.5 ms to
+    ///     4 s; wearables use 30–50 ms and more), so a reader sees no value later than the radio
+    ///     already made it.
+    ///   - batchTarget: the values that end the linger early: one `sendmmsg` call's worth.
+    public init(pipeline: ValuePipeline, linger: Duration = .milliseconds(10), batchTarget: Int = 64) throws {
         var pipeFDs: [Int32] = [-1, -1]
         guard wearfleet_pipe_cloexec_nonblock(&pipeFDs) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         wakeFD = pipeFDs[0]
         wakeWriteFD = pipeFDs[1]
         self.pipeline = pipeline
-        self.coalescing = coalescing
+        self.linger = linger
+        self.batchTarget = max(1, batchTarget)
         (clientCounts, clientCountSink) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(16))
         do {
             try DetachedThread.start(name: "watch-write") { [self] in self.run() }
@@ -218,21 +231,18 @@ public final class WatchHub: Sendable {
         let encoder = LiveValueEncoder()
         var lostBefore = 0
         var pollFDs: [pollfd] = []
-        var timeout: Int32 = -1
         // The batch being handled; swapped with `pending` under the lock, so both arrays keep
         // their storage (taking `pending` by copy made the ingest side allocate a fresh one for
         // every batch).
         var items: [Item] = []
-        let coalescingMilliseconds = Int32(max(0, coalescing.components.seconds * 1000 + coalescing.components.attoseconds / 1_000_000_000_000_000))
+        let lingerMilliseconds = Int32(clamping: max(0, linger.components.seconds * 1000 + linger.components.attoseconds / 1_000_000_000_000_000))
         while true {
-            // Take the batch; with nothing to do, say so and wait without a timeout.
-            // The last batch's values are released here, outside the lock.
+            // Take the batch. The last batch's values are released here, outside the lock.
             items.removeAll(keepingCapacity: true)
             let (joining, devices, lost, stopping) = shared.withLock { shared in
                 defer { shared.joining.removeAll() }
-                // Idle: the next item wakes it. Busy: it will look again within `coalescing`.
-                shared.writerAwake = !(shared.pending.isEmpty && shared.joining.isEmpty && !shared.stopping)
-                shared.wakeAt = 1
+                // Awake until it says otherwise below: what comes meanwhile needs no wake-up.
+                shared.writerAwake = true
                 swap(&items, &shared.pending)
                 return (shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
             }
@@ -258,21 +268,28 @@ public final class WatchHub: Sendable {
             }
             for client in clients { client.flush(encoder) }
             settle(&clients)
-            // Wait: for the next batch (at most `coalescing` while values flow), a client's room
-            // to write or its hang-up.
-            timeout = items.isEmpty && joining.isEmpty ? -1 : coalescingMilliseconds
-            // Every client's socket full: sleep until one has room, or until enough values wait
-            // to fill the smallest queue.
-            if timeout >= 0, !clients.isEmpty, clients.allSatisfy(\.backlogged) {
-                let threshold = clients.map(\.filter.buffer).min() ?? 1
-                let asleep = shared.withLock { shared -> Bool in
-                    guard shared.pending.count < threshold, shared.joining.isEmpty, !shared.stopping else { return false }
-                    shared.writerAwake = false
-                    shared.wakeAt = threshold
-                    return true
+            // Wait for the next batch, a client's room to write or its hang-up. Idle: until the
+            // next item. Values flowing: until `batchTarget` wait or `linger` passes. Every
+            // client's socket full: until one has room, or values enough to fill the smallest
+            // queue wait.
+            var timeout: Int32 = -1
+            var wakeAt = 1
+            if !items.isEmpty || !joining.isEmpty {
+                if !clients.isEmpty, clients.allSatisfy(\.backlogged) {
+                    wakeAt = clients.map(\.filter.buffer).min() ?? 1
+                } else {
+                    timeout = lingerMilliseconds
+                    wakeAt = batchTarget
                 }
-                if asleep { timeout = -1 }
             }
+            let asleep = shared.withLock { shared -> Bool in
+                guard shared.pending.count < wakeAt, shared.joining.isEmpty, !shared.stopping else { return false }
+                shared.writerAwake = false
+                shared.wakeAt = wakeAt
+                return true
+            }
+            // Enough waits already: look at the sockets without sleeping, then take it.
+            if !asleep { timeout = 0 }
             pollFDs.removeAll(keepingCapacity: true)
             pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
             for client in clients {
