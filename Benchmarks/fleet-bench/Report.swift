@@ -82,16 +82,16 @@ enum Report {
 
     private static func watch(_ cells: [WatchCell]) -> String {
         var table = TextTable([
-            "watch: devices×Hz, watchers + stalled", "sent/s", "daemon µs/value", "rounds", "vs no watcher", "daemon CPU %",
+            "watch: devices×Hz, watchers + stalled", "sent/s", "daemon µs/value", "rounds", "vs no watcher (rounds)", "daemon CPU %",
             "watcher/s (each)", "p50 ms (each)", "p99 ms (each)", "dropped (each)",
         ])
-        let base = cells.first { $0.watchers == 0 && $0.stalled == 0 }?.daemonCPUMicrosecondsEach
+        func percent(_ added: Double) -> String { String(format: "%+.0f%%", added * 100) }
         for cell in cells {
             table.add([
                 "\(cell.devices)×\(Int(cell.rateHz)), \(cell.watchers) + \(cell.stalled) stalled", Format.number(cell.sentPerSecond),
                 Format.number(cell.daemonCPUMicrosecondsEach),
                 cell.daemonCPUMicrosecondsEachRounds.map { String(format: "%.1f", $0) }.joined(separator: " "),
-                base.map { String(format: "%+.0f%%", (cell.daemonCPUMicrosecondsEach / $0 - 1) * 100) } ?? "-",
+                cell.addedToBaseline.map { "\(percent($0)) (\(cell.addedToBaselineRounds.map(percent).joined(separator: " ")))" } ?? "-",
                 String(format: "%.1f", cell.daemonCPUPercent),
                 cell.watcherPerSecond.map { Format.number($0) }.joined(separator: " "),
                 cell.watcherP50Microseconds.map { Format.milliseconds($0) }.joined(separator: " "),

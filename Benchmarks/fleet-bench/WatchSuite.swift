@@ -47,21 +47,28 @@ struct WatchSuite {
         let window = max(options.windowSeconds, 5)
         // The machine is shared: every cell is measured in each of `rounds` rounds, interleaved,
         // and reported by its median round (the daemon's CPU per value), so a burst of someone
-        // else's work weighs on one round, not on one cell.
+        // else's work weighs on one round, not on one cell. What a cell adds is judged within
+        // each round, against the no-watcher cell measured a few seconds before it, and reported
+        // as the median of those rounds: the baseline itself drifts by a third and more between
+        // rounds on this machine, which comparing medians of separate rounds would count as cost.
         var rounds: [[WatchCell]] = []
         for round in 0..<Self.rounds {
             log("watch: round \(round + 1) of \(Self.rounds)")
             rounds.append(try measureCells(fleet: fleet, daemon: daemon, warmup: warmup, window: window))
         }
+        let baseIndex = Self.cells.firstIndex { $0.readers == 0 && $0.stalled == 0 }
         return Self.cells.indices.map { index in
             let measured = rounds.map { $0[index] }.sorted { $0.daemonCPUMicrosecondsEach < $1.daemonCPUMicrosecondsEach }
             var median = measured[measured.count / 2]
             median.daemonCPUMicrosecondsEachRounds = rounds.map { $0[index].daemonCPUMicrosecondsEach }
+            if let baseIndex {
+                median.addedToBaselineRounds = rounds.map { $0[index].daemonCPUMicrosecondsEach / $0[baseIndex].daemonCPUMicrosecondsEach - 1 }
+            }
             return median
         }
     }
 
-    static let rounds = 3
+    static let rounds = 5
 
     private func measureCells(fleet: SimulatedFleet, daemon: DaemonProcess, warmup: Double, window: Double) throws -> [WatchCell] {
         var cells: [WatchCell] = []
@@ -123,6 +130,15 @@ struct WatchCell: Codable {
     var daemonCPUMicrosecondsEach: Double
     /// The same figure in every round (the cell reports its median round).
     var daemonCPUMicrosecondsEachRounds: [Double] = []
+    /// In every round, this cell's CPU per value over the no-watcher cell's of the same round,
+    /// minus one (+0.25: a quarter more).
+    var addedToBaselineRounds: [Double] = []
+
+    /// The median of `addedToBaselineRounds`: what this cell adds, judged round by round.
+    var addedToBaseline: Double? {
+        guard !addedToBaselineRounds.isEmpty else { return nil }
+        return addedToBaselineRounds.sorted()[addedToBaselineRounds.count / 2]
+    }
     var daemonCPUPercent: Double
     /// Per reading watcher.
     var watcherPerSecond: [Double]
