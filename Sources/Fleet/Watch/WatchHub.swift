@@ -274,7 +274,8 @@ public final class WatchHub: Sendable {
             // queue wait.
             var timeout: Int32 = -1
             var wakeAt = 1
-            if !items.isEmpty || !joining.isEmpty {
+            // Only values taken make it linger: after a client joins, the next value goes at once.
+            if !items.isEmpty {
                 if !clients.isEmpty, clients.allSatisfy(\.backlogged) {
                     wakeAt = clients.map(\.filter.buffer).min() ?? 1
                 } else {
