@@ -115,10 +115,7 @@ actor MQTTBridge {
     /// broker by the route.
     func learn(from value: ValuePipeline.Value) {
         var record = records[value.device] ?? MQTTDeviceRecord(id: value.device)
-        let kind: String = switch value.result {
-        case .success(let event): event.kind
-        case .failure: "invalid"
-        }
+        let kind = LiveValueRecord.kind(of: value.result)
         var stateChanged = false
         var discoveryChanged = record.kinds.insert(kind).inserted && HomeAssistantDiscovery.byKind[kind] != nil
         if case .success(let event) = value.result {

@@ -117,11 +117,7 @@ struct MQTTValueRenderer {
         for value in values {
             let entry = entries[value.device]
             let context = entry?.context
-            let kind: String
-            switch value.result {
-            case .success(let event): kind = event.kind
-            case .failure: kind = LiveValueRecord.invalidKind
-            }
+            let kind = LiveValueRecord.kind(of: value.result)
             let epoch = entry?.epoch ?? 0
             let key = TopicKey(device: value.device, characteristic: value.characteristic, kind: kind)
             let topic: String

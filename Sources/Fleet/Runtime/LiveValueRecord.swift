@@ -52,15 +52,16 @@ public struct LiveValueRecord: Sendable {
 
     /// `heart_rate`, `battery`, `temperature`, `spo2`, …, `raw` (no decoder for the
     /// characteristic), or `invalid` (its decoder refused the bytes).
-    public var kind: String {
+    public var kind: String { Self.kind(of: result) }
+
+    /// The kind of a value with this decoding result (`kind` above): every outlet names a value
+    /// by it (the record, its MQTT topic, the sensors announced to Home Assistant).
+    public static func kind(of result: Result<CharacteristicEvent, GATTDecodeError>) -> String {
         switch result {
         case .success(let event): event.kind
-        case .failure: Self.invalidKind
+        case .failure: "invalid"
         }
     }
-
-    /// The kind of a value whose decoder refused its bytes.
-    public static let invalidKind = "invalid"
 
     /// The record as one compact JSON object (no trailing newline).
     public func jsonBytes() -> [UInt8] {

@@ -56,10 +56,7 @@ public final class LiveValueEncoder {
         // for a decoded value's fields and summary: one allocation for nearly every record.
         record.reserveCapacity(head.count + 2 * bytes.count + 224)
         record.append(contentsOf: #"{"kind":""#.utf8)
-        switch result {
-        case .success(let event): record.append(contentsOf: event.kind.utf8)
-        case .failure: record.append(contentsOf: LiveValueRecord.invalidKind.utf8)
-        }
+        record.append(contentsOf: LiveValueRecord.kind(of: result).utf8)
         record.append(UInt8(ascii: "\""))
         record.append(contentsOf: head)
         appendTime(receivedAt, to: &record)

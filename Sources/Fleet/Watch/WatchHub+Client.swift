@@ -22,10 +22,7 @@ extension WatchHub {
 
         func bytes(_ encoder: LiveValueEncoder) -> [UInt8] {
             if let encoded { return encoded }
-            let bytes = value.map {
-                encoder.encode(
-                    device: $0.device, characteristic: $0.characteristic, receivedAt: $0.receivedAt, result: $0.result, bytes: $0.bytes, info: info)
-            } ?? []
+            let bytes = value.map { encoder.encode($0, info: info) } ?? []
             encoded = bytes
             value = nil
             return bytes
