@@ -2,6 +2,8 @@
 import FleetCore
 import Foundation
 import GATT
+import Logging
+import Synchronization
 import Testing
 
 @Suite("The watch writer's value encoder")
@@ -43,13 +45,61 @@ struct LiveValueEncoderTests {
             let uuid = uuids[round % uuids.count]
             let bytes = (0..<Int.random(in: 0...24, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             let device = devices[Int.random(in: 0..<devices.count, using: &random)]
-            // The same device's info changes now and then: its kept heads must follow.
+            // The same device's info changes now and then (the heads kept per source, which
+            // this entry point does not use, are the next test's).
             let info = Self.infos[Int.random(in: 0..<Self.infos.count, using: &random)]
             let time = Date(timeIntervalSince1970: Double.random(in: 1_700_000_000...1_900_000_000, using: &random))
             let characteristic = round % 7 == 0 ? "not-a-uuid" : uuid.description
             let (encoded, record) = Self.both(
                 encoder, device: device, characteristic: characteristic, time: time, result: Self.decode(uuid, bytes), bytes: bytes, info: info)
             #expect(encoded == record, "\(uuid) \(bytes) \(String(describing: info))")
+        }
+    }
+
+    /// Real values from a pipeline's sources, as the watch writer and MQTT encode them: each
+    /// source's head is kept by the source's identity, and must follow what the fleet knows of
+    /// its device whether that comes with a version (the watch hub's) or not (MQTT's).
+    @Test func keepsEachSourcesHeadOnlyWhileWhatTheFleetKnowsOfItsDeviceHolds() throws {
+        var random = SeededRandom(seed: 41)
+        let pipeline = ValuePipeline(logger: Logger(label: "encoder-test") { _ in SwiftLogNoOpLogHandler() })
+        let collected = Mutex<[ValuePipeline.Value]>([])
+        let tap = pipeline.tap { value in collected.withLock { $0.append(value) } }
+        let devices = [
+            DeviceID(address: try #require(BluetoothAddress("C0:FF:EE:00:00:01"))),
+            DeviceID(address: try #require(BluetoothAddress("C0:FF:EE:00:00:02")), addressType: .random),
+        ]
+        let characteristics = [BluetoothUUID.batteryLevel.description, BluetoothUUID.heartRateMeasurement.description, BluetoothUUID(0xFFF1).description]
+        for _ in 0..<3000 {
+            let device = devices[Int.random(in: 0..<devices.count, using: &random)]
+            let characteristic = characteristics[Int.random(in: 0..<characteristics.count, using: &random)]
+            let bytes = (0..<Int.random(in: 1...6, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            pipeline.source(device: device, characteristic: characteristic).receive(bytes)
+        }
+        pipeline.untap(tap)
+        let values = collected.withLock { $0 }
+        #expect(values.count == 3000)
+
+        func expected(_ value: ValuePipeline.Value, _ info: WatchHub.DeviceInfo?) -> String {
+            String(decoding: LiveValueRecord(value, session: info?.session, name: info?.name, adapter: info?.adapter).jsonBytes(), as: UTF8.self)
+        }
+        let hubEncoder = LiveValueEncoder()
+        let mqttEncoder = LiveValueEncoder()
+        var known: [DeviceID: WatchHub.DeviceInfo] = [:]
+        var version: UInt64 = 0
+        for value in values {
+            // Now and then the fleet learns something of a device (a new version), or a version
+            // passes that changed nothing of it.
+            if Int.random(in: 0..<10, using: &random) == 0 {
+                known[value.device] = Self.infos[Int.random(in: 0..<Self.infos.count, using: &random)]
+                version += 1
+            } else if Int.random(in: 0..<10, using: &random) == 0 {
+                version += 1
+            }
+            var appended = Array("before".utf8)
+            hubEncoder.append(value, devices: known, version: version, to: &appended)
+            #expect(String(decoding: appended, as: UTF8.self) == "before" + expected(value, known[value.device]))
+            let info = Self.infos[Int.random(in: 0..<Self.infos.count, using: &random)]
+            #expect(String(decoding: mqttEncoder.encode(value, info: info), as: UTF8.self) == expected(value, info))
         }
     }
 

@@ -26,6 +26,59 @@ struct WatchHubBatchingTests {
         #expect(try await Self.hexOfNextRecord(socket) == "01")
     }
 
+    @Test func aClientThatFallsBehindGetsItsValuesInOrderAndIsToldOfEveryOneItLost() async throws {
+        let pipeline = ValuePipeline(logger: Logger(label: "watch-hub-test") { _ in SwiftLogNoOpLogHandler() })
+        let hub = try WatchHub(pipeline: pipeline)
+        defer { hub.stop() }
+        // The smallest queue: its socket and 16 records hold a few hundred of the 3,000 values.
+        let socket = try hub.addClient(WatchFilter(states: false, buffer: 16)).socket
+        defer { close(socket) }
+        let device = DeviceID(address: try #require(BluetoothAddress("C0:FF:EE:00:00:02")))
+        let source = pipeline.source(device: device, characteristic: Self.rawCharacteristic)
+        let total = 3000
+        // Not read while they come: the first go straight to the socket until it is full, the
+        // rest through the client's queue, whose oldest are dropped.
+        for counter in 0..<total { source.receive([UInt8(counter & 0xFF), UInt8(counter >> 8)]) }
+
+        let (values, reportedDropped) = try await withTimeout(.seconds(10), "the last value") {
+            var values: [Int] = []
+            var reportedDropped = 0
+            var buffer = [UInt8](repeating: 0, count: WatchHub.maximumRecordBytes)
+            while values.last != total - 1 {
+                var pollFD = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                guard poll(&pollFD, 1, 20) > 0 else {
+                    try Task.checkCancellation()
+                    continue
+                }
+                let count = recv(socket, &buffer, buffer.count, 0)
+                guard count > 0 else { throw WatchSocketClosed() }
+                let record = String(decoding: buffer[..<count], as: UTF8.self)
+                if let dropped = Self.number(after: #""kind":"dropped","dropped":"#, in: record) {
+                    // Cumulative, and only before a record that follows a loss.
+                    #expect(dropped > reportedDropped)
+                    reportedDropped = dropped
+                } else if let hex = Self.text(after: #""hex":""#, in: record), let bytes = UInt16(hex, radix: 16) {
+                    values.append(Int(bytes >> 8) | Int(bytes & 0xFF) << 8)
+                }
+            }
+            return (values, reportedDropped)
+        }
+        #expect(values == values.sorted() && Set(values).count == values.count, "in order, none twice")
+        #expect(reportedDropped > 0 && values.count + reportedDropped == total, "every value was sent or counted: \(values.count) + \(reportedDropped)")
+    }
+
+    static let rawCharacteristic = "0000fff1-0000-1000-8000-00805f9b34fb"
+
+    static func text(after key: String, in record: String) -> String? {
+        guard let range = record.range(of: key) else { return nil }
+        return String(record[range.upperBound...].prefix { $0 != "\"" })
+    }
+
+    static func number(after key: String, in record: String) -> Int? {
+        guard let range = record.range(of: key) else { return nil }
+        return Int(record[range.upperBound...].prefix { $0.isNumber })
+    }
+
     /// The `hex` of the next record on `socket`, waiting at most 5 s for it.
     static func hexOfNextRecord(_ socket: Int32) async throws -> String {
         try await withTimeout(.seconds(5), "a watch record") {

@@ -18,8 +18,10 @@ public final class ValuePipeline: Sendable {
     public struct Value: Sendable {
         /// Where it came from: one reference to an object the receiving thread has just used,
         /// rather than copies of the device's address and the UUID string, whose reference
-        /// counts live in per-device memory that a notification would otherwise write to.
-        private let source: Source
+        /// counts live in per-device memory that a notification would otherwise write to. The
+        /// same object for every value of the characteristic: an outlet may key what it keeps
+        /// per characteristic by its identity (holding it, so the identity is not reused).
+        public let source: Source
         public let result: Result<CharacteristicEvent, GATTDecodeError>
         /// The bytes as the device sent them.
         public let bytes: [UInt8]

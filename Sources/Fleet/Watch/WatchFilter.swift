@@ -74,6 +74,9 @@ public struct WatchFilter: Sendable, Equatable {
         }
     }
 
+    /// Every device's values of every characteristic (no `Devices`, no `Characteristics`).
+    var takesEveryValue: Bool { addresses == nil && characteristics == nil }
+
     func accepts(device: DeviceID, characteristic: String) -> Bool {
         (addresses?.contains(device.address) ?? true) && (characteristics?.contains(characteristic) ?? true)
     }

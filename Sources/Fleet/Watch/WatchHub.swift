@@ -46,7 +46,7 @@ public final class WatchHub: Sendable {
         public var dropped = 0
     }
 
-    private enum Item: Sendable {
+    enum Item: Sendable {
         case value(ValuePipeline.Value)
         case state(DeviceID, [UInt8])
     }
@@ -62,6 +62,9 @@ public final class WatchHub: Sendable {
         /// Items lost because the writer fell behind the ingest (every client is told).
         var lostBeforeWriter = 0
         var devices: [DeviceID: DeviceInfo] = [:]
+        /// Bumped with every change of `devices`, so the writer's encoder looks a device up only
+        /// when what the fleet knows of it may have changed.
+        var devicesVersion: UInt64 = 0
         var joining: [Registration] = []
         var clients: [UInt64: ClientStatistics] = [:]
         var nextClient: UInt64 = 1
@@ -75,7 +78,6 @@ public final class WatchHub: Sendable {
         /// stalled client ~1 µs per value).
         var wakeAt = 1
         var stopping = false
-        var exited = false
     }
 
     /// Items waiting for the writer, at most (beyond it the oldest are dropped).
@@ -90,8 +92,7 @@ public final class WatchHub: Sendable {
     private let pipeline: ValuePipeline
     private let linger: Duration
     private let batchTarget: Int
-    private let wakeFD: Int32
-    private let wakeWriteFD: Int32
+    private let wakePipe: WakePipe
 
     /// Starts the writer thread (idle until a client comes).
     ///
@@ -102,10 +103,7 @@ public final class WatchHub: Sendable {
     ///     already made it.
     ///   - batchTarget: the values that end the linger early: one `sendmmsg` call's worth.
     public init(pipeline: ValuePipeline, linger: Duration = .milliseconds(10), batchTarget: Int = 64) throws {
-        var pipeFDs: [Int32] = [-1, -1]
-        guard wearfleet_pipe_cloexec_nonblock(&pipeFDs) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        wakeFD = pipeFDs[0]
-        wakeWriteFD = pipeFDs[1]
+        wakePipe = try WakePipe()
         self.pipeline = pipeline
         self.linger = linger
         self.batchTarget = max(1, batchTarget)
@@ -113,8 +111,6 @@ public final class WatchHub: Sendable {
         do {
             try DetachedThread.start(name: "watch-write") { [self] in self.run() }
         } catch {
-            close(wakeFD)
-            close(wakeWriteFD)
             throw POSIXError(.init(rawValue: error.code) ?? .EAGAIN)
         }
     }
@@ -137,12 +133,16 @@ public final class WatchHub: Sendable {
             shared.joining.append(Registration(id: id, fd: fds[0], filter: filter))
             shared.clients[id] = ClientStatistics()
             if shared.tap == nil {
-                shared.tap = pipeline.tap { [weak self] value in self?.enqueue(.value(value)) }
+                // Held strongly, as the writer thread holds the hub anyway until `stop`; the tap
+                // goes when the last client does, or at `stop` (a weak reference would cost an
+                // atomic load of its side table for every value).
+                shared.tap = pipeline.tap { [self] value in enqueue(.value(value)) }
             }
-            wake(&shared)
+            shared.writerAwake = true
             clientCountSink.yield(shared.clients.count)
             return id
         }
+        wakePipe.signal()
         guard let id, let id else {
             close(fds[0])
             close(fds[1])
@@ -169,11 +169,17 @@ public final class WatchHub: Sendable {
 
     /// Records what the fleet knows of `device` for its next records.
     public func update(_ device: DeviceID, _ change: (inout DeviceInfo) -> Void) {
-        shared.withLock { shared in change(&shared.devices[device, default: DeviceInfo()]) }
+        shared.withLock { shared in
+            change(&shared.devices[device, default: DeviceInfo()])
+            shared.devicesVersion &+= 1
+        }
     }
 
     public func forget(_ device: DeviceID) {
-        _ = shared.withLock { $0.devices.removeValue(forKey: device) }
+        shared.withLock { shared in
+            guard shared.devices.removeValue(forKey: device) != nil else { return }
+            shared.devicesVersion &+= 1
+        }
     }
 
     /// Queues a state change for the clients that take it (nothing when nobody watches).
@@ -196,13 +202,14 @@ public final class WatchHub: Sendable {
     public func stop() {
         shared.withLock { shared in
             shared.stopping = true
-            wake(&shared)
+            shared.writerAwake = true
         }
+        wakePipe.signal()
     }
 
     private func enqueue(_ item: Item) {
-        shared.withLock { shared in
-            guard !shared.clients.isEmpty else { return }
+        let wake = shared.withLock { shared -> Bool in
+            guard !shared.clients.isEmpty else { return false }
             if shared.pending.count >= Self.pendingLimit {
                 // The writer is that far behind: the oldest eighth goes at once, so a value costs
                 // the ingest thread amortised O(1) here rather than a 64K-element shift each.
@@ -211,17 +218,12 @@ public final class WatchHub: Sendable {
                 shared.lostBeforeWriter += oldest
             }
             shared.pending.append(item)
-            if !shared.writerAwake, shared.pending.count >= shared.wakeAt { wake(&shared) }
+            guard !shared.writerAwake, shared.pending.count >= shared.wakeAt else { return false }
+            shared.writerAwake = true
+            return true
         }
-    }
-
-    /// Wakes the writer; under the lock, and only while it runs (it closes the pipe under the
-    /// same lock as it exits).
-    private func wake(_ shared: inout Shared) {
-        guard !shared.exited else { return }
-        shared.writerAwake = true
-        var one: UInt8 = 1
-        _ = write(wakeWriteFD, &one, 1)  // EAGAIN: a wake-up is already pending
+        // Outside the lock: the writer wakes to take it at once, not to wait for this thread.
+        if wake { wakePipe.signal() }
     }
 
     // MARK: - The writer thread
@@ -231,20 +233,20 @@ public final class WatchHub: Sendable {
         let encoder = LiveValueEncoder()
         var lostBefore = 0
         var pollFDs: [pollfd] = []
-        // The batch being handled; swapped with `pending` under the lock, so both arrays keep
-        // their storage (taking `pending` by copy made the ingest side allocate a fresh one for
-        // every batch).
-        var items: [Item] = []
         let lingerMilliseconds = Int32(clamping: max(0, linger.components.seconds * 1000 + linger.components.attoseconds / 1_000_000_000_000_000))
         while true {
-            // Take the batch. The last batch's values are released here, outside the lock.
-            items.removeAll(keepingCapacity: true)
-            let (joining, devices, lost, stopping) = shared.withLock { shared in
+            // Take the batch: the pending array itself, handed to the batch's records (its values
+            // are read in place, never copied out), and a fresh one for the ingest side to fill.
+            let (items, joining, devices, lost, stopping) = shared.withLock { shared in
                 defer { shared.joining.removeAll() }
                 // Awake until it says otherwise below: what comes meanwhile needs no wake-up.
                 shared.writerAwake = true
-                swap(&items, &shared.pending)
-                return (shared.joining, shared.devices, shared.lostBeforeWriter, shared.stopping)
+                var items: [Item] = []
+                if !shared.pending.isEmpty {
+                    items.reserveCapacity(batchTarget)
+                    swap(&items, &shared.pending)
+                }
+                return (items, shared.joining, (shared.devices, shared.devicesVersion), shared.lostBeforeWriter, shared.stopping)
             }
             if stopping { break }
             clients += joining.map(Client.init)
@@ -252,19 +254,9 @@ public final class WatchHub: Sendable {
                 for client in clients { client.lose(lost - lostBefore) }
                 lostBefore = lost
             }
-            for item in items {
-                switch item {
-                case .value(let value):
-                    var record: PendingRecord?
-                    for client in clients where client.filter.accepts(device: value.device, characteristic: value.characteristic) {
-                        let shared = record ?? PendingRecord(value: value, info: devices[value.device])
-                        record = shared
-                        client.enqueue(shared)
-                    }
-                case .state(let device, let bytes):
-                    let record = PendingRecord(encoded: bytes)
-                    for client in clients where client.filter.acceptsState(of: device) { client.enqueue(record) }
-                }
+            if !items.isEmpty {
+                let batch = RecordBatch(items: items, devices: devices.0, devicesVersion: devices.1)
+                for client in clients { client.take(batch, encoder) }
             }
             for client in clients { client.flush(encoder) }
             settle(&clients)
@@ -292,16 +284,13 @@ public final class WatchHub: Sendable {
             // Enough waits already: look at the sockets without sleeping, then take it.
             if !asleep { timeout = 0 }
             pollFDs.removeAll(keepingCapacity: true)
-            pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            pollFDs.append(pollfd(fd: wakePipe.readFD, events: Int16(POLLIN), revents: 0))
             for client in clients {
                 pollFDs.append(pollfd(fd: client.fd, events: Int16(POLLIN) | (client.backlogged ? Int16(POLLOUT) : 0), revents: 0))
             }
             let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
             guard ready > 0 else { continue }
-            if pollFDs[0].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeFD, &drain, drain.count) > 0 {}
-            }
+            if pollFDs[0].revents != 0 { wakePipe.drain() }
             for (index, client) in clients.enumerated() {
                 let events = pollFDs[index + 1].revents
                 guard events != 0 else { continue }
@@ -312,19 +301,16 @@ public final class WatchHub: Sendable {
         }
         let leftovers = shared.withLock { shared -> [Registration] in
             defer {
-                shared.exited = true
                 shared.clients.removeAll()
                 shared.joining.removeAll()
                 shared.pending.removeAll()
                 if let tap = shared.tap { pipeline.untap(tap) }
                 shared.tap = nil
-                close(wakeWriteFD)
             }
             return shared.joining
         }
         for client in clients { close(client.fd) }
         for registration in leftovers { close(registration.fd) }
-        close(wakeFD)
         clientCountSink.yield(0)
         clientCountSink.finish()
     }
@@ -345,6 +331,36 @@ public final class WatchHub: Sendable {
                 shared.pending.removeAll()
             }
         }
+    }
+}
+
+/// The pipe that wakes the writer thread. Written outside the hub's lock (the writer, woken,
+/// takes that lock at once), so it stays open as long as the hub can be signalled: it closes when
+/// the hub is released, never while a thread may still write to it.
+private final class WakePipe: Sendable {
+    let readFD: Int32
+    private let writeFD: Int32
+
+    init() throws {
+        var fds: [Int32] = [-1, -1]
+        guard wearfleet_pipe_cloexec_nonblock(&fds) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        readFD = fds[0]
+        writeFD = fds[1]
+    }
+
+    deinit {
+        close(readFD)
+        close(writeFD)
+    }
+
+    func signal() {
+        var one: UInt8 = 1
+        _ = write(writeFD, &one, 1)  // EAGAIN: a wake-up is already pending
+    }
+
+    func drain() {
+        var scratch = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &scratch, { read(readFD, $0.baseAddress, $0.count) }) > 0 {}
     }
 }
 
