@@ -26,23 +26,38 @@ struct WatchHubBatchingTests {
         #expect(try await Self.hexOfNextRecord(socket) == "01")
     }
 
-    @Test func aClientThatFallsBehindGetsItsValuesInOrderAndIsToldOfEveryOneItLost() async throws {
+    /// A client that reads nothing while values come, then everything: unfiltered (every value
+    /// its own), or filtered to one of two interleaved characteristics (the values it takes are
+    /// every other one of the batch).
+    @Test(arguments: [false, true])
+    func aClientThatFallsBehindGetsItsValuesInOrderAndIsToldOfEveryOneItLost(filtered: Bool) async throws {
         let pipeline = ValuePipeline(logger: Logger(label: "watch-hub-test") { _ in SwiftLogNoOpLogHandler() })
         let hub = try WatchHub(pipeline: pipeline)
         defer { hub.stop() }
-        // The smallest queue: its socket and 16 records hold a few hundred of the 3,000 values.
-        let socket = try hub.addClient(WatchFilter(states: false, buffer: 16)).socket
+        // The smallest queue: its socket and 16 records hold a small part of the values.
+        let filter = WatchFilter(characteristics: filtered ? [Self.rawCharacteristic] : nil, states: false, buffer: 16)
+        let socket = try hub.addClient(filter).socket
         defer { close(socket) }
+        // More values than the socket can hold however its buffer is tuned (a datagram takes at
+        // least 64 bytes of it).
+        var sendBuffer: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        #expect(getsockopt(socket, SOL_SOCKET, SO_SNDBUF, &sendBuffer, &length) == 0)
+        let total = min(60_000, 3000 + Int(sendBuffer) / 64)
         let device = DeviceID(address: try #require(BluetoothAddress("C0:FF:EE:00:00:02")))
-        let source = pipeline.source(device: device, characteristic: Self.rawCharacteristic)
-        let total = 3000
+        let taken = pipeline.source(device: device, characteristic: Self.rawCharacteristic)
+        let other = pipeline.source(device: device, characteristic: Self.otherCharacteristic)
         // Not read while they come: the first go straight to the socket until it is full, the
         // rest through the client's queue, whose oldest are dropped.
-        for counter in 0..<total { source.receive([UInt8(counter & 0xFF), UInt8(counter >> 8)]) }
+        for counter in 0..<total {
+            taken.receive([UInt8(counter & 0xFF), UInt8(counter >> 8)])
+            if filtered { other.receive([0xFF, 0xFF]) }
+        }
 
-        let (values, reportedDropped) = try await withTimeout(.seconds(10), "the last value") {
+        let (values, reportedDropped) = try await withTimeout(.seconds(20), "the last value") {
             var values: [Int] = []
             var reportedDropped = 0
+            var reportedSinceLastValue = false
             var buffer = [UInt8](repeating: 0, count: WatchHub.maximumRecordBytes)
             while values.last != total - 1 {
                 var pollFD = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
@@ -54,11 +69,17 @@ struct WatchHubBatchingTests {
                 guard count > 0 else { throw WatchSocketClosed() }
                 let record = String(decoding: buffer[..<count], as: UTF8.self)
                 if let dropped = Self.number(after: #""kind":"dropped","dropped":"#, in: record) {
-                    // Cumulative, and only before a record that follows a loss.
+                    // Cumulative, and only after a loss.
                     #expect(dropped > reportedDropped)
                     reportedDropped = dropped
+                    reportedSinceLastValue = true
                 } else if let hex = Self.text(after: #""hex":""#, in: record), let bytes = UInt16(hex, radix: 16) {
-                    values.append(Int(bytes >> 8) | Int(bytes & 0xFF) << 8)
+                    #expect(bytes != 0xFFFF, "a value of a characteristic the filter leaves out")
+                    let value = Int(bytes >> 8) | Int(bytes & 0xFF) << 8
+                    // After a gap, the client was told before it got the value.
+                    if let last = values.last, value != last + 1 { #expect(reportedSinceLastValue, "\(last) → \(value) untold") }
+                    values.append(value)
+                    reportedSinceLastValue = false
                 }
             }
             return (values, reportedDropped)
@@ -68,6 +89,7 @@ struct WatchHubBatchingTests {
     }
 
     static let rawCharacteristic = "0000fff1-0000-1000-8000-00805f9b34fb"
+    static let otherCharacteristic = "0000fff2-0000-1000-8000-00805f9b34fb"
 
     static func text(after key: String, in record: String) -> String? {
         guard let range = record.range(of: key) else { return nil }

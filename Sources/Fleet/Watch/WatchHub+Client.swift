@@ -7,17 +7,19 @@ import Glibc
 
 extension WatchHub {
     /// One batch of items as the writer took them from `pending`, and their records: each
-    /// written into the batch's one byte buffer when a client is first sent it (a value that only
-    /// a stalled client's full queue holds is dropped without being encoded), so a batch costs a
-    /// few allocations however many values it holds, and `sendmmsg` points straight into it.
-    /// Kept by the client queues that hold its records; only the writer thread touches it.
+    /// written into the batch's one byte buffer when a client that keeps up is first sent it, so
+    /// a batch costs a few allocations however many values it holds, and `sendmmsg` points
+    /// straight into it. Lives for one pass of the writer: what a client's queue keeps is a
+    /// `PendingRecord` of its own (`queued`), never the batch.
     final class RecordBatch {
         let items: [Item]
         private let devices: [DeviceID: DeviceInfo]
         private let devicesVersion: UInt64
         private var bytes: [UInt8] = []
         /// Where each item's record is in `bytes`; nil until a client is first sent it.
-        private var spans: [Range<Int32>?]
+        private var spans: [Range<Int>?]
+        /// Each item's record as the client queues hold it, made when the first of them takes it.
+        private var pending: [PendingRecord?] = []
 
         init(items: [Item], devices: [DeviceID: DeviceInfo], devicesVersion: UInt64) {
             self.items = items
@@ -39,18 +41,40 @@ extension WatchHub {
 
         /// Item `index`'s record in `bytes`, written there first if no client was sent it yet.
         func record(_ index: Int, _ encoder: LiveValueEncoder) -> Range<Int> {
-            if let span = spans[index] { return Int(span.lowerBound)..<Int(span.upperBound) }
+            if let span = spans[index] { return span }
             if bytes.isEmpty {
-                // One allocation for the batch, nearly always: every item's record fits.
-                bytes.reserveCapacity(items.count * LiveValueEncoder.capacity(head: 160, bytes: 24))
+                // One allocation for a batch of up to `sendmmsg`'s worth, nearly always; a larger
+                // one (a filter may take few of its items) grows as records are written.
+                bytes.reserveCapacity(min(items.count, 64) * LiveValueEncoder.capacity(head: 160, bytes: 24))
             }
             let start = bytes.count
             switch items[index] {
             case .value(let value): encoder.append(value, devices: devices, version: devicesVersion, to: &bytes)
             case .state(_, let encoded): bytes.append(contentsOf: encoded)
             }
-            spans[index] = Int32(start)..<Int32(bytes.count)
+            spans[index] = start..<bytes.count
             return start..<bytes.count
+        }
+
+        /// Item `index` as a client's queue keeps it: on its own, so that a client that is behind
+        /// holds its records and nothing else of the batch (the other items, the buffer). Its bytes
+        /// when a client was already sent it; otherwise the value and what the fleet knows of its
+        /// device, encoded when a client is first sent it (a value a stalled client's full queue
+        /// drops is never encoded). One per item, shared by every client that queues it.
+        func queued(_ index: Int) -> PendingRecord {
+            if pending.isEmpty { pending = Array(repeating: nil, count: items.count) }
+            if let record = pending[index] { return record }
+            let record: PendingRecord
+            if let span = spans[index] {
+                record = PendingRecord(encoded: Array(bytes[span]))
+            } else {
+                switch items[index] {
+                case .value(let value): record = PendingRecord(value: value, info: devices[value.device])
+                case .state(_, let encoded): record = PendingRecord(encoded: encoded)
+                }
+            }
+            pending[index] = record
+            return record
         }
 
         /// `body` with the batch's records (valid for the call only).
@@ -59,10 +83,28 @@ extension WatchHub {
         }
     }
 
-    /// One of a batch's records in a client's queue.
-    struct QueuedRecord {
-        let batch: RecordBatch
-        let item: Int
+    /// A record waiting in one or more clients' queues, encoded when the first of them is sent
+    /// it. Only the writer thread touches it.
+    final class PendingRecord {
+        private var value: ValuePipeline.Value?
+        private var info: DeviceInfo?
+        private var encoded: [UInt8]
+
+        init(value: ValuePipeline.Value, info: DeviceInfo?) {
+            self.value = value
+            self.info = info
+            encoded = []
+        }
+
+        init(encoded: [UInt8]) { self.encoded = encoded }
+
+        func bytes(_ encoder: LiveValueEncoder) -> [UInt8] {
+            guard let value else { return encoded }
+            encoded = encoder.encode(value, info: info)
+            self.value = nil
+            info = nil
+            return encoded
+        }
     }
 
     /// A client as the writer keeps it: only the writer thread touches it.
@@ -70,7 +112,9 @@ extension WatchHub {
         let id: UInt64
         let fd: Int32
         let filter: WatchFilter
-        private var queue: [QueuedRecord] = []
+        /// Records waiting, oldest first from `head`; a slot before it is emptied as its record
+        /// leaves (sent or dropped), so nothing is held longer than the client's `buffer` allows.
+        private var queue: [PendingRecord?] = []
         private var head = 0
         var sent = 0
         var dropped = 0
@@ -86,8 +130,9 @@ extension WatchHub {
 
         var backlogged: Bool { head < queue.count || owesDropReport }
 
-        func enqueue(_ record: QueuedRecord) {
+        func enqueue(_ record: PendingRecord) {
             if queue.count - head >= filter.buffer {
+                queue[head] = nil
                 head += 1
                 lose(1)
             }
@@ -113,9 +158,14 @@ extension WatchHub {
         func take(_ batch: RecordBatch, _ encoder: LiveValueEncoder) {
             guard !dead else { return }
             let next = backlogged ? 0 : sendDirectly(batch, encoder)
-            for index in next..<batch.items.count where batch.accepts(index, filter) {
-                enqueue(QueuedRecord(batch: batch, item: index))
-            }
+            guard next < batch.items.count else { return }
+            let accepted = (next..<batch.items.count).filter { batch.accepts($0, filter) }
+            // More than the queue holds: the oldest of them would be dropped as the newest come,
+            // so they are counted lost without being queued (the queue's own older records go
+            // first, as the kept ones are enqueued).
+            let kept = min(accepted.count, filter.buffer)
+            lose(accepted.count - kept)
+            for index in accepted.suffix(kept) { enqueue(batch.queued(index)) }
         }
 
         /// Sends the batch's accepted records in order, `batch` per call, until the socket is
@@ -125,7 +175,7 @@ extension WatchHub {
             let count = records.items.count
             var next = 0
             return withUnsafeTemporaryAllocation(of: Int.self, capacity: Self.batch) { chosen in
-                withUnsafeTemporaryAllocation(of: Outgoing.self, capacity: Self.batch) { outgoing in
+                withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: Self.batch) { spans in
                     while next < count, !dead {
                         var taken = 0
                         while next < count, taken < Self.batch {
@@ -137,12 +187,12 @@ extension WatchHub {
                             // Lost, and said so before the records after it: the queue does both.
                             guard span.count <= WatchHub.maximumRecordBytes else { break }
                             chosen[taken] = next
-                            outgoing[taken] = Outgoing(batch: Unmanaged.passUnretained(records), span: span)
+                            spans[taken] = span
                             taken += 1
                             next += 1
                         }
                         guard taken > 0 else { return next }
-                        switch transmit(UnsafeBufferPointer(rebasing: outgoing[..<taken])) {
+                        switch Self.withRecordPointers(records, UnsafeBufferPointer(rebasing: spans[..<taken]), transmit) {
                         case .went(let went):
                             sent += went
                             // The socket is full: the rest waits in the queue.
@@ -168,26 +218,24 @@ extension WatchHub {
                     continue
                 }
                 guard head < queue.count else { break }
-                let (taken, outcome) = withUnsafeTemporaryAllocation(of: Outgoing.self, capacity: Self.batch) { outgoing in
-                    var taken = 0
-                    while head + taken < queue.count, taken < Self.batch {
-                        let queued = queue[head + taken]
-                        let span = queued.batch.record(queued.item, encoder)
-                        // Never sendable: lost (below), and said so.
-                        guard span.count <= WatchHub.maximumRecordBytes else { break }
-                        // The queue holds the batch until the record leaves it.
-                        outgoing[taken] = Outgoing(batch: Unmanaged.passUnretained(queued.batch), span: span)
-                        taken += 1
-                    }
-                    return (taken, taken == 0 ? .firstTooLarge : transmit(UnsafeBufferPointer(rebasing: outgoing[..<taken])))
+                var records: [[UInt8]] = []
+                records.reserveCapacity(min(Self.batch, queue.count - head))
+                while head + records.count < queue.count, records.count < Self.batch, let queued = queue[head + records.count] {
+                    let record = queued.bytes(encoder)
+                    // Never sendable: lost (below), and said so.
+                    guard record.count <= WatchHub.maximumRecordBytes else { break }
+                    records.append(record)
                 }
+                let outcome = records.isEmpty ? .firstTooLarge : Self.withBufferPointers(records) { transmit($0, $1, $2) }
                 switch outcome {
                 case .went(let went):
+                    for slot in head..<head + went { queue[slot] = nil }
                     head += went
                     sent += went
                     // The socket is full: the rest waits for room.
-                    guard went == taken else { return }
+                    guard went == records.count else { return }
                 case .firstTooLarge:
+                    queue[head] = nil
                     head += 1
                     lose(1)
                 }
@@ -198,13 +246,6 @@ extension WatchHub {
             }
         }
 
-        /// One record about to be sent: its batch (kept by whoever chose the record, for the whole
-        /// send: unretained here) and where its bytes are in it.
-        private struct Outgoing {
-            let batch: Unmanaged<RecordBatch>
-            let span: Range<Int>
-        }
-
         private enum Outcome {
             /// How many went: all, or fewer when the socket is full (none when the client is
             /// gone: `dead`).
@@ -213,10 +254,9 @@ extension WatchHub {
             case firstTooLarge
         }
 
-        private func transmit(_ records: UnsafeBufferPointer<Outgoing>) -> Outcome {
-            let sent = Self.withRecordPointers(records) { buffers, lengths, count in
-                wearfleet_send_datagrams(fd, buffers, lengths, UInt32(count))
-            }
+        /// Sends `count` datagrams, `lengths[i]` bytes at `buffers[i]`.
+        private func transmit(_ buffers: UnsafePointer<UnsafePointer<UInt8>?>?, _ lengths: UnsafePointer<UInt>?, _ count: Int) -> Outcome {
+            let sent = wearfleet_send_datagrams(fd, buffers, lengths, UInt32(count))
             if sent >= 0 { return .went(Int(sent)) }
             switch errno {
             case EAGAIN, EWOULDBLOCK, ENOBUFS, EINTR:
@@ -229,32 +269,44 @@ extension WatchHub {
             }
         }
 
-        /// Calls `body` with a pointer to each record's bytes, their lengths and their count,
-        /// every pointer valid for the whole call: the records of one batch share its buffer,
-        /// and each batch's buffer is opened by its own `withBytes`, nested (a pointer taken out
-        /// of such a closure is not valid after it returns). A client that keeps up gets every
-        /// record from one or two batches.
+        /// Calls `body` with a pointer to each of `spans`' records in `batch`'s buffer, their
+        /// lengths and their count (valid for the call only: the spans are taken first, as
+        /// writing a record may move the buffer).
         private static func withRecordPointers<Result>(
-            _ records: UnsafeBufferPointer<Outgoing>,
+            _ batch: RecordBatch, _ spans: UnsafeBufferPointer<Range<Int>>,
             _ body: (UnsafePointer<UnsafePointer<UInt8>?>?, UnsafePointer<UInt>?, Int) -> Result
+        ) -> Result {
+            withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: spans.count) { pointers in
+                withUnsafeTemporaryAllocation(of: UInt.self, capacity: spans.count) { lengths in
+                    batch.withBytes { bytes in
+                        for (index, span) in spans.enumerated() {
+                            // No buffer only while every record is empty.
+                            pointers[index] = bytes.baseAddress.map { $0 + span.lowerBound }
+                            lengths[index] = UInt(span.count)
+                        }
+                        return body(UnsafePointer(pointers.baseAddress), UnsafePointer(lengths.baseAddress), spans.count)
+                    }
+                }
+            }
+        }
+
+        /// Calls `body` with a pointer to each record's bytes, their lengths and their count,
+        /// every pointer valid for the whole call: each comes from its own
+        /// `withUnsafeBufferPointer`, nested (a pointer taken out of such a closure is not valid
+        /// after it returns). For the queue's records, each an array of its own.
+        private static func withBufferPointers<Result>(
+            _ records: [[UInt8]], _ body: (UnsafePointer<UnsafePointer<UInt8>?>?, UnsafePointer<UInt>?, Int) -> Result
         ) -> Result {
             withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: records.count) { pointers in
                 withUnsafeTemporaryAllocation(of: UInt.self, capacity: records.count) { lengths in
-                    // From `offset` on: the run of records sharing the batch of the first.
-                    func nest(_ offset: Int) -> Result {
-                        guard offset < records.count else {
+                    func nest(_ index: Int) -> Result {
+                        guard index < records.count else {
                             return body(UnsafePointer(pointers.baseAddress), UnsafePointer(lengths.baseAddress), records.count)
                         }
-                        let batch = records[offset].batch
-                        var end = offset
-                        while end < records.count, records[end].batch.toOpaque() == batch.toOpaque() { end += 1 }
-                        return batch.takeUnretainedValue().withBytes { bytes in
-                            for index in offset..<end {
-                                // No buffer yet only while every record so far is empty.
-                                pointers[index] = bytes.baseAddress.map { $0 + records[index].span.lowerBound }
-                                lengths[index] = UInt(records[index].span.count)
-                            }
-                            return nest(end)
+                        return records[index].withUnsafeBufferPointer { bytes in
+                            pointers[index] = bytes.baseAddress
+                            lengths[index] = UInt(bytes.count)
+                            return nest(index + 1)
                         }
                     }
                     return nest(0)

@@ -235,15 +235,17 @@ public final class WatchHub: Sendable {
         var pollFDs: [pollfd] = []
         let lingerMilliseconds = Int32(clamping: max(0, linger.components.seconds * 1000 + linger.components.attoseconds / 1_000_000_000_000_000))
         while true {
-            // Take the batch: the pending array itself, handed to the batch's records (its values
-            // are read in place, never copied out), and a fresh one for the ingest side to fill.
+            // Take the batch: the pending array itself, handed to the batch's records, and a fresh
+            // one for the ingest side to fill.
             let (items, joining, devices, lost, stopping) = shared.withLock { shared in
                 defer { shared.joining.removeAll() }
                 // Awake until it says otherwise below: what comes meanwhile needs no wake-up.
                 shared.writerAwake = true
                 var items: [Item] = []
                 if !shared.pending.isEmpty {
-                    items.reserveCapacity(batchTarget)
+                    // Room for as many as this batch: the ingest side rarely grows the array
+                    // under the lock (a stalled client's batches are a queue's worth).
+                    items.reserveCapacity(max(batchTarget, shared.pending.count))
                     swap(&items, &shared.pending)
                 }
                 return (items, shared.joining, (shared.devices, shared.devicesVersion), shared.lostBeforeWriter, shared.stopping)
