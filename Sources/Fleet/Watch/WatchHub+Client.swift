@@ -53,6 +53,9 @@ extension WatchHub {
             case .state(_, let encoded): bytes.append(contentsOf: encoded)
             }
             spans[index] = start..<bytes.count
+            // A client that is behind (earlier in the writer's order) queued the item before it was
+            // written: its record takes these bytes, so the value is encoded once for all.
+            if !pending.isEmpty, let queued = pending[index] { queued.adopt(bytes[start...]) }
             return start..<bytes.count
         }
 
@@ -97,6 +100,14 @@ extension WatchHub {
         }
 
         init(encoded: [UInt8]) { self.encoded = encoded }
+
+        /// The record's bytes, written for another client, if it was not encoded yet.
+        func adopt(_ bytes: ArraySlice<UInt8>) {
+            guard value != nil else { return }
+            encoded = Array(bytes)
+            value = nil
+            info = nil
+        }
 
         func bytes(_ encoder: LiveValueEncoder) -> [UInt8] {
             guard let value else { return encoded }
