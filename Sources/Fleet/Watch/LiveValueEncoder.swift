@@ -9,9 +9,9 @@ import GATT
 /// part of a record that only depends on them and on what the fleet knows of the device
 /// (`"device":…` to `"characteristic":…`) is written once per characteristic — kept by the
 /// identity of the value's `ValuePipeline.Source`, one pointer hashed per value — and kept until
-/// that knowledge changes; the time's date is kept per day and its clock digits written straight
-/// into the record; and the record is written into one buffer rather than assembled from
-/// intermediate strings. Not thread-safe: its one user owns it (the watch writer's thread; MQTT's
+/// that knowledge changes; the time's text up to the second is kept per second and its
+/// microseconds written straight into the record; and the record is written into one buffer
+/// rather than assembled from intermediate strings. Not thread-safe: its one user owns it (the watch writer's thread; MQTT's
 /// client thread).
 public final class LiveValueEncoder {
     private struct Head {
@@ -61,7 +61,8 @@ public final class LiveValueEncoder {
         appendRecord(head: heads[head].bytes, receivedAt: value.receivedAt, result: value.result, bytes: value.bytes, to: &output)
     }
 
-    /// The record of one value as `LiveValueRecord.jsonBytes()` writes it, its head written afresh.
+    /// The record of one value as `LiveValueRecord.jsonBytes()` writes it, its head written afresh:
+    /// for any device, characteristic and time (the tests' way in; the outlets encode `Value`s).
     func encode(
         device: DeviceID, characteristic: String, receivedAt: Date, result: Result<CharacteristicEvent, GATTDecodeError>,
         bytes: [UInt8], info: WatchHub.DeviceInfo?

@@ -224,8 +224,12 @@ extension WatchHub {
         func flush(_ encoder: LiveValueEncoder) {
             while !dead {
                 if owesDropReport {
-                    guard send(LiveStateRecord.droppedJSON(total: dropped)) else { return }
-                    owesDropReport = false
+                    switch Self.withBufferPointers([LiveStateRecord.droppedJSON(total: dropped)], transmit) {
+                    // The socket is full (or the client gone): it waits for room.
+                    case .went(0): return
+                    // Sent; or larger than the socket can ever hold, so not retried forever.
+                    case .went, .firstTooLarge: owesDropReport = false
+                    }
                     continue
                 }
                 guard head < queue.count else { break }
@@ -237,7 +241,7 @@ extension WatchHub {
                     guard record.count <= WatchHub.maximumRecordBytes else { break }
                     records.append(record)
                 }
-                let outcome = records.isEmpty ? .firstTooLarge : Self.withBufferPointers(records) { transmit($0, $1, $2) }
+                let outcome = records.isEmpty ? .firstTooLarge : Self.withBufferPointers(records, transmit)
                 switch outcome {
                 case .went(let went):
                     for slot in head..<head + went { queue[slot] = nil }
@@ -284,19 +288,16 @@ extension WatchHub {
         /// lengths and their count (valid for the call only: the spans are taken first, as
         /// writing a record may move the buffer).
         private static func withRecordPointers<Result>(
-            _ batch: RecordBatch, _ spans: UnsafeBufferPointer<Range<Int>>,
-            _ body: (UnsafePointer<UnsafePointer<UInt8>?>?, UnsafePointer<UInt>?, Int) -> Result
+            _ batch: RecordBatch, _ spans: UnsafeBufferPointer<Range<Int>>, _ body: DatagramsBody<Result>
         ) -> Result {
-            withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: spans.count) { pointers in
-                withUnsafeTemporaryAllocation(of: UInt.self, capacity: spans.count) { lengths in
-                    batch.withBytes { bytes in
-                        for (index, span) in spans.enumerated() {
-                            // No buffer only while every record is empty.
-                            pointers[index] = bytes.baseAddress.map { $0 + span.lowerBound }
-                            lengths[index] = UInt(span.count)
-                        }
-                        return body(UnsafePointer(pointers.baseAddress), UnsafePointer(lengths.baseAddress), spans.count)
+            withDatagramVectors(spans.count) { pointers, lengths in
+                batch.withBytes { bytes in
+                    for (index, span) in spans.enumerated() {
+                        // No buffer only while every record is empty.
+                        pointers[index] = bytes.baseAddress.map { $0 + span.lowerBound }
+                        lengths[index] = UInt(span.count)
                     }
+                    return body(UnsafePointer(pointers.baseAddress), UnsafePointer(lengths.baseAddress), spans.count)
                 }
             }
         }
@@ -305,40 +306,31 @@ extension WatchHub {
         /// every pointer valid for the whole call: each comes from its own
         /// `withUnsafeBufferPointer`, nested (a pointer taken out of such a closure is not valid
         /// after it returns). For the queue's records, each an array of its own.
-        private static func withBufferPointers<Result>(
-            _ records: [[UInt8]], _ body: (UnsafePointer<UnsafePointer<UInt8>?>?, UnsafePointer<UInt>?, Int) -> Result
-        ) -> Result {
-            withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: records.count) { pointers in
-                withUnsafeTemporaryAllocation(of: UInt.self, capacity: records.count) { lengths in
-                    func nest(_ index: Int) -> Result {
-                        guard index < records.count else {
-                            return body(UnsafePointer(pointers.baseAddress), UnsafePointer(lengths.baseAddress), records.count)
-                        }
-                        return records[index].withUnsafeBufferPointer { bytes in
-                            pointers[index] = bytes.baseAddress
-                            lengths[index] = UInt(bytes.count)
-                            return nest(index + 1)
-                        }
+        private static func withBufferPointers<Result>(_ records: [[UInt8]], _ body: DatagramsBody<Result>) -> Result {
+            withDatagramVectors(records.count) { pointers, lengths in
+                func nest(_ index: Int) -> Result {
+                    guard index < records.count else {
+                        return body(UnsafePointer(pointers.baseAddress), UnsafePointer(lengths.baseAddress), records.count)
                     }
-                    return nest(0)
+                    return records[index].withUnsafeBufferPointer { bytes in
+                        pointers[index] = bytes.baseAddress
+                        lengths[index] = UInt(bytes.count)
+                        return nest(index + 1)
+                    }
                 }
+                return nest(0)
             }
         }
 
-        /// True when the datagram went; false when the socket is full (or the client is gone).
-        private func send(_ bytes: [UInt8]) -> Bool {
-            let result = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
-            if result >= 0 { return true }
-            switch errno {
-            case EAGAIN, EWOULDBLOCK, ENOBUFS, EINTR:
-                return false
-            case EMSGSIZE:
-                // Larger than the socket can ever hold: lose it rather than retry forever.
-                lose(1)
-                return true
-            default:
-                dead = true
-                return false
+        /// What `transmit` takes: each datagram's bytes, their lengths, and how many.
+        private typealias DatagramsBody<Result> = (UnsafePointer<UnsafePointer<UInt8>?>?, UnsafePointer<UInt>?, Int) -> Result
+
+        /// Room on the stack for `count` datagrams' pointers and lengths.
+        private static func withDatagramVectors<Result>(
+            _ count: Int, _ body: (UnsafeMutableBufferPointer<UnsafePointer<UInt8>?>, UnsafeMutableBufferPointer<UInt>) -> Result
+        ) -> Result {
+            withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: count) { pointers in
+                withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { lengths in body(pointers, lengths) }
             }
         }
 

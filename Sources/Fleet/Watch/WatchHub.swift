@@ -142,12 +142,12 @@ public final class WatchHub: Sendable {
             clientCountSink.yield(shared.clients.count)
             return id
         }
-        wakePipe.signal()
         guard let id, let id else {
             close(fds[0])
             close(fds[1])
             throw id == nil ? WatchHubError.stopping : WatchHubError.tooManyClients(limit: Self.clientLimit)
         }
+        wakePipe.signal()
         return (fds[1], id)
     }
 
@@ -248,7 +248,7 @@ public final class WatchHub: Sendable {
                     items.reserveCapacity(max(batchTarget, shared.pending.count))
                     swap(&items, &shared.pending)
                 }
-                return (items, shared.joining, (shared.devices, shared.devicesVersion), shared.lostBeforeWriter, shared.stopping)
+                return (items, shared.joining, (known: shared.devices, version: shared.devicesVersion), shared.lostBeforeWriter, shared.stopping)
             }
             if stopping { break }
             clients += joining.map(Client.init)
@@ -257,7 +257,7 @@ public final class WatchHub: Sendable {
                 lostBefore = lost
             }
             if !items.isEmpty {
-                let batch = RecordBatch(items: items, devices: devices.0, devicesVersion: devices.1)
+                let batch = RecordBatch(items: items, devices: devices.known, devicesVersion: devices.version)
                 for client in clients { client.take(batch, encoder) }
             }
             for client in clients { client.flush(encoder) }
