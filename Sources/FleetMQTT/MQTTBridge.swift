@@ -65,7 +65,7 @@ actor MQTTBridge {
             record.className = device.className
             record.pinned = device.pinned
             record.state = device.state.name
-            record.reason = Self.reason(device.state, cause: device.lastFailure)
+            record.reason = LiveStateRecord.reason(device.state, cause: device.lastFailure)
             record.adapter = device.adapter
             record.rssi = device.rssi
             record.session = device.sessions > 0 ? FleetOrchestrator.sessionID(run: sessionRun, session: device.sessions) : nil
@@ -154,7 +154,7 @@ actor MQTTBridge {
             var record = records[id] ?? MQTTDeviceRecord(id: id)
             let nameChanged = context.name != nil && context.name != record.name
             record.state = to.name
-            record.reason = Self.reason(to, cause: cause)
+            record.reason = LiveStateRecord.reason(to, cause: cause)
             record.adapter = context.adapter
             record.pinned = context.pinned
             record.name = context.name ?? record.name
@@ -222,11 +222,6 @@ actor MQTTBridge {
             publishedConfigs[config.topic] = config.payload
             client.publish(MQTTMessage(topic: config.topic, payload: config.payload, qos: 1, retain: true))
         }
-    }
-
-    /// The same reasons as every other outlet (`LiveStateRecord.reason`).
-    static func reason(_ state: DeviceState, cause: FailureClass?) -> String? {
-        LiveStateRecord.reason(state, cause: cause)
     }
 
     // MARK: - The broker's messages

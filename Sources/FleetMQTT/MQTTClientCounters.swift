@@ -8,7 +8,6 @@ public final class MQTTClientCounters: Sendable {
     private let publishedCount = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
     private let reconnectCount = Atomic<Int>(0)
-    private let retainedFailureCount = Atomic<Int>(0)
     private let connectedGauge: Gauge?
     private let publishedCounter: Counter?
     private let droppedCounter: Counter?
@@ -35,9 +34,6 @@ public final class MQTTClientCounters: Sendable {
     public var dropped: Int { droppedCount.load(ordering: .relaxed) }
     /// Connection attempts after the first (each one the broker was away for).
     public var reconnects: Int { reconnectCount.load(ordering: .relaxed) }
-    /// Retained messages (state, discovery, deletions) libmosquitto refused; each stays in the
-    /// outbox and is published again on the next connection.
-    public var retainedFailures: Int { retainedFailureCount.load(ordering: .relaxed) }
 
     func setConnected(_ value: Bool) {
         connectedFlag.store(value, ordering: .relaxed)
@@ -56,8 +52,9 @@ public final class MQTTClientCounters: Sendable {
         droppedCounter?.increment(by: count)
     }
 
+    /// A retained message (state, discovery, deletion) libmosquitto refused: it stays in the
+    /// outbox and is published again on the next connection (counted for Prometheus only).
     func addRetainedFailure() {
-        retainedFailureCount.add(1, ordering: .relaxed)
         retainedFailureCounter?.increment()
     }
 

@@ -46,7 +46,7 @@ struct MQTTDeviceRecord: Sendable, Equatable {
         optional(&object, "name", name)
         object.string("gateway", gateway)
         if let session { object.string("session", session) }
-        optional(&object, "last_value_time", lastValueAt.map(Self.utcSeconds))
+        optional(&object, "last_value_time", lastValueAt.map(LiveValueRecord.utcSeconds))
         if let battery { object.integer("battery", battery) }
         return object.finish()
     }
@@ -54,7 +54,4 @@ struct MQTTDeviceRecord: Sendable, Equatable {
     private func optional(_ object: inout JSONObjectWriter, _ key: String, _ value: String?) {
         if let value { object.string(key, value) }
     }
-
-    /// `2026-11-24T19:36:14Z`: RFC 3339, UTC, whole seconds (the value JSON's calendar).
-    static func utcSeconds(_ date: Date) -> String { LiveValueRecord.utcSeconds(date) }
 }

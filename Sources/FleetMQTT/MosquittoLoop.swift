@@ -311,7 +311,6 @@ final class MosquittoLoop {
         }
         if !messages.isEmpty { handedOver() }
         guard renderer != nil, !mosquitto_want_write(handle) else { return }
-        valueBatch.removeAll(keepingCapacity: true)
         client.shared.withLock { state in
             state.values.takeAll(into: &valueBatch)
             state.handingOver = valueBatch.count
@@ -319,7 +318,6 @@ final class MosquittoLoop {
         guard !valueBatch.isEmpty else { return }
         defer { handedOver() }
         valuesFlowing = true
-        valueMessages.removeAll(keepingCapacity: true)
         renderer?.render(valueBatch, into: &valueMessages)
         // libmosquitto writes each message as it is published and the socket has TCP_NODELAY
         // (a lone message leaves at once): corked for the batch, its messages share segments,
@@ -435,11 +433,7 @@ final class MosquittoLoop {
         let handshaking = if case .handshaking = phase { true } else { false }
         guard isConnected || handshaking else { return }
         if isConnected { flush(handle) }
-        if isConnected, let final = client.shared.withLock({ $0.finalMessage }) {
-            _ = final.payload.withUnsafeBytes { bytes in
-                mosquitto_publish(handle, nil, final.topic, Int32(bytes.count), bytes.baseAddress, final.qos, final.retain)
-            }
-        }
+        if isConnected, let final = client.shared.withLock({ $0.finalMessage }) { _ = publishing(handle, final) }
         lossHandled = true
         mosquitto_disconnect(handle)
         let deadline = context.clock.now().advanced(by: .seconds(4))

@@ -175,12 +175,4 @@ import Testing
             "class":"watch","name":"W","gateway":"gw1","session":"12-3","last_value_time":"2026-11-24T19:43:32Z","battery":87}
             """)
     }
-
-    @Test func utcSecondsMatchesFoundation() async {
-        let formatter = ISO8601DateFormatter()
-        await propertyCheck(input: Gen.int(in: -2_000_000_000...8_000_000_000)) { seconds in
-            let date = Date(timeIntervalSince1970: Double(seconds))
-            #expect(MQTTDeviceRecord.utcSeconds(date) == formatter.string(from: date))
-        }
-    }
 }

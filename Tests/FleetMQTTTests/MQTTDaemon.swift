@@ -80,13 +80,7 @@ final class MQTTDaemon: Sendable {
             Self.wearfleetd,
             ["--bus", bus.address, "--config", config, "--state-dir", directory.appendingPathComponent("state").path, "--log-format", "console"],
             mergeStderr: true)
-        let (stream, sink) = AsyncStream<String>.makeStream()
-        lines = stream
-        let child = self.child
-        Thread.detachNewThread {
-            while let line = child.readLine() { sink.yield(line) }
-            sink.finish()
-        }
+        lines = child.outputLines()
     }
 
     deinit {

@@ -71,8 +71,8 @@ struct JournalTruthTests {
     }
 
     @Test func theSameSessionInTwoRunsHasTwoIDs() {
-        #expect(FleetEventLog.sessionID(run: 1, session: 1) != FleetEventLog.sessionID(run: 2, session: 1))
-        #expect(FleetEventLog.sessionID(run: 12, session: 4) == "12-4")
+        #expect(FleetOrchestrator.sessionID(run: 1, session: 1) != FleetOrchestrator.sessionID(run: 2, session: 1))
+        #expect(FleetOrchestrator.sessionID(run: 12, session: 4) == "12-4")
     }
 
     @Test func valueLinesCarryTheDevicesNameAdapterAndSession() throws {

@@ -3,6 +3,7 @@ import FleetCore
 import Foundation
 import GATT
 import Logging
+import PropertyBased
 import Synchronization
 import Testing
 
@@ -167,5 +168,14 @@ struct LiveValueRecordTests {
         #expect(object["characteristic"] as? String == "00002a19-0000-1000-8000-00805f9b34fb")
         #expect(object["session"] as? String == "2-7")
         #expect(object["adapter"] == nil && object["name"] == nil)
+    }
+
+    /// The state topic's `last_value_time` (MQTT), in the value JSON's calendar.
+    @Test func utcSecondsMatchesFoundation() async {
+        let formatter = ISO8601DateFormatter()
+        await propertyCheck(input: Gen.int(in: -2_000_000_000...8_000_000_000)) { seconds in
+            let date = Date(timeIntervalSince1970: Double(seconds))
+            #expect(LiveValueRecord.utcSeconds(date) == formatter.string(from: date))
+        }
     }
 }

@@ -25,13 +25,6 @@ struct FleetEventLog: Sendable {
         self.run = run
     }
 
-    /// The journal's `SESSION_ID` of a device's `session` in run `run`: also what the live
-    /// records (watch, MQTT) and `DeviceStateChanged` carry as `session`, so one id finds a
-    /// session everywhere.
-    static func sessionID(run: UInt64?, session: UInt64) -> String {
-        run.map { "\($0)-\(session)" } ?? "\(session)"
-    }
-
     mutating func record(_ event: FleetEvent) {
         switch event {
         case .deviceAdded(let device):
@@ -56,7 +49,7 @@ struct FleetEventLog: Sendable {
         let before = context
         if let name { context.name = name }
         if let adapter { context.adapter = adapter }
-        if let session, session > 0 { context.session = Self.sessionID(run: run, session: session) }
+        if let session, session > 0 { context.session = FleetOrchestrator.sessionID(run: run, session: session) }
         devices[id] = context
         if context != before { pipeline?.identify(id, as: context) }
     }

@@ -152,9 +152,11 @@ public actor FleetOrchestrator {
     /// by run (tests, benchmarks).
     public var sessionRun: UInt64? { eventLog.run }
 
-    /// The id of session `session` in run `run` (nil: sessions not numbered by run).
+    /// The journal's `SESSION_ID` of a device's session `session` in run `run` (nil: sessions not
+    /// numbered by run): also what the live records (watch, MQTT) and `DeviceStateChanged` carry
+    /// as `session`, so one id finds a session everywhere.
     public static func sessionID(run: UInt64?, session: UInt64) -> String {
-        FleetEventLog.sessionID(run: run, session: session)
+        run.map { "\($0)-\(session)" } ?? "\(session)"
     }
 
     /// Proves the orchestrator's actor is responsive (the watchdog asks this).

@@ -21,7 +21,7 @@ public final class ValuePipeline: Sendable {
         /// counts live in per-device memory that a notification would otherwise write to. The
         /// same object for every value of the characteristic: an outlet may key what it keeps
         /// per characteristic by its identity (holding it, so the identity is not reused).
-        public let source: Source
+        let source: Source
         public let result: Result<CharacteristicEvent, GATTDecodeError>
         /// The bytes as the device sent them.
         public let bytes: [UInt8]
