@@ -50,7 +50,7 @@ public actor FleetOrchestrator {
     /// `disconnect` callers waiting for BlueZ to report a device's link gone, by device and
     /// ticket: resumed once an applied input leaves the fleet's records without the link, or by
     /// their timer.
-    private var linkDownWaiters: [DeviceID: [UInt64: CheckedContinuation<Bool, Never>]] = [:]
+    private var linkDownWaiters: [DeviceID: [UInt64: LinkDownWaiter]] = [:]
     private var nextLinkDownTicket: UInt64 = 0
     /// `saveKnowledge(in:)`: persist effects queued for the store, and the task applying them.
     var finishStoreUpdates: (@Sendable () -> Void)?
@@ -286,11 +286,23 @@ public actor FleetOrchestrator {
         let clock = self.clock
         let deadline = clock.now().advanced(by: timeout)
         return await withCheckedContinuation(isolation: self) { waiter in
-            linkDownWaiters[id, default: [:]][ticket] = waiter
-            Task { [weak self] in
-                try? await clock.sleep(until: deadline)
+            // Cancelled when the link goes first, so no sleeping task outlives the answer.
+            let timeout = Task { [weak self] in
+                guard (try? await clock.sleep(until: deadline)) != nil else { return }
                 await self?.endLinkDownWait(id, ticket: ticket, down: false)
             }
+            linkDownWaiters[id, default: [:]][ticket] = LinkDownWaiter(continuation: waiter, timeout: timeout)
+        }
+    }
+
+    /// A `Disconnect` waiting for its device's link to go, and the task that ends the wait.
+    private struct LinkDownWaiter {
+        let continuation: CheckedContinuation<Bool, Never>
+        let timeout: Task<Void, Never>
+
+        func answer(_ down: Bool) {
+            timeout.cancel()
+            continuation.resume(returning: down)
         }
     }
 
@@ -301,13 +313,13 @@ public actor FleetOrchestrator {
     private func endLinkDownWait(_ id: DeviceID, ticket: UInt64, down: Bool) {
         guard let waiter = linkDownWaiters[id]?.removeValue(forKey: ticket) else { return }
         if linkDownWaiters[id]?.isEmpty == true { linkDownWaiters[id] = nil }
-        waiter.resume(returning: down)
+        waiter.answer(down)
     }
 
     /// After an input: answers the waiters whose device's link is gone now.
     private func answerLinkDownWaiters() {
         for id in Array(linkDownWaiters.keys) where linkIsDown(id) {
-            for waiter in linkDownWaiters.removeValue(forKey: id)?.values ?? [:].values { waiter.resume(returning: true) }
+            for waiter in linkDownWaiters.removeValue(forKey: id)?.values ?? [:].values { waiter.answer(true) }
         }
     }
 
