@@ -42,16 +42,15 @@ public struct MQTTOutbox: Sendable {
     /// `retainedWaiting`.
     private var retainedOrder: [String] = []
     private var retainedWaiting: [String: MQTTMessage] = [:]
-    /// Non-retained messages, oldest first: a ring over `ring`, `head` the oldest.
-    private var ring: [MQTTMessage?]
-    private var head = 0
-    public private(set) var transientCount = 0
+    /// Non-retained messages, oldest first (the value queue's ring: at most `capacity`).
+    private var transient: MQTTValueQueue<MQTTMessage>
+    public var transientCount: Int { transient.count }
     /// Non-retained messages dropped because the queue was full.
     public private(set) var dropped = 0
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        ring = Array(repeating: nil, count: self.capacity)
+        transient = MQTTValueQueue(capacity: self.capacity)
     }
 
     public var waitingCount: Int { retainedOrder.count + transientCount }
@@ -69,18 +68,11 @@ public struct MQTTOutbox: Sendable {
             if retainedWaiting.updateValue(message, forKey: message.topic) == nil { retainedOrder.append(message.topic) }
             return false
         }
-        var droppedOne = false
-        if transientCount == capacity {
-            if let oldest = ring[head], oldest.qos > 0 { urgentWaiting -= 1 }
-            head = (head + 1) % capacity
-            transientCount -= 1
-            dropped += 1
-            droppedOne = true
-        }
-        ring[(head + transientCount) % capacity] = message
-        transientCount += 1
         if message.qos > 0 { urgentWaiting += 1 }
-        return droppedOne
+        guard let oldest = transient.appendDroppingOldest(message) else { return false }
+        if oldest.qos > 0 { urgentWaiting -= 1 }
+        dropped += 1
+        return true
     }
 
     /// Everything waiting, retained first (state before the values that follow it), then the
@@ -91,13 +83,7 @@ public struct MQTTOutbox: Sendable {
         for topic in retainedOrder { if let message = retainedWaiting[topic] { out.append(message) } }
         retainedOrder.removeAll(keepingCapacity: true)
         retainedWaiting.removeAll(keepingCapacity: true)
-        for index in 0..<transientCount {
-            let slot = (head + index) % capacity
-            if let message = ring[slot] { out.append(message) }
-            ring[slot] = nil
-        }
-        head = 0
-        transientCount = 0
+        transient.takeAll(into: &out)
         urgentWaiting = 0
         return out
     }
@@ -122,21 +108,8 @@ public struct MQTTOutbox: Sendable {
         }
         retainedOrder.insert(contentsOf: olderRetained, at: 0)
         guard !olderTransient.isEmpty else { return 0 }
-        var newer: [MQTTMessage] = []
-        for index in 0..<transientCount {
-            let slot = (head + index) % capacity
-            if let message = ring[slot] { newer.append(message) }
-            ring[slot] = nil
-        }
-        head = 0
-        transientCount = 0
-        urgentWaiting = 0
-        let drop = max(0, olderTransient.count + newer.count - capacity)
-        for message in olderTransient.dropFirst(min(drop, olderTransient.count)) + newer.dropFirst(max(0, drop - olderTransient.count)) {
-            ring[transientCount] = message
-            transientCount += 1
-            if message.qos > 0 { urgentWaiting += 1 }
-        }
+        let drop = transient.putBack(olderTransient[...])
+        urgentWaiting = transient.count { $0.qos > 0 }
         dropped += drop
         return drop
     }

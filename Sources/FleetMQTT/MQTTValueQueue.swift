@@ -19,17 +19,28 @@ struct MQTTValueQueue<Element: Sendable>: Sendable {
 
     /// Queues `element`; returns true when the oldest was dropped for it.
     @discardableResult
-    mutating func append(_ element: Element) -> Bool {
-        var dropped = false
+    mutating func append(_ element: Element) -> Bool { appendDroppingOldest(element) != nil }
+
+    /// Queues `element`; returns the oldest when it was dropped for it.
+    @discardableResult
+    mutating func appendDroppingOldest(_ element: Element) -> Element? {
+        var dropped: Element?
         if count == capacity {
+            dropped = slots[head]
             slots[head] = nil
             head = (head + 1) % capacity
             count -= 1
-            dropped = true
         }
         slots[(head + count) % capacity] = element
         count += 1
         return dropped
+    }
+
+    /// How many of the waiting elements satisfy `predicate`.
+    func count(where predicate: (Element) -> Bool) -> Int {
+        (0..<count).reduce(0) { total, index in
+            total + (slots[(head + index) % capacity].map(predicate) == true ? 1 : 0)
+        }
     }
 
     /// Moves everything waiting, oldest first, to the end of `batch`; the queue is empty afterwards.
