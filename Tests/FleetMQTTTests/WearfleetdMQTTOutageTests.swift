@@ -43,7 +43,7 @@ struct WearfleetdMQTTOutageTests {
             try await simulator.waitForNotificationsSent(reaching: streamStarted + 1_000)
         }
         let linked = await simulator.counterSnapshot()
-        let beforeOutage = try await MetricsScrape.fetch(port: metricsPort)
+        let beforeOutage = try await Exposition.scrape(port: metricsPort)
         #expect(beforeOutage.value("wearfleet_mqtt_connected") == 1)
         #expect(beforeOutage.value("wearfleet_mqtt_dropped_total") == 0)
 
@@ -53,7 +53,7 @@ struct WearfleetdMQTTOutageTests {
         broker.stop()
         try await daemon.line(containing: "mqtt: lost the broker")
         let lossNoticed = Date()
-        let atLoss = try await MetricsScrape.fetch(port: metricsPort)
+        let atLoss = try await Exposition.scrape(port: metricsPort)
         let sentAtLoss = await simulator.counterSnapshot().totalNotificationsSent
         #expect(atLoss.value("wearfleet_mqtt_connected") == 0)
         // The outage's length is the scenario's (a deadline on the clock, nothing to wait for);
@@ -62,7 +62,7 @@ struct WearfleetdMQTTOutageTests {
         try await withTimeout(.seconds(60), "the bound and 3,000 more notifications during the outage") {
             try await simulator.waitForNotificationsSent(reaching: sentAtLoss + Self.bound + 3_000)
         }
-        let endOfOutage = try await MetricsScrape.fetch(port: metricsPort)
+        let endOfOutage = try await Exposition.scrape(port: metricsPort)
         // From now on the fleet is quiet (the band at 1 Hz, the watch as always), so the moments
         // around the reconnection that the checks below leave open hold few values.
         try await simulator.setMotionStream(device: MQTTDaemon.band, rateHz: 1, payloadSize: 20)
@@ -90,7 +90,7 @@ struct WearfleetdMQTTOutageTests {
         _ = try await subscriber.newest(within: .seconds(30), "a value received after the reconnection") { message in
             Self.isValue(message.topic) && (Self.valueTime(message) ?? 0) > reconnected
         }
-        let afterReconnect = try await MetricsScrape.fetch(port: metricsPort)
+        let afterReconnect = try await Exposition.scrape(port: metricsPort)
 
         // What the queue kept: exactly the bound (drops happened, so it was full), all of it
         // received before the first hand-over after the reconnection (within 0.5 s of its log
@@ -134,7 +134,7 @@ struct WearfleetdMQTTOutageTests {
         try await withTimeout(.seconds(30), "2,000 notifications at 500 Hz") {
             try await simulator.waitForNotificationsSent(reaching: restreamed + 2_000)
         }
-        let settled = try await MetricsScrape.fetch(port: metricsPort)
+        let settled = try await Exposition.scrape(port: metricsPort)
         #expect(settled.value("wearfleet_mqtt_dropped_total") == Double(dropped))
         #expect(try #require(settled.value("wearfleet_mqtt_published_total")) >= (afterReconnect.value("wearfleet_mqtt_published_total") ?? 0) + 2_000)
 

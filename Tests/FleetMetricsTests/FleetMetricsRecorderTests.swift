@@ -2,6 +2,7 @@ import Fleet
 import FleetCore
 import FleetMetrics
 import Testing
+import TestSupport
 
 /// The recorder turns fleet events into series; each test feeds events and reads the exposition.
 @Suite("Recording fleet events as metrics")

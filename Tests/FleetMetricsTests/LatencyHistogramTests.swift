@@ -1,6 +1,7 @@
 import FleetCore
 @testable import FleetMetrics
 import Testing
+import TestSupport
 
 @Suite("The ready-latency histogram's figures")
 struct LatencyHistogramTests {

@@ -2,25 +2,25 @@
 /// endpoint serves: every line is `# HELP name text`, `# TYPE name type`, or a sample
 /// `name{label="value",…} value`; HELP and TYPE appear at most once per family, TYPE before the
 /// family's samples; label values use only the escapes `\\`, `\"` and `\n`.
-struct Exposition {
-    struct Sample: Equatable {
-        var name: String
-        var labels: [String: String]
-        var value: Double
+public struct Exposition {
+    public struct Sample: Equatable {
+        public var name: String
+        public var labels: [String: String]
+        public var value: Double
     }
 
-    struct Invalid: Error, CustomStringConvertible {
-        let line: Int
-        let text: String
-        let why: String
-        var description: String { "line \(line): \(why): \(text)" }
+    public struct Invalid: Error, CustomStringConvertible {
+        public let line: Int
+        public let text: String
+        public let why: String
+        public var description: String { "line \(line): \(why): \(text)" }
     }
 
-    private(set) var types: [String: String] = [:]
-    private(set) var helps: [String: String] = [:]
-    private(set) var samples: [Sample] = []
+    public private(set) var types: [String: String] = [:]
+    public private(set) var helps: [String: String] = [:]
+    public private(set) var samples: [Sample] = []
 
-    init(_ text: String) throws {
+    public init(_ text: String) throws {
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
             func invalid(_ why: String) -> Invalid { Invalid(line: number, text: String(line), why: why) }
@@ -53,20 +53,20 @@ struct Exposition {
     }
 
     /// The samples of `name` whose labels include `labels`.
-    func values(_ name: String, _ labels: [String: String] = [:]) -> [Double] {
+    public func values(_ name: String, _ labels: [String: String] = [:]) -> [Double] {
         samples.filter { sample in
             sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value }
         }.map(\.value)
     }
 
-    func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+    public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
         let found = values(name, labels)
         return found.count == 1 ? found[0] : nil
     }
 
     // MARK: - Grammar
 
-    static func family(of sampleName: String, types: [String: String]) -> String {
+    public static func family(of sampleName: String, types: [String: String]) -> String {
         for suffix in ["_bucket", "_sum", "_count"] where sampleName.hasSuffix(suffix) {
             let base = String(sampleName.dropLast(suffix.count))
             if types[base] == "histogram" || types[base] == "summary" { return base }
@@ -74,17 +74,17 @@ struct Exposition {
         return sampleName
     }
 
-    static func isMetricName(_ text: Substring) -> Bool {
+    public static func isMetricName(_ text: Substring) -> Bool {
         guard let first = text.first, first.isASCII, first.isLetter || first == "_" || first == ":" else { return false }
         return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ":") }
     }
 
-    static func isLabelName(_ text: String) -> Bool {
+    public static func isLabelName(_ text: String) -> Bool {
         guard let first = text.first, first.isASCII, first.isLetter || first == "_" else { return false }
         return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
     }
 
-    static func sample(_ line: Substring) -> Sample? {
+    public static func sample(_ line: Substring) -> Sample? {
         var rest = line[...]
         let name = rest.prefix { $0 != "{" && $0 != " " }
         guard isMetricName(name) else { return nil }

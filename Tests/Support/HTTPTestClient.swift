@@ -2,19 +2,19 @@ import Foundation
 import Glibc
 
 /// A response as a client read it off the socket.
-struct HTTPReply: Sendable {
-    var status: Int
+public struct HTTPReply: Sendable {
+    public var status: Int
     /// Header names lower-cased.
-    var headers: [String: String]
-    var body: String
-    var raw: String
+    public var headers: [String: String]
+    public var body: String
+    public var raw: String
 }
 
-enum HTTPTestClientError: Error, CustomStringConvertible {
+public enum HTTPTestClientError: Error, CustomStringConvertible {
     case socket(String, Int32)
     case malformed(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .socket(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
         case .malformed(let text): "not an HTTP response: \(text.prefix(200))"
@@ -28,11 +28,11 @@ enum HTTPTestClientError: Error, CustomStringConvertible {
 ///
 /// Timeouts are generous on purpose: in a full test run the task pool can be busy for tens of
 /// seconds (other suites block it while spawning buses and processes), which delays renders.
-enum HTTPTestClient {
-    static let patience: Double = 120
+public enum HTTPTestClient {
+    public static let patience: Double = 120
 
     /// Sends `request` verbatim and reads until the server closes the connection.
-    static func exchange(_ request: String, host: String = "127.0.0.1", port: Int, timeout: Double = patience) async throws -> HTTPReply {
+    public static func exchange(_ request: String, host: String = "127.0.0.1", port: Int, timeout: Double = patience) async throws -> HTTPReply {
         try await onThread {
             let fd = try connect(host: host, port: port, timeout: timeout)
             defer { close(fd) }
@@ -41,12 +41,12 @@ enum HTTPTestClient {
         }
     }
 
-    static func get(_ path: String, host: String = "127.0.0.1", port: Int) async throws -> HTTPReply {
+    public static func get(_ path: String, host: String = "127.0.0.1", port: Int) async throws -> HTTPReply {
         try await exchange("GET \(path) HTTP/1.1\r\nHost: test\r\nUser-Agent: wearfleet-tests\r\n\r\n", host: host, port: port)
     }
 
     /// A connected blocking socket with send and receive timeouts.
-    static func connect(host: String, port: Int, timeout: Double = patience) throws -> Int32 {
+    public static func connect(host: String, port: Int, timeout: Double = patience) throws -> Int32 {
         let v6 = host.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestClientError.socket("socket", errno) }
@@ -79,7 +79,7 @@ enum HTTPTestClient {
         return fd
     }
 
-    static func send(_ fd: Int32, _ bytes: [UInt8]) throws {
+    public static func send(_ fd: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -89,7 +89,7 @@ enum HTTPTestClient {
     }
 
     /// Everything until end of file (the server closes after each response).
-    static func readAll(_ fd: Int32) throws -> [UInt8] {
+    public static func readAll(_ fd: Int32) throws -> [UInt8] {
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -100,7 +100,7 @@ enum HTTPTestClient {
         }
     }
 
-    static func parse(_ bytes: [UInt8]) throws -> HTTPReply {
+    public static func parse(_ bytes: [UInt8]) throws -> HTTPReply {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let split = text.range(of: "\r\n\r\n") else { throw HTTPTestClientError.malformed(text) }
         let lines = text[..<split.lowerBound].components(separatedBy: "\r\n")
@@ -117,7 +117,7 @@ enum HTTPTestClient {
     }
 
     /// Runs blocking work on a new thread and returns its result.
-    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
