@@ -32,9 +32,9 @@ extension BlueZSimulator {
     }
 
     /// Counts one notification delivered by `address` and releases the waiters whose total it
-    /// reaches (the total is summed only while someone waits).
+    /// reaches.
     func countNotificationSent(by address: String) {
-        counters.notificationsSent[address, default: 0] += 1
+        counters.countNotificationSent(by: address)
         guard !notificationWaiters.isEmpty else { return }
         let total = counters.totalNotificationsSent
         for (id, waiter) in notificationWaiters where waiter.total <= total {

@@ -6,7 +6,10 @@ public struct SimulatorCounters: Sendable, Hashable, Codable {
     /// The most connection attempts in flight at once on each adapter.
     public var maxConcurrentAttempts: [String: Int] = [:]
     /// Notifications delivered (D-Bus PropertiesChanged or AcquireNotify datagrams), by device.
-    public var notificationsSent: [String: Int] = [:]
+    public private(set) var notificationsSent: [String: Int] = [:]
+    /// The sum of `notificationsSent`, kept as they are counted (a test waiting for a total is
+    /// answered per notification).
+    public private(set) var totalNotificationsSent = 0
     /// Notifications dropped because an AcquireNotify client did not read.
     public var notificationsDropped = 0
     /// Writes received (WriteValue or AcquireWrite datagrams), by device.
@@ -16,7 +19,11 @@ public struct SimulatorCounters: Sendable, Hashable, Codable {
 
     public init() {}
 
-    public var totalNotificationsSent: Int { notificationsSent.values.reduce(0, +) }
+    mutating func countNotificationSent(by address: String) {
+        notificationsSent[address, default: 0] += 1
+        totalNotificationsSent += 1
+    }
+
     public var totalWritesReceived: Int { writesReceived.values.reduce(0, +) }
     public var totalConnectAttempts: Int { connectAttempts.values.reduce(0, +) }
 }
