@@ -65,7 +65,7 @@ import TestSupport
     }
 
     /// A private broker, a subscriber to the command results, a connected client and a bridge
-    /// that lets `write` and `read` through to a `GatedFleet` whose device C0FFEE000001 is slow.
+    /// that lets `allowed` through to a `GatedFleet` whose device C0FFEE000001 is slow.
     struct Lane {
         let broker: PrivateBroker
         let topics: MQTTTopics
@@ -76,34 +76,38 @@ import TestSupport
         let route: MQTTValueRoute
         let bridge: MQTTBridge
 
-        static func start() async throws -> Lane {
+        /// `subscribed`: the client subscribes to the command topics itself (the broker's commands
+        /// reach its events).
+        static func start(allowed: Set<MQTTSettings.CommandOp> = [.write, .read], subscribed: Bool = false, seed: UInt64 = 1) async throws -> Lane {
             let broker = try PrivateBroker()
             let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
             let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
             let client = try MQTTClient(
-                settings: MQTTClientBrokerTests.settings(port: broker.port), random: SeededRandom(seed: 1), logger: Logger(label: "test"))
+                settings: MQTTClientBrokerTests.settings(port: broker.port, subscriptions: subscribed ? [topics.commandFilter] : []),
+                random: SeededRandom(seed: seed), logger: Logger(label: "test"))
             try await MQTTClientBrokerTests.connected(client)
             let slow = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))
             let fleet = GatedFleet(slowDevice: slow)
             let route = MQTTValueRoute(topics: topics)
             let bridge = MQTTBridge(
-                client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.write, .read], fleet: fleet,
+                client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: allowed, fleet: fleet,
                 logger: Logger(label: "test"))
             return Lane(
                 broker: broker, topics: topics, subscriber: subscriber, client: client, slow: slow, fleet: fleet, route: route,
                 bridge: bridge)
         }
+
+        /// Ends the route and the client; the broker lives until here.
+        func stop() async {
+            route.finish()
+            await client.stop(final: nil)
+            withExtendedLifetime(broker) {}
+        }
     }
 
     @Test func aSlowWriteHoldsUpOnlyItsOwnDevice() async throws {
         let lane = try await Lane.start()
-        let topics = lane.topics
-        let subscriber = lane.subscriber
-        let client = lane.client
-        let slow = lane.slow
-        let fleet = lane.fleet
-        let route = lane.route
-        let bridge = lane.bridge
+        let (topics, subscriber, slow, fleet, bridge) = (lane.topics, lane.subscriber, lane.slow, lane.fleet, lane.bridge)
         let (events, feed) = AsyncStream<MQTTClient.Event>.makeStream()
         let serving = Task { await bridge.serve(events) }
         func command(_ segment: String, _ json: String) {
@@ -124,20 +128,14 @@ import TestSupport
         #expect(fleet.calls.withLock { $0.filter { $0.hasSuffix("\(slow)") } } == ["write \(slow)", "read \(slow)"])
         feed.finish()
         await serving.value
-        route.finish()
-        await client.stop(final: nil)
-        withExtendedLifetime(lane) {}  // the broker lives as long as the test
+        await lane.stop()
     }
 
     /// Beyond `commandsWaitingPerDevice` behind a running one, a command is answered with an
     /// error at once (its id kept) and counted.
     @Test func aFullLaneAnswersAnErrorAndCounts() async throws {
         let lane = try await Lane.start()
-        let topics = lane.topics
-        let subscriber = lane.subscriber
-        let client = lane.client
-        let route = lane.route
-        let bridge = lane.bridge
+        let (topics, subscriber, client, bridge) = (lane.topics, lane.subscriber, lane.client, lane.bridge)
         let write = Array(#"{"id":"w","op":"write","characteristic":"2a39","hex":"01"}"#.utf8)
         // The first starts the lane (no task runs it here, so all stay queued).
         #expect(await bridge.queueCommand(write, for: "C0FFEE000001"))
@@ -147,26 +145,14 @@ import TestSupport
         let refused = try await subscriber.first(on: topics.commandResult("C0FFEE000001"))
         #expect(refused.payload.contains(#""id":"over""#) && refused.payload.contains(#""ok":false"#))
         #expect(client.counters.dropped == 1)
-        route.finish()
-        await client.stop(final: nil)
-        withExtendedLifetime(lane) {}  // the broker lives as long as the test
+        await lane.stop()
     }
 
     /// Commands the client had no room for (its 1,024-event buffer full, nobody reading) are
     /// answered with an error carrying their id, and counted.
     @Test func commandsDroppedUnreadAreAnswered() async throws {
-        let broker = try PrivateBroker()
-        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
-        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/device/+/command/result"])
-        let client = try MQTTClient(
-            settings: MQTTClientBrokerTests.settings(port: broker.port, subscriptions: [topics.commandFilter]), random: SeededRandom(seed: 2),
-            logger: Logger(label: "test"))
-        try await MQTTClientBrokerTests.connected(client)
-        let route = MQTTValueRoute(topics: topics)
-        let bridge = MQTTBridge(
-            client: client, route: route, topics: topics, homeAssistantDiscovery: false, allowed: [.read],
-            fleet: GatedFleet(slowDevice: DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000001")))),
-            logger: Logger(label: "test"))
+        let lane = try await Lane.start(allowed: [.read], subscribed: true, seed: 2)
+        let (topics, subscriber, client, bridge) = (lane.topics, lane.subscriber, lane.client, lane.bridge)
         await bridge.answerDroppedCommands()
         // Nobody reads the client's events (`connected` took the CONNACK): 1,030 commands
         // overflow its buffer of 1,024 by 6, the oldest (ids 0...5) dropped.
@@ -178,7 +164,6 @@ import TestSupport
         #expect(answer.payload.contains(#""ok":false"#) && answer.payload.contains(#""id":5"#))
         #expect(subscriber.all(on: topics.commandResult("C0FFEE000003")).first?.payload.contains(#""id":0,"#) == true)
         #expect(client.counters.dropped >= 6)
-        route.finish()
-        await client.stop(final: nil)
+        await lane.stop()
     }
 }
