@@ -8,6 +8,8 @@ public enum DeviceOutput: Sendable, Hashable, Codable {
     case lifecycle(DeviceID, DeviceEffect.LifecycleEvent)
     /// A value read on connect (notifications arrive through the data path, not here).
     case value(DeviceID, characteristic: String, bytes: [UInt8])
+    /// The device's machine started (true) or stopped looking for it by discovery.
+    case resolving(DeviceID, Bool)
     case resumeWrites(DeviceID)
     /// A write's outcome, for the device's machine (write timer, consecutive failures).
     case writeOutcome(DeviceID, DeviceEvent)

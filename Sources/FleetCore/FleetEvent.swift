@@ -19,6 +19,9 @@ public enum FleetEvent: Sendable, Hashable {
     /// Every device is suspended until bluetoothd returns.
     case bluetoothdVanished
     case adapterPowerChanged(AdapterID, powered: Bool)
+    /// bluetoothd refused or did not answer a discovery call; it is made again after `retryIn`.
+    /// `inARow` counts the adapter's failed calls since its last successful one.
+    indirect case discoveryFailed(AdapterID, call: DiscoveryCall, DeviceEvent.Failure, inARow: Int, retryIn: Duration)
     /// The device's machine learned something the state file keeps (services seen, a link made,
     /// its name and membership): the state store's input.
     indirect case learned(DeviceID, DeviceEffect.StoreUpdate, FleetStateMachine.PersistContext)

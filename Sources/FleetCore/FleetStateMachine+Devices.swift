@@ -116,6 +116,8 @@ extension FleetStateMachine {
                 devices[id]?.state = to
                 followWritability(id, from: from, to: to, &actions)
             }
+        case .resolving(let id, let looking):
+            resolvingChanged(id, looking)
         case .resumeWrites(let id):
             guard let device = devices[id], device.state.acceptsWrites else { break }
             let useSocket = configuration.deviceConfiguration(className: device.className).useFileDescriptorPath

@@ -25,7 +25,7 @@ extension FleetStateMachine {
             devices: snapshots, adapters: adapterSnapshots,
             conditions: PoolCentralConditions(bluetoothdPresent: bluetoothdPresent, engineRunning: running), now: now)
         apply(plan, now: now, &actions)
-        updatePoolSearch(&actions)
+        updatePoolSearch()
     }
 
     private mutating func apply(_ plan: PoolPlan, now: MonotonicInstant, _ actions: inout [Action]) {
@@ -57,8 +57,8 @@ extension FleetStateMachine {
     }
 
     /// The pool looks for candidates (discovery) on powered adapters with a free slot, while the
-    /// fleet is under `max_connections`. Centrals hear only changes.
-    private mutating func updatePoolSearch(_ actions: inout [Action]) {
+    /// fleet is under `max_connections` (`driveDiscovery` follows it).
+    private mutating func updatePoolSearch() {
         // One pass over the devices, however many adapters (this runs after every evaluation).
         var links = 0
         var used: [AdapterID: Int] = [:]
@@ -70,10 +70,7 @@ extension FleetStateMachine {
         for id in adapters.keys.sorted() {
             guard let adapter = adapters[id], adapter.selected else { continue }
             let searching = fleetHasRoom && adapter.powered && used[id, default: 0] < slots(of: id)
-            if searching != adapter.poolSearching {
-                adapters[id]?.poolSearching = searching
-                actions.append(.setPoolSearching(id, searching))
-            }
+            if searching != adapter.poolSearching { adapters[id]?.poolSearching = searching }
         }
     }
 }

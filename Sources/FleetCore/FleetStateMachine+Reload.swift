@@ -92,9 +92,6 @@ extension FleetStateMachine {
             }
         }
 
-        if old.scanUUIDs != new.scanUUIDs || old.minimumRSSI != new.minimumRSSI {
-            actions.append(.updateScanFilter(scanUUIDs: new.scanUUIDs, minimumRSSI: new.minimumRSSI))
-        }
         if old.adapters != new.adapters {
             summary.adaptersChanged = true
             applyAdapterSelection(&actions)
@@ -125,7 +122,8 @@ extension FleetStateMachine {
     }
 
     /// After `[fleet] adapters` changed: adapters no longer selected are treated as powered off
-    /// (their links and attempts end), newly selected ones are taken up as bluetoothd has them.
+    /// (their links and attempts end, and their discovery stops), newly selected ones are taken up
+    /// as bluetoothd has them.
     private mutating func applyAdapterSelection(_ actions: inout [Action]) {
         for id in adapters.keys.sorted() {
             guard let adapter = adapters[id] else { continue }
@@ -133,20 +131,15 @@ extension FleetStateMachine {
             if adapter.selected, !selected {
                 if adapter.powered {
                     actions.append(.publish(.adapterPowerChanged(id, powered: false)))
-                    actions.append(.centralStopped(id))
                     deliverToAll(.adapterUnpowered(id), &actions)
                 }
                 adapters[id]?.selected = false
-                if adapter.poolSearching {
-                    adapters[id]?.poolSearching = false
-                    actions.append(.setPoolSearching(id, false))
-                }
+                adapters[id]?.poolSearching = false
             } else if !adapter.selected, selected {
                 adapters[id]?.selected = true
-                actions.append(.createCentral(id, scanUUIDs: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI))
+                actions.append(.createCentral(id))
                 guard adapter.powered, bluetoothdPresent else { continue }
                 actions.append(.publish(.adapterPowerChanged(id, powered: true)))
-                actions.append(.resumeCentral(id))
                 deliverToAll(.adapterPowered(id), &actions)
             }
         }

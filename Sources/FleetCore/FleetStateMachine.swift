@@ -105,8 +105,10 @@ public struct FleetStateMachine: Sendable {
         public internal(set) var powered: Bool
         /// Selected by `[fleet] adapters` (or all are): the fleet uses it, and it has a central.
         public internal(set) var selected: Bool
-        /// What the central was last told about looking for pool candidates.
+        /// The pool has room on it and looks for candidates.
         var poolSearching = false
+        /// Discovery on it, as the daemon drives it (`driveDiscovery`).
+        public internal(set) var discovery = AdapterDiscovery()
     }
 
     // MARK: - Inputs and actions
@@ -144,6 +146,10 @@ public struct FleetStateMachine: Sendable {
         indirect case reload(FleetRuntimeConfiguration, objects: [DeviceID: [DeviceObject]])
         /// A command: the reply says whether it was accepted.
         case command(FleetCommand)
+        /// bluetoothd answered discovery call `number` on the adapter (`failure` nil: it was done).
+        case discoveryFinished(AdapterID, number: UInt64, failure: DeviceEvent.Failure?)
+        /// A failed discovery call's backoff ended (`scheduleDiscoveryRetry`).
+        case retryDiscovery
     }
 
     /// What the owner must do, in order.
@@ -162,14 +168,15 @@ public struct FleetStateMachine: Sendable {
         case shutDown(disconnect: [DeviceID], within: Duration)
         /// A device's link is gone: its notification sockets are closed.
         case dropNotifySockets(DeviceID)
-        /// Create the adapter's central (discovery, connection attempts) with this filter.
-        case createCentral(AdapterID, scanUUIDs: [String], minimumRSSI: Int16?)
-        /// The adapter is powered: discovery may run again.
-        case resumeCentral(AdapterID)
-        /// The adapter or bluetoothd stopped, and discovery with it.
+        /// Create the adapter's central (connection attempts).
+        case createCentral(AdapterID)
+        /// The adapter or bluetoothd stopped: what the central learned of bluetoothd is stale.
         case centralStopped(AdapterID)
-        case setPoolSearching(AdapterID, Bool)
-        case updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?)
+        /// Make discovery call `number` on the adapter, as a task of its own; its outcome comes
+        /// back as `.discoveryFinished` (the executor never waits for it).
+        case discover(AdapterID, DiscoveryCall, number: UInt64)
+        /// Feed `.retryDiscovery` at `instant`, replacing an earlier timer; nil cancels it.
+        case scheduleDiscoveryRetry(at: MonotonicInstant?)
         case configureWrites(DeviceID, OutgoingDeviceOptions)
         case openWriteLane(DeviceID, useSocket: Bool)
         case closeWriteLane(DeviceID)
@@ -219,11 +226,21 @@ public struct FleetStateMachine: Sendable {
     var evaluationRequested = false
     /// Seeds for device machines' jitter, drawn in creation order.
     var seeds: SeededRandom
+    /// Devices whose machines look for them (`DeviceOutput.resolving`): discovery runs unfiltered
+    /// on every usable adapter while any does.
+    public internal(set) var resolving: Set<DeviceID> = []
+    /// The number of the last discovery call asked for.
+    var discoveryCalls: UInt64 = 0
+    /// When the discovery retry timer was last set for (nil: not set).
+    var discoveryRetryTimer: MonotonicInstant?
+    /// The jitter of discovery retries (its own sequence: device seeds stay as they were).
+    var discoveryJitter: SeededRandom
 
     public init(configuration: FleetRuntimeConfiguration, now: MonotonicInstant, seed: UInt64) {
         self.configuration = configuration
         self.policy = PoolPolicy(configuration: configuration.pool, now: now)
         self.seeds = SeededRandom(seed: seed)
+        self.discoveryJitter = SeededRandom.derived(from: seed, index: -1)
     }
 
     /// Applies one input; returns what the owner must do, in order.
@@ -266,7 +283,12 @@ public struct FleetStateMachine: Sendable {
             actions.append(.reply(.reloaded(reload(new, objects: objects, now: now, &actions))))
         case .command(let command):
             actions.append(.reply(self.command(command, now: now, &actions)))
+        case .discoveryFinished(let adapter, let number, let failure):
+            discoveryFinished(adapter, number: number, failure: failure, now: now, &actions)
+        case .retryDiscovery:
+            discoveryRetryTimer = nil
         }
+        driveDiscovery(now: now, &actions)
         return actions
     }
 
@@ -292,6 +314,10 @@ public struct FleetStateMachine: Sendable {
     private mutating func stop(_ actions: inout [Action]) {
         running = false
         actions.append(.scheduleEvaluation(at: nil))
+        if discoveryRetryTimer != nil {
+            discoveryRetryTimer = nil
+            actions.append(.scheduleDiscoveryRetry(at: nil))
+        }
         let ids = devices.keys.sorted()
         if configuration.disconnectOnStop {
             for id in ids { actions.append(.deliver(id, .policyUpdated(wanted: false))) }
@@ -344,6 +370,7 @@ public struct FleetStateMachine: Sendable {
     /// Stops managing a device: releases its link and forgets it (the state file keeps it).
     mutating func forget(_ id: DeviceID, _ actions: inout [Action]) {
         guard let device = devices.removeValue(forKey: id) else { return }
+        resolving.remove(id)
         actions.append(.deliver(id, .policyUpdated(wanted: false)))
         actions.append(.retireDevice(id, disconnect: device.link != .disconnected))
         policy.attemptFinished(device: id)
@@ -407,9 +434,7 @@ public struct FleetStateMachine: Sendable {
         let selected = isSelected(adapter)
         if adapters[adapter] == nil {
             adapters[adapter] = Adapter(powered: false, selected: selected)
-            if selected {
-                actions.append(.createCentral(adapter, scanUUIDs: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI))
-            }
+            if selected { actions.append(.createCentral(adapter)) }
         }
         guard selected else {
             adapters[adapter]?.powered = powered
@@ -419,13 +444,13 @@ public struct FleetStateMachine: Sendable {
         requestEvaluation(&actions)
     }
 
-    /// Records a selected adapter's power, and starts or stops its central's discovery.
+    /// Records a selected adapter's power (discovery follows in `driveDiscovery`).
     private mutating func setPowered(_ adapter: AdapterID, _ powered: Bool, _ actions: inout [Action]) {
         if adapters[adapter]?.powered != powered {
             actions.append(.publish(.adapterPowerChanged(adapter, powered: powered)))
         }
         adapters[adapter]?.powered = powered
-        actions.append(powered ? .resumeCentral(adapter) : .centralStopped(adapter))
+        if !powered { actions.append(.centralStopped(adapter)) }
     }
 
     private mutating func adapterRemoved(_ adapter: AdapterID, _ actions: inout [Action]) {

@@ -3,7 +3,8 @@ import Logging
 /// Pings systemd's watchdog only while the daemon is demonstrably alive.
 ///
 /// Each beat runs a liveness probe (e.g. `{ await orchestrator.heartbeat() }`: a round trip
-/// through the orchestrator's actor, so a wedged actor or a starved executor stops the pings)
+/// through the orchestrator's input queue, so a wedged actor, a loop stuck on one input or a
+/// starved executor stops the pings)
 /// and sends `WATCHDOG=1` only if the probe returns `true` within `probeDeadline`. A bare timer
 /// would keep pinging from a daemon whose real work has hung, and systemd would never restart it.
 ///

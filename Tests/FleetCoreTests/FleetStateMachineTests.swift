@@ -289,17 +289,19 @@ struct FleetStateMachineTests {
         })
     }
 
-    @Test func deselectingAnAdapterTreatsItAsPoweredOffAndReselectingTakesItUp() {
+    @Test func deselectingAnAdapterTreatsItAsPoweredOffStopsItsDiscoveryAndReselectingTakesItUp() {
         var fleet = Self.running(Self.configuration())
-        _ = fleet.handle(.adapterChanged(Self.hci1, powered: true), now: Self.t0)
+        // The strap is missing: hci0 discovers for it.
+        _ = FleetStateMachineDiscoveryTests.settle(&fleet, after: .deviceOutput(.resolving(Self.strap, true)))
+        #expect(fleet.adapters[Self.hci0]?.discovery.running == true)
         var onlyHci1 = Self.configuration()
         onlyHci1.adapters = [Self.hci1]
         let deselect = fleet.handle(.reload(onlyHci1, objects: [:]), now: Self.t0)
-        #expect(deselect.contains(.centralStopped(Self.hci0)))
         #expect(Self.deliveries(deselect, to: Self.strap) == [.adapterUnpowered(Self.hci0)])
         #expect(fleet.adapters[Self.hci0]?.selected == false)
+        #expect(FleetStateMachineDiscoveryTests.calls(deselect) == [.init(Self.hci0, .stop)], "an adapter the fleet no longer uses stops discovering")
         let reselect = fleet.handle(.reload(Self.configuration(), objects: [:]), now: Self.t0)
-        #expect(reselect.contains(.resumeCentral(Self.hci0)))
+        #expect(reselect.contains(.createCentral(Self.hci0)))
         #expect(Self.deliveries(reselect, to: Self.strap) == [.adapterPowered(Self.hci0)])
     }
 

@@ -64,6 +64,8 @@ struct RecordedInputCodingTests {
         .evaluate,
         .reload(configuration, objects: [strap: objects, band: []]),
         .command(.pin(band, FleetPinOptions(className: "strap", priority: 2, name: "Band"), objects: objects)),
+        .discoveryFinished(hci1, number: 7, failure: DeviceEvent.Failure(.notReady, message: "Resource Not Ready")),
+        .discoveryFinished(hci0, number: 8, failure: nil), .retryDiscovery,
     ]
 
     static let deviceEvents: [DeviceEvent] = [
@@ -83,6 +85,7 @@ struct RecordedInputCodingTests {
         .persist(strap, DeviceEffect.StoreUpdate(servicesSeen: [heartRate], hasBeenReady: true, connectedNow: false)),
         .lifecycle(strap, .failed(.transient, error: failure, session: 3)),
         .value(strap, characteristic: heartRate, bytes: [0, 255, 7]), .resumeWrites(strap), .writeOutcome(strap, .writeCompleted),
+        .resolving(strap, true), .resolving(band, false),
     ]
 
     static let commands: [FleetCommand] = [
@@ -116,7 +119,7 @@ struct RecordedInputCodingTests {
             + Self.deviceEvents.map { .device(Self.band, $0, objects: Self.objects) }
         #expect(Set(inputs.map(Self.kind)) == Self.allFleetInputKinds)
         #expect(Set(Self.commands.map(Self.kind)).count == 8)
-        #expect(Set(Self.deviceOutputs.map(Self.kind)).count == 8)
+        #expect(Set(Self.deviceOutputs.map(Self.kind)).count == 9)
         for (index, input) in inputs.enumerated() {
             try Self.expectRoundTrip(RecordedInput(sequence: UInt64(index + 1), now: MonotonicInstant(nanoseconds: 5), kind: .fleetInput(input)))
         }
@@ -188,7 +191,7 @@ struct RecordedInputCodingTests {
 
     static let allFleetInputKinds: Set<String> = [
         "restore", "restoreRuntimePins", "start", "started", "stop", "bluetoothdAppeared", "bluetoothdVanished", "adapterChanged", "adapterPowerChanged",
-        "adapterRemoved", "device", "deviceOutput", "evaluate", "reload", "command",
+        "adapterRemoved", "device", "deviceOutput", "evaluate", "reload", "command", "discoveryFinished", "retryDiscovery",
     ]
 
     static func kind(_ input: FleetStateMachine.Input) -> String {
@@ -208,6 +211,8 @@ struct RecordedInputCodingTests {
         case .evaluate: "evaluate"
         case .reload: "reload"
         case .command: "command"
+        case .discoveryFinished: "discoveryFinished"
+        case .retryDiscovery: "retryDiscovery"
         }
     }
 
@@ -233,6 +238,7 @@ struct RecordedInputCodingTests {
         case .lifecycle: "lifecycle"
         case .value: "value"
         case .resumeWrites: "resumeWrites"
+        case .resolving: "resolving"
         case .writeOutcome: "writeOutcome"
         }
     }

@@ -1,14 +1,16 @@
 import BlueZ
+@testable import Fleet
 import DBus
-import Fleet
 import FleetCore
+import Logging
 import Synchronization
 import Testing
 import TestSupport
 
-/// Discovery calls bluetoothd refuses are counted and logged, never dropped in silence. Against a
-/// real dbus-daemon, with a stand-in bluetoothd whose adapter refuses `StartDiscovery` as an
-/// adapter that is still powering up does (`org.bluez.Error.NotReady`).
+/// Discovery calls bluetoothd refuses come back classified (the fleet machine backs off and
+/// retries them: `FleetStateMachineDiscoveryTests`) and are logged, never dropped in silence.
+/// Against a real dbus-daemon, with a stand-in bluetoothd whose adapter refuses `StartDiscovery`
+/// as an adapter that is still powering up does (`org.bluez.Error.NotReady`).
 @Suite("Discovery errors")
 struct CentralDiscoveryErrorTests {
     static let adapterPath: DBusObjectPath = "/org/bluez/hci0"
@@ -37,31 +39,39 @@ struct CentralDiscoveryErrorTests {
         return (connection, { starts.withLock { $0 } })
     }
 
-    @Test func aRefusedStartDiscoveryIsCountedAndLoggedWithTheAdapterAndBlueZsError() async throws {
+    @Test func aRefusedStartDiscoveryComesBackClassifiedWithBlueZsError() async throws {
         let bus = try PrivateBus()
         let (bluetoothd, starts) = try await Self.refusingBluetoothd(on: bus)
         let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        let capture = LogCapture()
-        let central = try CentralActor(
-            adapter: AdapterID("hci0"), client: client, scanUUIDs: [], minimumRSSI: nil, logger: capture.logger(label: "test"))
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let bluetooth = try BlueZFleetBluetooth(client: client, pipeline: ValuePipeline(logger: logger), logger: logger)
+        try bluetooth.addAdapter(AdapterID("hci0"))
 
-        // A missing device needs discovery: the call is refused.
-        await central.startResolve(Self.strap)
+        #expect(await bluetooth.discovery(.setFilter(.anyDevice), on: AdapterID("hci0")) == nil)
+        let failure = try #require(await bluetooth.discovery(.start, on: AdapterID("hci0")))
         #expect(starts() == 1)
-        #expect(await central.discoveryErrors == 1)
-        #expect(await central.isDiscovering == false)
-        let line = try #require(capture.entries.first { $0.event == "discovery_failed" })
-        #expect(line.level == .warning)
-        #expect(line.metadata["adapter"] == "hci0")
-        #expect(line.metadata["call"] == "StartDiscovery")
-        #expect(line.metadata["bluez_error"] == "org.bluez.Error.NotReady: Resource Not Ready")
-
-        // The next change tries again; a repeated error is counted every time, logged at 1, 2, 4, ….
-        for _ in 0..<3 { await central.resume() }
-        #expect(starts() == 4)
-        #expect(await central.discoveryErrors == 4)
-        #expect(capture.entries.filter { $0.event == "discovery_failed" }.map { $0.metadata["repeated"] } == ["1", "2", "4"])
+        #expect(failure.kind == .notReady)
+        #expect(failure.name == "org.bluez.Error.NotReady" && failure.message == "Resource Not Ready")
+        let unknown = try #require(await bluetooth.discovery(.start, on: AdapterID("hci7")), "no central: refused, not asked")
+        #expect(unknown.kind == .noSuchAdapter && starts() == 1)
+        await bluetooth.stop()
         await bluetoothd.close()
         await client.connection.close()
+    }
+
+    @Test func theJournalTellsEachNewDiscoveryErrorAndARepeatedOneAtPowersOfTwo() {
+        let capture = LogCapture()
+        var log = FleetEventLog(logger: capture.logger(label: "test"))
+        let refusal = DeviceEvent.Failure(kind: .notReady, name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
+        for inARow in 1...9 {
+            log.record(.discoveryFailed(AdapterID("hci0"), call: .start, refusal, inARow: inARow, retryIn: .seconds(2)))
+        }
+        let lines = capture.entries.filter { $0.event == "discovery_failed" }
+        #expect(lines.map { $0.metadata["repeated"] } == ["1", "2", "4", "8"])
+        let first = try? #require(lines.first)
+        #expect(first?.level == .warning)
+        #expect(first?.metadata["adapter"] == "hci0" && first?.metadata["call"] == "StartDiscovery")
+        #expect(first?.metadata["bluez_error"] == "org.bluez.Error.NotReady: Resource Not Ready")
+        #expect(first?.metadata["retry_in"] == "2.0 seconds")
     }
 }

@@ -37,7 +37,7 @@ struct ClassCallTimeoutTests {
         defer { parts.poller.stop() }
         let transport = BlueZDeviceTransport(client: parts.client, poller: parts.poller)
         transport.addCentral(try CentralActor(
-            adapter: AdapterID("hci0"), client: parts.client, scanUUIDs: [], minimumRSSI: nil, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
+            adapter: AdapterID("hci0"), client: parts.client, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
 
         // A class connect timeout of 0.5 s: the call gives up 1 s after it, never 45 s.
         let started = ContinuousClock.now

@@ -1,16 +1,30 @@
 import Fleet
 import FleetCore
 import Synchronization
+import TestSupport
 
 /// A bluetoothd for the executor that lives in memory: a world of adapters and device objects
 /// the test changes, facts the executor hears as BlueZ would report them, and a record of every
-/// call. Connections always succeed and every characteristic the world lists is there.
+/// call. Connections always succeed and every characteristic the world lists is there. A test can
+/// make `Disconnect` or the discovery calls hang (`hang`), as a busy controller or a wedged
+/// bluetoothd does: such a call answers only when its task is cancelled.
 final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     struct World {
         var adapters: [AdapterID: Bool] = [:]
         var objects: [DeviceID: [AdapterID: FleetStateMachine.DeviceObject]] = [:]
         var calls: [String] = []
         var discovering: Set<AdapterID> = []
+        /// The filter each adapter's discovery last took.
+        var filters: [AdapterID: DiscoveryFilter] = [:]
+        var hung: Set<HungCall> = []
+    }
+
+    /// Calls that never answer while set.
+    enum HungCall: Hashable {
+        case disconnect, discovery
+        /// Not a call to bluetoothd: the executor's own bookkeeping when an adapter stops, hung
+        /// here to stand for a loop that stops applying inputs.
+        case adapterStopped
     }
 
     private let world = Mutex(World())
@@ -26,6 +40,23 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     }
 
     var calls: [String] { world.withLock { $0.calls } }
+    var discovering: Set<AdapterID> { world.withLock { $0.discovering } }
+
+    /// Waits until a call matching `match` was made (checked every 10 ms, for at most 60 s).
+    func waitForCall(_ what: String, _ match: @escaping @Sendable (String) -> Bool) async throws {
+        try await withTimeout(.seconds(60), what) {
+            while !self.calls.contains(where: match) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+
+    /// From now on, calls of `kind` do not answer (until their task is cancelled).
+    func hang(_ kind: HungCall) { world.withLock { _ = $0.hung.insert(kind) } }
+
+    /// Waits as a call bluetoothd never answers does: until the caller gives up (cancels).
+    private func hangIf(_ kind: HungCall) async {
+        guard world.withLock({ $0.hung.contains(kind) }) else { return }
+        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+    }
     private func record(_ call: String) { world.withLock { $0.calls.append(call) } }
 
     // MARK: - The test's side
@@ -49,11 +80,27 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
 
     func vanish() {
         let adapters = world.withLock { world -> [AdapterID] in
-            defer { world = World(calls: world.calls) }
+            defer { world = World(calls: world.calls, hung: world.hung) }
             return world.adapters.filter(\.value).map(\.key).sorted()
         }
         for adapter in adapters { factSink.yield(.adapterRemoved(adapter)) }
         factSink.yield(.bluetoothdVanished)
+    }
+
+    /// The device's link drops (out of range, supervision timeout), as BlueZ reports it.
+    func dropLink(_ id: DeviceID) {
+        let objects = world.withLock { world -> [FleetStateMachine.DeviceObject] in
+            for adapter in (world.objects[id] ?? [:]).keys { world.objects[id]?[adapter]?.connected = false }
+            return Self.sorted(world.objects[id])
+        }
+        factSink.yield(.device(id, .disconnected(DeviceEvent.Failure(.disconnectedByTimeout)), objects: objects))
+    }
+
+    /// An adapter powers off, as BlueZ reports it.
+    func powerOff(_ adapter: AdapterID) {
+        world.withLock { $0.adapters[adapter] = false }
+        factSink.yield(.adapterChanged(adapter, powered: false))
+        factSink.yield(.adapterPowerChanged(adapter, powered: false))
     }
 
     /// A device object appears on an adapter (discovery heard it).
@@ -82,14 +129,32 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     }
     var deviceTransport: any DeviceTransport { self }
     func dropNotifySockets(of device: DeviceID) {}
-    func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws { record("addAdapter \(adapter)") }
-    func resumeDiscovery(on adapter: AdapterID) async {}
-    func discoveryStopped(on adapter: AdapterID) async {}
-    func setPoolSearching(_ searching: Bool, on adapter: AdapterID) async {
-        record("poolSearching \(adapter) \(searching)")
+    func addAdapter(_ adapter: AdapterID) throws { record("addAdapter \(adapter)") }
+    func adapterStopped(_ adapter: AdapterID) async {
+        record("adapterStopped \(adapter)")
+        await hangIf(.adapterStopped)
     }
-    func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async { record("scanFilter \(scanUUIDs)") }
-    func isDiscovering(on adapter: AdapterID) async -> Bool { world.withLock { $0.discovering.contains(adapter) } }
+    /// As bluetoothd does: a filter is kept, discovery starts and stops; `NotReady` on an
+    /// adapter that is off or gone.
+    func discovery(_ call: DiscoveryCall, on adapter: AdapterID) async -> DeviceEvent.Failure? {
+        let description: String =
+            switch call {
+            case .setFilter(let filter): "discovery \(adapter) filter \(filter.uuids) \(filter.minimumRSSI.map(String.init) ?? "any")"
+            case .start: "discovery \(adapter) start"
+            case .stop: "discovery \(adapter) stop"
+            }
+        record(description)
+        await hangIf(.discovery)
+        return world.withLock { world -> DeviceEvent.Failure? in
+            guard world.adapters[adapter] == true else { return DeviceEvent.Failure(.notReady, message: "Resource Not Ready") }
+            switch call {
+            case .setFilter(let filter): world.filters[adapter] = filter
+            case .start: world.discovering.insert(adapter)
+            case .stop: world.discovering.remove(adapter)
+            }
+            return nil
+        }
+    }
 
     func characteristic(_ uuid: String, of device: DeviceID) async -> FleetCharacteristic? {
         characteristics.contains(uuid) ? FleetCharacteristic(handle: uuid, flags: [.read, .write, .notify]) : nil
@@ -101,8 +166,6 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
 
     // MARK: - DeviceTransport
 
-    func startResolve(_ device: DeviceID) async { record("startResolve \(device.address)") }
-    func stopResolve(_ device: DeviceID) async { record("stopResolve \(device.address)") }
     func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome {
         let known = world.withLock { world -> Bool in
             world.calls.append("connect \(device.address) \(adapter)")
@@ -116,8 +179,9 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async { record("cancelConnect \(device.address)") }
     /// As bluetoothd does: the link goes, and `Connected` turning false is reported.
     func disconnect(_ device: DeviceID, on adapter: AdapterID?) async {
+        record("disconnect \(device.address)")
+        await hangIf(.disconnect)
         let linked = world.withLock { world -> [FleetStateMachine.DeviceObject]? in
-            world.calls.append("disconnect \(device.address)")
             let wasConnected = world.objects[device]?.values.contains { $0.connected } ?? false
             for adapter in (world.objects[device] ?? [:]).keys { world.objects[device]?[adapter]?.connected = false }
             return wasConnected ? Self.sorted(world.objects[device]) : nil

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Thrown when an awaited event did not happen in time.
 public struct TimedOut: Error, CustomStringConvertible {
     public let what: String
@@ -37,5 +39,28 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
             for try await element in self where predicate(element) { return element }
             throw TimedOut(what: "\(what) (the sequence ended)", after: timeout)
         }
+    }
+}
+
+/// Like `withTimeout`, for an operation that may never end even when cancelled (a call to a
+/// bluetoothd that does not answer, a wedged loop): after `timeout` the test goes on with
+/// `TimedOut` and leaves the operation behind, where a task group would wait for it forever.
+public func withAbandoningTimeout<T: Sendable>(
+    _ timeout: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let waiter = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    let worker = Mutex<[Task<Void, Never>]>([])
+    defer { for task in worker.withLock({ $0 }) { task.cancel() } }
+    return try await withCheckedThrowingContinuation { continuation in
+        waiter.withLock { $0 = continuation }
+        let finish: @Sendable (Result<T, any Error>) -> Void = { result in waiter.withLock { $0.take() }?.resume(with: result) }
+        let run = Task {
+            do { finish(.success(try await operation())) } catch { finish(.failure(error)) }
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            finish(.failure(TimedOut(what: what, after: timeout)))
+        }
+        worker.withLock { $0 = [run, timer] }
     }
 }

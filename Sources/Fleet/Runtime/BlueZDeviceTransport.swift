@@ -37,9 +37,6 @@ public final class BlueZDeviceTransport: DeviceTransport {
         centrals.withLock { $0[adapter] }
     }
 
-    /// Every adapter's central, in adapter order.
-    var allCentrals: [CentralActor] { centrals.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
-
     private func failure(_ error: BlueZError) -> TransportFailure {
         TransportFailure(kind: error.kind, name: error.name, message: error.message)
     }
@@ -48,14 +45,6 @@ public final class BlueZDeviceTransport: DeviceTransport {
     /// named, else the connected one.
     private func objectPath(_ device: DeviceID, on adapter: AdapterID?) async -> DBusObjectPath? {
         await client.tree.deviceObject(device, on: adapter)?.path
-    }
-
-    public func startResolve(_ device: DeviceID) async {
-        for central in allCentrals { await central.startResolve(device) }
-    }
-
-    public func stopResolve(_ device: DeviceID) async {
-        for central in allCentrals { await central.stopResolve(device) }
     }
 
     public func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome {

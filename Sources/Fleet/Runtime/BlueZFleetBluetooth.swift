@@ -158,34 +158,23 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         transport.central(adapter)
     }
 
-    public func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws {
+    public func addAdapter(_ adapter: AdapterID) throws {
         guard central(adapter) == nil else { return }
-        transport.addCentral(
-            try CentralActor(adapter: adapter, client: client, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI, logger: logger))
+        transport.addCentral(try CentralActor(adapter: adapter, client: client, logger: logger))
     }
 
-    public func resumeDiscovery(on adapter: AdapterID) async {
-        await central(adapter)?.resume()
+    public func adapterStopped(_ adapter: AdapterID) async {
+        await central(adapter)?.stopped()
     }
 
-    public func discoveryStopped(on adapter: AdapterID) async {
-        await central(adapter)?.discoveryStopped()
-    }
-
-    public func setPoolSearching(_ searching: Bool, on adapter: AdapterID) async {
-        await central(adapter)?.setPoolSearching(searching)
-    }
-
-    public func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async {
-        for central in transport.allCentrals { await central.updateFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI) }
-    }
-
-    public func isDiscovering(on adapter: AdapterID) async -> Bool {
-        await central(adapter)?.isDiscovering ?? false
-    }
-
-    public func discoveryErrors(on adapter: AdapterID) async -> Int {
-        await central(adapter)?.discoveryErrors ?? 0
+    public func discovery(_ call: DiscoveryCall, on adapter: AdapterID) async -> DeviceEvent.Failure? {
+        guard let central = central(adapter) else { return DeviceEvent.Failure(.noSuchAdapter, message: "no central for \(adapter)") }
+        do {
+            try await central.perform(call)
+            return nil
+        } catch {
+            return DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
+        }
     }
 
     // MARK: - Characteristics and writes

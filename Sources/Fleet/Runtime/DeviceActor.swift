@@ -22,8 +22,6 @@ public actor DeviceActor {
     private var timers: [DeviceStateMachine.TimerKind: Task<Void, Never>] = [:]
     private var operations: [UInt64: Task<Void, Never>] = [:]
     private var nextOperation: UInt64 = 0
-    /// The last start/stop of resolution; the next one waits for it.
-    private var lastResolveChange: Task<Void, Never>?
 
     public init(
         machine: DeviceStateMachine, transport: any DeviceTransport, clock: any MonotonicClock, seed: UInt64,
@@ -80,9 +78,9 @@ public actor DeviceActor {
         let transport = self.transport
         switch effect {
         case .startResolve:
-            resolveInOrder { await transport.startResolve(device) }
+            output(.resolving(device, true))
         case .stopResolve:
-            resolveInOrder { await transport.stopResolve(device) }
+            output(.resolving(device, false))
         case .requestAttempt:
             output(.requestAttempt(device))
         case .withdrawAttemptRequest:
@@ -168,24 +166,6 @@ public actor DeviceActor {
         operations[id] = Task { [weak self] in
             let event = await operation()
             await self?.operationFinished(id, event: event)
-        }
-    }
-
-    /// Starts and stops of resolution reach the central actors in the order the machine asked
-    /// for them. As independent tasks, a stop could overtake its start (a device found at once
-    /// asks for both back to back) and leave discovery running for a device no longer missing.
-    private func resolveInOrder(_ change: @escaping @Sendable () async -> Void) {
-        let previous = lastResolveChange
-        let task = Task {
-            await previous?.value
-            await change()
-        }
-        lastResolveChange = task
-        nextOperation += 1
-        let id = nextOperation
-        operations[id] = Task { [weak self] in
-            await task.value
-            await self?.operationFinished(id, event: nil)
         }
     }
 

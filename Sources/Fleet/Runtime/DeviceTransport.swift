@@ -14,7 +14,8 @@ public enum ConnectOutcome: Sendable, Hashable {
     case needsDiscovery
 }
 
-/// The operations a `DeviceActor` asks of the outside world for one device.
+/// The operations a `DeviceActor` asks of the outside world for one device. (Looking for a
+/// device is not one of them: its machine tells the fleet, which drives discovery.)
 ///
 /// BlueZ has one object per adapter that heard a device, so every operation on a link names
 /// the adapter the link goes through (`on:`; nil only where no link is known, which picks the
@@ -23,9 +24,6 @@ public enum ConnectOutcome: Sendable, Hashable {
 /// or went down, the device object appeared, a notification arrived) do not come back through
 /// here: the BlueZ event router feeds them to the actor as `DeviceEvent`s.
 public protocol DeviceTransport: Sendable {
-    /// Start looking for the device (discovery on every adapter), until `stopResolve`.
-    func startResolve(_ device: DeviceID) async
-    func stopResolve(_ device: DeviceID) async
     /// `Device1.Connect` through `adapter`'s object (or `ConnectDevice` on `adapter` when it
     /// has none and bluetoothd offers it); returns when BlueZ replied.
     func connect(_ device: DeviceID, adapter: AdapterID) async throws(TransportFailure) -> ConnectOutcome

@@ -21,24 +21,14 @@ public protocol FleetBluetooth: GATTWriteChannel {
 
     // MARK: - Adapters
 
-    /// Prepares discovery and connection attempts on `adapter`, with this scan filter. Calling it
-    /// again for the same adapter changes nothing.
-    func addAdapter(_ adapter: AdapterID, scanUUIDs: [String], minimumRSSI: Int16?) async throws
-    /// The adapter is powered: discovery runs again if someone needs it.
-    func resumeDiscovery(on adapter: AdapterID) async
-    /// bluetoothd or the adapter stopped discovery.
-    func discoveryStopped(on adapter: AdapterID) async
-    /// Whether the pool wants candidates from `adapter` (it has free slots).
-    func setPoolSearching(_ searching: Bool, on adapter: AdapterID) async
-    func updateScanFilter(scanUUIDs: [String], minimumRSSI: Int16?) async
-    func isDiscovering(on adapter: AdapterID) async -> Bool
-    /// Discovery calls that failed on `adapter` since it was added (logged as they fail).
-    func discoveryErrors(on adapter: AdapterID) async -> Int
-}
-
-extension FleetBluetooth {
-    /// A bluetooth whose discovery never fails (tests' fakes).
-    public func discoveryErrors(on adapter: AdapterID) async -> Int { 0 }
+    /// Prepares connection attempts on `adapter`. Calling it again for the same adapter changes
+    /// nothing.
+    func addAdapter(_ adapter: AdapterID) throws
+    /// bluetoothd or the adapter stopped: what was learned of bluetoothd there is stale.
+    func adapterStopped(_ adapter: AdapterID) async
+    /// Makes one discovery call on `adapter` and returns bluetoothd's refusal, nil once it was
+    /// done. The fleet's executor runs it as a task of its own and never waits for it.
+    func discovery(_ call: DiscoveryCall, on adapter: AdapterID) async -> DeviceEvent.Failure?
 }
 
 /// A characteristic as the write path and commands need to know it.

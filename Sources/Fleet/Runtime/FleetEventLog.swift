@@ -69,6 +69,16 @@ struct FleetEventLog: Sendable {
             logger.log(
                 level: powered ? .info : .warning, powered ? "adapter powered" : "adapter powered off",
                 metadata: ["adapter": "\(adapter)", "event": powered ? "adapter_powered" : "adapter_unpowered"])
+        case .discoveryFailed(let adapter, let call, let failure, let inARow, let retryIn):
+            // Each new error, and a repeated one at the 1st, 2nd, 4th, 8th, … in a row, so an
+            // adapter that keeps refusing is seen without flooding the journal (status and
+            // metrics count every one).
+            guard inARow & (inARow - 1) == 0 else { break }
+            logger.warning("discovery call failed", metadata: [
+                "event": "discovery_failed", "adapter": "\(adapter)", "call": "\(call.methodName)",
+                "bluez_error": "\(failure.name): \(failure.message)", "error_kind": "\(failure.kind)", "repeated": "\(inARow)",
+                "retry_in": "\(retryIn)",
+            ])
         case .evicted(let device, let adapter, let reason):
             logger.info("evicting pool device", metadata: deviceMetadata(device).merging([
                 "adapter": "\(adapter)", "event": "evicted", "reason": "\(reason)",

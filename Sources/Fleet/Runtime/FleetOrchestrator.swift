@@ -35,11 +35,18 @@ public actor FleetOrchestrator {
     private let outputSink: AsyncStream<DeviceOutput>.Continuation
     private var tasks: [Task<Void, Never>] = []
     private var evaluationTimer: Task<Void, Never>?
+    private var discoveryRetryTimer: Task<Void, Never>?
+    /// Calls to bluetoothd in flight (`callBluetooth`), by number: each runs as a task of its own
+    /// so the loop that applies inputs never waits for bluetoothd.
+    private var bluetoothCalls: [UInt64: Task<Void, Never>] = [:]
+    private var nextBluetoothCall: UInt64 = 0
     /// `summary()`'s line until the next input is applied: it is asked every 5 s (`STATUS=`)
     /// and by the control interface; see NOTES.md on an idle daemon's CPU.
     private var cachedSummary: String?
-    /// Inputs waiting to be applied, with the caller waiting for each reply (if any).
-    private var pending: [(input: FleetStateMachine.Input, ticket: UInt64)] = []
+    /// Inputs waiting to be applied (nil: the watchdog's probe), with the caller waiting for each
+    /// reply (if any); those before `nextToApply` were applied.
+    private var pending: [(input: FleetStateMachine.Input?, ticket: UInt64)] = []
+    private var nextToApply = 0
     private var nextTicket: UInt64 = 0
     private var waiting: [UInt64: CheckedContinuation<FleetStateMachine.Reply?, Never>] = [:]
     private var draining = false
@@ -133,6 +140,9 @@ public actor FleetOrchestrator {
         for task in tasks { task.cancel() }
         tasks.removeAll()
         evaluationTimer?.cancel()
+        discoveryRetryTimer?.cancel()
+        for call in bluetoothCalls.values { call.cancel() }
+        bluetoothCalls.removeAll()
         // What was queued before the producers ended is applied before `stop` returns.
         await drainer?.value
         finishStoreUpdates?()
@@ -159,8 +169,25 @@ public actor FleetOrchestrator {
         run.map { "\($0)-\(session)" } ?? "\(session)"
     }
 
-    /// Proves the orchestrator's actor is responsive (the watchdog asks this).
-    public func heartbeat() -> Bool { machine.running }
+    /// The watchdog's probe: it travels through the input queue and answers once the loop
+    /// reached it, whether the fleet runs. A loop that stops applying inputs never answers (the
+    /// watchdog's deadline then withholds the ping); an answer from this actor alone would prove
+    /// nothing, since it answers while the loop is suspended. bluetoothd not answering never
+    /// delays it: no input waits for bluetoothd.
+    /// Cancelled (the watchdog's deadline passed), it answers false at once.
+    public func heartbeat() async -> Bool {
+        let ticket = nextTicket
+        let reached = await withTaskCancellationHandler {
+            await withCheckedContinuation(isolation: self) { reply in schedule(nil, reply: reply) }
+        } onCancel: {
+            Task { await self.abandonProbe(ticket) }
+        }
+        return reached == .done && machine.running
+    }
+
+    private func abandonProbe(_ ticket: UInt64) {
+        waiting.removeValue(forKey: ticket)?.resume(returning: nil)
+    }
 
     /// Hands the state file's devices to the fleet. Call before `start()`.
     public func restore(_ known: [KnownDevice]) async {
@@ -226,7 +253,7 @@ public actor FleetOrchestrator {
         schedule(input, reply: nil)
     }
 
-    private func schedule(_ input: FleetStateMachine.Input, reply: CheckedContinuation<FleetStateMachine.Reply?, Never>?) {
+    private func schedule(_ input: FleetStateMachine.Input?, reply: CheckedContinuation<FleetStateMachine.Reply?, Never>?) {
         let ticket = nextTicket
         nextTicket += 1
         pending.append((input, ticket))
@@ -239,21 +266,22 @@ public actor FleetOrchestrator {
     /// Applies every waiting input, in order, each one's actions carried out before the next;
     /// ends when none is left (the next `schedule` starts another).
     private func drain() async {
-        var index = 0
         var applied = 0
-        while index < pending.count {
-            let job = pending[index]
-            index += 1
+        while nextToApply < pending.count {
+            let job = pending[nextToApply]
+            // The watchdog's probe (no input) is answered `done`: the loop reached it.
+            let reply = if let input = job.input { await apply(input) } else { FleetStateMachine.Reply.done }
+            nextToApply += 1
             applied += 1
-            // Compact now and then, so a long drain does not keep every input it applied.
-            if index == 256 {
-                pending.removeFirst(index)
-                index = 0
-            }
-            let reply = await apply(job.input)
             waiting.removeValue(forKey: job.ticket)?.resume(returning: reply)
+            // Compact now and then, so a long drain does not keep every input it applied.
+            if nextToApply == 256 {
+                pending.removeFirst(nextToApply)
+                nextToApply = 0
+            }
         }
         pending.removeAll()
+        nextToApply = 0
         draining = false
         releaseHeapAfterBurst(inputsApplied: applied)
     }
@@ -356,7 +384,13 @@ public actor FleetOrchestrator {
         case .retireDevice(let id, let disconnect):
             await actors.removeValue(forKey: id)?.shutDown()
             bluetooth.dropNotifySockets(of: id)
-            if disconnect { await bluetooth.deviceTransport.disconnect(id) }
+            if disconnect {
+                // Its outcome is BlueZ's `Connected` turning false, a fact like any other;
+                // bluetoothd answers `Disconnect` only once the link is down (seconds, on a
+                // busy controller), and nothing else waits for that.
+                let transport = bluetooth.deviceTransport
+                callBluetooth { await transport.disconnect(id) }
+            }
             await writes.remove(id)
         case .shutDown(let linked, let limit):
             for (id, actor) in actors.sorted(by: { $0.key < $1.key }) {
@@ -366,20 +400,29 @@ public actor FleetOrchestrator {
             await disconnectAll(linked, within: limit)
         case .dropNotifySockets(let id):
             bluetooth.dropNotifySockets(of: id)
-        case .createCentral(let adapter, let scanUUIDs, let minimumRSSI):
+        case .createCentral(let adapter):
             do {
-                try await bluetooth.addAdapter(adapter, scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
+                try bluetooth.addAdapter(adapter)
             } catch {
                 logger.error("invalid adapter name", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
             }
-        case .resumeCentral(let adapter):
-            await bluetooth.resumeDiscovery(on: adapter)
         case .centralStopped(let adapter):
-            await bluetooth.discoveryStopped(on: adapter)
-        case .setPoolSearching(let adapter, let searching):
-            await bluetooth.setPoolSearching(searching, on: adapter)
-        case .updateScanFilter(let scanUUIDs, let minimumRSSI):
-            await bluetooth.updateScanFilter(scanUUIDs: scanUUIDs, minimumRSSI: minimumRSSI)
+            await bluetooth.adapterStopped(adapter)
+        case .discover(let adapter, let call, let number):
+            let bluetooth = self.bluetooth
+            callBluetooth { [weak self] in
+                let failure = await bluetooth.discovery(call, on: adapter)
+                await self?.enqueue(.discoveryFinished(adapter, number: number, failure: failure))
+            }
+        case .scheduleDiscoveryRetry(let instant):
+            discoveryRetryTimer?.cancel()
+            discoveryRetryTimer = instant.map { instant in
+                let clock = self.clock
+                return Task { [weak self] in
+                    do { try await clock.sleep(until: instant) } catch { return }
+                    await self?.enqueue(.retryDiscovery)
+                }
+            }
         case .configureWrites(let id, let options):
             // The class's write timeout bounds each WriteValue call (read, not decided, here).
             let timeout = machine.configuration.deviceConfiguration(className: machine.devices[id]?.className).timeouts.write
@@ -405,6 +448,21 @@ public actor FleetOrchestrator {
         case .reply:
             break
         }
+    }
+
+    /// Runs a call to bluetoothd as a task of its own (its outcome, if the fleet needs one, comes
+    /// back as an input), so the loop applying inputs goes on at once; cancelled at `stop`.
+    private func callBluetooth(_ call: @escaping @Sendable () async -> Void) {
+        let number = nextBluetoothCall
+        nextBluetoothCall += 1
+        bluetoothCalls[number] = Task { [weak self] in
+            await call()
+            await self?.bluetoothCallFinished(number)
+        }
+    }
+
+    private func bluetoothCallFinished(_ number: UInt64) {
+        bluetoothCalls[number] = nil
     }
 
     /// Hands a fleet event to its consumers: the journal, the observers (metrics, the state
@@ -499,7 +557,7 @@ public actor FleetOrchestrator {
             let attempting = fleet.devices.values.filter { $0.link == .attempting(id) }.count
             statusAdapters.append(FleetStatus.Adapter(
                 id: id, powered: record.powered, slots: fleet.slots(of: id), linksAndAttempts: used, attemptsInFlight: attempting,
-                discovering: await bluetooth.isDiscovering(on: id), discoveryErrors: await bluetooth.discoveryErrors(on: id)))
+                discovering: record.discovery.running, discoveryErrors: record.discovery.failures))
         }
         return FleetStatus(
             bluetoothdPresent: fleet.bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())

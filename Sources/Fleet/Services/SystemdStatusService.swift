@@ -4,7 +4,7 @@ import SystemdSupport
 
 /// What systemd hears from the daemon: `READY=1` once every service declared before this one has
 /// started (the fleet, and the control interface whether or not it came up), then `STATUS=` every
-/// `statusInterval` and `WATCHDOG=1` pings only while the orchestrator answers its heartbeat
+/// `statusInterval` and `WATCHDOG=1` pings only while the orchestrator's loop applies its inputs
 /// (`WatchdogService`, when `WATCHDOG_USEC` is set), and `STOPPING=1` as soon as shutdown reaches
 /// it, before the control interface and the fleet stop.
 ///
@@ -47,7 +47,9 @@ public struct SystemdStatusService: SequencedService {
             let notifier = self.notifier
             if let interval = notifier.watchdogInterval {
                 let logger = self.logger
-                // The probe is an actor call: a wedged orchestrator stops the pings, not a timer.
+                // The probe goes through the fleet's input queue: a loop that stops applying
+                // inputs stops the pings (the probe's deadline passes), a bluetoothd that does
+                // not answer does not.
                 group.addTask {
                     await WatchdogService(notifier: notifier, interval: interval, logger: logger) {
                         await orchestrator.heartbeat()

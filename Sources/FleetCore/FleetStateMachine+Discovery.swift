@@ -1,0 +1,62 @@
+// Discovery per adapter, decided here and nowhere else: after every input the machine compares
+// what each adapter's discovery should be with what bluetoothd last accepted, and asks for at
+// most one call per adapter. The executor runs the call as a task and feeds its outcome back.
+
+extension FleetStateMachine {
+    /// What discovery on `adapter` should be now: unfiltered while a device is missing (a pinned
+    /// or restored device is looked for whatever it advertises and however weak it is heard;
+    /// pool admission applies its own filters to what else appears), the configured pool filter
+    /// (`scan_services`, `min_rssi`) while only the pool looks for candidates there, else off.
+    func wantedDiscovery(on adapter: Adapter) -> DiscoveryFilter? {
+        guard running, adapter.selected else { return nil }
+        if !resolving.isEmpty { return .anyDevice }
+        if adapter.poolSearching { return DiscoveryFilter(uuids: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI) }
+        return nil
+    }
+
+    /// Asks for the discovery calls that bring each adapter towards what is wanted: none to an
+    /// adapter that is not powered or while bluetoothd is away (discovery ended with them), one
+    /// at a time per adapter, none during a failed call's backoff (whose end the retry timer
+    /// marks). An adapter no longer selected is stopped.
+    mutating func driveDiscovery(now: MonotonicInstant, _ actions: inout [Action]) {
+        guard running else { return }
+        var earliestRetry: MonotonicInstant?
+        for id in adapters.keys.sorted() {
+            guard let adapter = adapters[id] else { continue }
+            guard bluetoothdPresent, adapter.powered else {
+                adapters[id]?.discovery.reset()
+                continue
+            }
+            let wanted = wantedDiscovery(on: adapter)
+            if let call = adapters[id]?.discovery.nextCall(wanted: wanted, now: now, number: discoveryCalls + 1) {
+                discoveryCalls += 1
+                actions.append(.discover(id, call, number: discoveryCalls))
+            }
+            if let retry = adapters[id]?.discovery.retryAt, adapters[id]?.discovery.inFlight == nil {
+                earliestRetry = min(earliestRetry ?? retry, retry)
+            }
+        }
+        if earliestRetry != discoveryRetryTimer {
+            discoveryRetryTimer = earliestRetry
+            actions.append(.scheduleDiscoveryRetry(at: earliestRetry))
+        }
+    }
+
+    /// bluetoothd answered a discovery call. A failure is published (the journal, status and
+    /// metrics count it) with when it is tried again.
+    mutating func discoveryFinished(
+        _ adapter: AdapterID, number: UInt64, failure: DeviceEvent.Failure?, now: MonotonicInstant, _ actions: inout [Action]
+    ) {
+        guard let call = adapters[adapter]?.discovery.inFlight,
+            adapters[adapter]?.discovery.finished(number: number, failure: failure, now: now, random: &discoveryJitter) == true,
+            let failure, let discovery = adapters[adapter]?.discovery, let retryAt = discovery.retryAt
+        else { return }
+        actions.append(.publish(.discoveryFailed(
+            adapter, call: call, failure, inARow: discovery.consecutiveFailures, retryIn: retryAt.duration(since: now))))
+    }
+
+    /// A device's machine started or stopped looking for it.
+    mutating func resolvingChanged(_ id: DeviceID, _ looking: Bool) {
+        if looking, devices[id] != nil { resolving.insert(id) } else { resolving.remove(id) }
+    }
+}
