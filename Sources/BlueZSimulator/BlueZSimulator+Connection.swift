@@ -115,10 +115,18 @@ extension BlueZSimulator {
     }
 
     /// `Device1.Disconnect` on `adapter`'s object: NotConnected when there is no link through
-    /// it; cancels an attempt in flight.
+    /// it; cancels an attempt in flight. Like bluetoothd, it answers once the link is down; a
+    /// `disconnect-delay` fault makes that take its seconds.
     func disconnect(_ address: String, adapter: String) async throws {
         guard let device = devices[address] else { throw BlueZError.doesNotExist() }
         guard device.link != .disconnected, device.linkAdapter == adapter else { throw BlueZError.notConnected() }
+        if let delay = device.faults.disconnectDelay {
+            counters.disconnectsPending += 1
+            try? await Task.sleep(for: timings.duration(delay))
+            counters.disconnectsPending -= 1
+            // The link may have gone meanwhile (bluetoothd answers all the same).
+            guard devices[address]?.linkAdapter == adapter else { return }
+        }
         await dropLink(address, reason: .local, announce: true)
     }
 

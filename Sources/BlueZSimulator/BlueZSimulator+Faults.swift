@@ -22,6 +22,9 @@ extension BlueZSimulator {
             for address in targets { await dropLink(address, reason: .timeout, announce: true) }
         case .resolveDelay:
             updateFaults(fleetWide: fault.device == nil, targets) { $0.extraResolveDelay = fault.seconds }
+        case .disconnectDelay:
+            let delay = fault.seconds.flatMap { $0 > 0 ? $0 : nil }
+            updateFaults(fleetWide: fault.device == nil, targets) { $0.disconnectDelay = delay }
         case .missingService:
             let uuid = fault.uuid.flatMap { $0.isEmpty ? nil : $0 }
             updateFaults(fleetWide: fault.device == nil, targets) { $0.missingService = uuid }

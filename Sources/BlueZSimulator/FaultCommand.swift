@@ -12,6 +12,9 @@ public struct FaultCommand: Codable, Sendable, Hashable {
         case dropLink = "drop-link"
         /// `seconds` more between Connected and ServicesResolved.
         case resolveDelay = "resolve-delay"
+        /// `Device1.Disconnect` takes `seconds` (0 or none: at once) before the link goes and it
+        /// answers, as with a busy controller or a peer that does not answer the termination.
+        case disconnectDelay = "disconnect-delay"
         /// Service `uuid` is missing after resolution (empty uuid restores it).
         case missingService = "missing-service"
         /// The device stops advertising; a connected one loses its link (reason Timeout).

@@ -12,16 +12,19 @@ public struct FaultSettings: Codable, Sendable, Hashable {
     public var extraResolveDelay: Double?
     /// A service UUID left out of GATT resolution (exported neither before nor after ServicesResolved).
     public var missingService: String?
+    /// Simulated seconds `Device1.Disconnect` takes before the link goes and it answers.
+    public var disconnectDelay: Double?
 
     public init(
         connectFailure: String? = nil, connectFailureProbability: Double? = nil, linkLossMeanSeconds: Double? = nil,
-        extraResolveDelay: Double? = nil, missingService: String? = nil
+        extraResolveDelay: Double? = nil, missingService: String? = nil, disconnectDelay: Double? = nil
     ) {
         self.connectFailure = connectFailure
         self.connectFailureProbability = connectFailureProbability
         self.linkLossMeanSeconds = linkLossMeanSeconds
         self.extraResolveDelay = extraResolveDelay
         self.missingService = missingService
+        self.disconnectDelay = disconnectDelay
     }
 
     /// These settings, with gaps filled from `fleet`.
@@ -31,6 +34,7 @@ public struct FaultSettings: Codable, Sendable, Hashable {
             connectFailureProbability: connectFailureProbability ?? fleet.connectFailureProbability,
             linkLossMeanSeconds: linkLossMeanSeconds ?? fleet.linkLossMeanSeconds,
             extraResolveDelay: extraResolveDelay ?? fleet.extraResolveDelay,
-            missingService: missingService ?? fleet.missingService)
+            missingService: missingService ?? fleet.missingService,
+            disconnectDelay: disconnectDelay ?? fleet.disconnectDelay)
     }
 }

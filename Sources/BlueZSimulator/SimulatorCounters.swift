@@ -16,6 +16,8 @@ public struct SimulatorCounters: Sendable, Hashable, Codable {
     public var writesReceived: [String: Int] = [:]
     /// Link drops the simulator caused (link loss, out of range).
     public var linkDrops: [String: Int] = [:]
+    /// `Device1.Disconnect` calls held by a `disconnect-delay` fault that have not answered yet.
+    public var disconnectsPending = 0
 
     public init() {}
 
