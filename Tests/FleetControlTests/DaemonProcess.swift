@@ -27,27 +27,32 @@ final class DaemonProcess: Sendable {
     func lines(containing text: String, count: Int = 1, within timeout: Duration = .seconds(20)) async throws -> [String] {
         if matches(text).count >= count { return matches(text) }
         _ = try await lines.first(within: timeout, "wearfleetd to log '\(text)' \(count) times") { line in
-            self.seen.withLock { $0.append(line) }
+            self.keep(line)
             return self.matches(text).count >= count
         }
         return matches(text)
+    }
+
+    private func keep(_ line: String) {
+        seen.withLock { $0.append(line) }
     }
 
     private func matches(_ text: String) -> [String] {
         seen.withLock { $0.filter { $0.contains(text) } }
     }
 
-    /// SIGTERM, then the exit code once the daemon has exited (SIGKILL after `timeout`).
+    /// SIGTERM, then the exit code once the daemon has exited (SIGKILL after `timeout`). The
+    /// lines it logs meanwhile are kept for `lines(containing:)`.
     ///
     /// Waits for the end of the output (the child's exit ends it) rather than for the exit
     /// itself, which would block a thread of the pool.
     func stop(within timeout: Duration = .seconds(15)) async -> Int32 {
         child.signal(SIGTERM)
         do {
-            try await withTimeout(timeout, "wearfleetd to exit") { for await _ in self.lines {} }
+            try await withTimeout(timeout, "wearfleetd to exit") { for await line in self.lines { self.keep(line) } }
         } catch {
             child.signal(SIGKILL)
-            for await _ in lines {}
+            for await line in lines { keep(line) }
         }
         return child.waitForExit()
     }

@@ -123,6 +123,28 @@ struct WearfleetdCommandTests {
         await setup.simulator.stop()
     }
 
+    /// As `systemctl stop` does with `TimeoutStopSec=20s`: SIGTERM, SIGKILL after 20 s. With
+    /// every `Disconnect` unanswered, the daemon gives its disconnects up after their bound, exits
+    /// by itself, and the state file and the run-time pins are on disk.
+    @Test func aStopWhileBluetoothdAnswersNoDisconnectEndsInTimeWithEverythingSaved() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.files.remove() }
+        let spare = Self.straps[1]
+        let daemon = try await Self.readyDaemon(setup)
+        let pin = try await Self.ctl(setup, ["pin", spare, "--class", "strap"])
+        #expect(pin.status == 0, "\(pin.errors)")
+        try await daemon.lines(containing: Self.ready(spare), within: .seconds(30))
+        try await setup.simulator.apply(FaultCommand(.disconnectDelay, seconds: 3600))
+
+        #expect(await daemon.stop(within: .seconds(20)) == 0, "it exited by itself, before systemd's SIGKILL")
+        try await daemon.lines(containing: "stop_disconnect_timeout")
+        let known = try String(contentsOfFile: setup.files.state + "/known-devices.json", encoding: .utf8)
+        for address in Self.straps + [Self.band] { #expect(known.contains(address), "\(address) in the state file") }
+        let pins = try String(contentsOfFile: setup.files.state + "/runtime-pins.json", encoding: .utf8)
+        #expect(pins.contains(spare))
+        await setup.simulator.stop()
+    }
+
     @Test func aWriteWithResponseReachesTheDeviceAndReadsAnswerTheValue() async throws {
         let setup = try await Self.setUp()
         defer { setup.files.remove() }
