@@ -20,6 +20,8 @@ public actor BlueZClient {
     public private(set) var tree = BlueZObjectTree()
     /// bluetoothd's unique name while it is on the bus.
     public private(set) var owner: String?
+    /// bluetoothd is on the bus and its objects were read (`appeared` was reported).
+    public var objectsRead: Bool { owner != nil && heldSignals == nil }
     /// Signals from bluetoothd that did not have the documented shape.
     public private(set) var malformedSignals = 0
 

@@ -125,8 +125,11 @@ public struct FleetStateMachine: Sendable {
         case started
         case stop
         /// bluetoothd took its name and its objects were read. `held` are the devices it has
-        /// objects for, `adapters` every adapter it has (powered or not).
-        case bluetoothdAppeared(held: Set<DeviceID>, adapters: Set<AdapterID>)
+        /// objects for, `adapters` every adapter it has, `powered` those of them that are on.
+        case bluetoothdAppeared(held: Set<DeviceID>, adapters: Set<AdapterID>, powered: Set<AdapterID> = [])
+        /// bluetoothd was there when the daemon started following it: its appearance is on its
+        /// way (before `started`; the pinned devices are wanted once it arrived).
+        case bluetoothdPresentAtStart
         case bluetoothdVanished
         /// An adapter object appeared or its `Powered` changed.
         case adapterChanged(AdapterID, powered: Bool)
@@ -224,6 +227,10 @@ public struct FleetStateMachine: Sendable {
     public internal(set) var restored: [DeviceID: RestoredDevice] = [:]
     /// An evaluation was requested and has not run yet.
     var evaluationRequested = false
+    /// bluetoothd was there at start and its appearance is not applied yet.
+    var bluetoothdExpected = false
+    /// `started` came while bluetoothd was expected: the pinned devices are wanted once it is here.
+    var wantPinnedOnAppearance = false
     /// Seeds for device machines' jitter, drawn in creation order.
     var seeds: SeededRandom
     /// Devices whose machines look for them (`DeviceOutput.resolving`): discovery runs unfiltered
@@ -253,15 +260,19 @@ public struct FleetStateMachine: Sendable {
             restoreRuntimePins(pins)
         case .start:
             start(&actions)
+        case .bluetoothdPresentAtStart:
+            if !bluetoothdPresent { bluetoothdExpected = true }
         case .started:
-            for id in devices.keys.sorted() where devices[id]?.pinned == true {
-                actions.append(.deliver(id, .policyUpdated(wanted: true)))
+            if bluetoothdExpected {
+                wantPinnedOnAppearance = true
+            } else {
+                wantPinned(&actions)
             }
             requestEvaluation(&actions)
         case .stop:
             stop(&actions)
-        case .bluetoothdAppeared(let held, let bluezAdapters):
-            bluetoothdAppeared(held: held, adapters: bluezAdapters, &actions)
+        case .bluetoothdAppeared(let held, let bluezAdapters, let powered):
+            bluetoothdAppeared(held: held, adapters: bluezAdapters, powered: powered, &actions)
         case .bluetoothdVanished:
             bluetoothdVanished(&actions)
         case .adapterChanged(let adapter, let powered):
@@ -406,17 +417,39 @@ public struct FleetStateMachine: Sendable {
 
     // MARK: - bluetoothd and adapters
 
-    private mutating func bluetoothdAppeared(held: Set<DeviceID>, adapters bluezAdapters: Set<AdapterID>, _ actions: inout [Action]) {
+    private mutating func bluetoothdAppeared(
+        held: Set<DeviceID>, adapters bluezAdapters: Set<AdapterID>, powered: Set<AdapterID>, _ actions: inout [Action]
+    ) {
         bluetoothdPresent = true
+        bluetoothdExpected = false
         actions.append(.publish(.bluetoothdAppeared))
-        deliverToAll(.bluetoothdAppeared, &actions)
+        // The powered adapters first: a device told bluetoothd is back already knows where to
+        // look, rather than passing through `suspended(noPoweredAdapter)` until the adapters'
+        // own facts (which follow, and then change nothing) are applied.
+        for adapter in powered.sorted() {
+            adapterChanged(adapter, powered: true, &actions)
+            if isSelected(adapter) { deliverToAll(.adapterPowered(adapter), &actions) }
+        }
         // Every device bluetoothd does not hold learns its last adapter as a place to connect it
-        // (`deviceFound` without an object makes the central use `ConnectDevice`).
+        // (`deviceFound` without an object makes the central use `ConnectDevice`), before it
+        // hears bluetoothd is here: it then connects there rather than looking for it first.
         for id in devices.keys.sorted() where !held.contains(id) {
             guard let last = devices[id]?.lastAdapter, bluezAdapters.contains(last) else { continue }
             actions.append(.deliver(id, .deviceFound(adapter: last)))
         }
+        deliverToAll(.bluetoothdAppeared, &actions)
+        if wantPinnedOnAppearance {
+            wantPinnedOnAppearance = false
+            wantPinned(&actions)
+        }
         requestEvaluation(&actions)
+    }
+
+    /// The pinned devices are wanted from now on (the fleet started).
+    private func wantPinned(_ actions: inout [Action]) {
+        for id in devices.keys.sorted() where devices[id]?.pinned == true {
+            actions.append(.deliver(id, .policyUpdated(wanted: true)))
+        }
     }
 
     private mutating func bluetoothdVanished(_ actions: inout [Action]) {

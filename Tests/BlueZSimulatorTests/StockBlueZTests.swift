@@ -45,7 +45,13 @@ struct StockBlueZTests {
 
     @Test("every adapter that hears a device has its own Device1 object, with its own RSSI")
     func objectPerAdapter() async throws {
-        let fixture = try await SimulatorFixture.start(Self.twoAdapters)
+        // The objects must outlive the reads below: with `.fast`'s 0.5 s TemporaryTimeout, a
+        // loaded machine that starved the simulated advertisements for longer had hci0's object
+        // expire before `GetManagedObjects` (seen under `stress-ng --cpu 2`). Expiry has tests
+        // of its own.
+        var timings = SimulatorTimings.fast
+        timings.temporaryTimeout = 30
+        let fixture = try await SimulatorFixture.start(Self.twoAdapters, timings: timings)
         let onHci0 = try #require(await fixture.simulator.devicePath(of: strap, on: "hci0"))
         let onHci1 = try #require(await fixture.simulator.devicePath(of: strap, on: "hci1"))
         #expect(onHci0 == "/org/bluez/hci0/dev_00_1A_7D_00_00_01")

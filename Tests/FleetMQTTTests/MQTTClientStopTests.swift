@@ -3,6 +3,7 @@ import FleetCore
 import Glibc
 import Logging
 import Testing
+import TestSupport
 
 /// Stopping the client while its CONNECT is unanswered, against a listener that never answers.
 @Suite struct MQTTClientStopTests {
@@ -52,21 +53,27 @@ import Testing
 
     /// A stop while CONNECT is out sends DISCONNECT: the broker then publishes no Will, and no
     /// late connection with the client id is left to drop the next client's.
+    ///
+    /// The listener's blocking calls run on threads of their own (on the concurrency pool they
+    /// held its few threads, up to 10 s each, from every other test), and the CONNACK deadline
+    /// (the keep-alive) is far beyond any stall of a loaded machine: the stop must find the
+    /// client still waiting for CONNACK. (With a 30 s keep-alive, a run on two loaded cores gave
+    /// up on CONNACK first, closed without DISCONNECT, and failed.)
     @Test func aStopBeforeCONNACKSendsDISCONNECT() async throws {
         let listener = try SilentListener()
         let client = try MQTTClient(
-            settings: MQTTConnectionSettings(host: "127.0.0.1", port: listener.port, clientID: "silent", keepAlive: 30),
+            settings: MQTTConnectionSettings(host: "127.0.0.1", port: listener.port, clientID: "silent", keepAlive: 3600),
             random: SeededRandom(seed: 3), logger: Logger(label: "test"))
-        let connection = await Task.detached { listener.acceptOne() }.value
+        let connection = try await HTTPTestClient.onThread { listener.acceptOne() }
         try #require(connection >= 0)
         defer { close(connection) }
-        let connect = await Task.detached { SilentListener.readSome(connection) }.value
+        let connect = try await HTTPTestClient.onThread { SilentListener.readSome(connection) }
         #expect(connect.first == 0x10)  // CONNECT
         let ended = await client.stop(final: MQTTMessage(topic: "g/status", text: "offline", qos: 1, retain: true))
         #expect(ended)
         var after: [UInt8] = []
         while true {
-            let more = await Task.detached { SilentListener.readSome(connection) }.value
+            let more = try await HTTPTestClient.onThread { SilentListener.readSome(connection) }
             if more.isEmpty { break }
             after += more
         }

@@ -57,7 +57,7 @@ struct RecordedInputCodingTests {
         ]),
         .restoreRuntimePins([FleetRuntimeConfiguration.PinnedDevice(id: band, name: "Band", className: "strap", priority: 2)]),
         .start, .started, .stop,
-        .bluetoothdAppeared(held: [strap, band], adapters: [hci0, hci1]), .bluetoothdVanished,
+        .bluetoothdAppeared(held: [strap, band], adapters: [hci0, hci1], powered: [hci1]), .bluetoothdVanished, .bluetoothdPresentAtStart,
         .adapterChanged(hci0, powered: true), .adapterPowerChanged(hci1, powered: false), .adapterRemoved(hci1),
         .device(band, .connected, objects: objects), .device(band, nil, objects: []),
         .deviceOutput(.lifecycle(strap, .stateChanged(from: .idle, to: .connecting(adapter: nil), session: 0, cause: nil))),
@@ -192,6 +192,7 @@ struct RecordedInputCodingTests {
     static let allFleetInputKinds: Set<String> = [
         "restore", "restoreRuntimePins", "start", "started", "stop", "bluetoothdAppeared", "bluetoothdVanished", "adapterChanged", "adapterPowerChanged",
         "adapterRemoved", "device", "deviceOutput", "evaluate", "reload", "command", "discoveryFinished", "retryDiscovery",
+        "bluetoothdPresentAtStart",
     ]
 
     static func kind(_ input: FleetStateMachine.Input) -> String {
@@ -213,6 +214,7 @@ struct RecordedInputCodingTests {
         case .command: "command"
         case .discoveryFinished: "discoveryFinished"
         case .retryDiscovery: "retryDiscovery"
+        case .bluetoothdPresentAtStart: "bluetoothdPresentAtStart"
         }
     }
 

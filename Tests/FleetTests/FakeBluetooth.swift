@@ -68,7 +68,7 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
             world.objects = objects.mapValues { Dictionary(uniqueKeysWithValues: $0.map { ($0.adapter, $0) }) }
             return Set(objects.keys)
         }
-        factSink.yield(.bluetoothdAppeared(held: held, adapters: Set(adapters)))
+        factSink.yield(.bluetoothdAppeared(held: held, adapters: Set(adapters), powered: Set(adapters)))
         for adapter in adapters.sorted() {
             factSink.yield(.adapterChanged(adapter, powered: true))
             factSink.yield(.adapterPowerChanged(adapter, powered: true))
@@ -119,7 +119,11 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     // MARK: - FleetBluetooth
 
     func facts() -> AsyncStream<FleetStateMachine.Input> { factStream }
-    func start() async throws { record("start") }
+    /// bluetoothd appears when the test says so (`appear`), never at start.
+    func start() async throws -> Bool {
+        record("start")
+        return false
+    }
     func stop() async {
         record("stop")
         factSink.finish()

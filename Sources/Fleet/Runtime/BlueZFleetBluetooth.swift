@@ -82,11 +82,12 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         return facts
     }
 
-    public func start() async throws {
+    public func start() async throws -> Bool {
         // Notifications on the D-Bus path go straight to the pipeline on the bus thread.
         let router = CharacteristicValueRouter(pipeline: pipeline)
         await client.setValueReceivers { router.receiver(for: $0) }
         try await client.start()
+        return await client.objectsRead
     }
 
     public func stop() async {
@@ -120,7 +121,9 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     ) -> FleetStateMachine.Input? {
         switch routed {
         case .everyone(.bluetoothdAppeared):
-            return .bluetoothdAppeared(held: Set(tree.devices.compactMap(\.identity)), adapters: Set(tree.adapters.map { AdapterID($0.name) }))
+            return .bluetoothdAppeared(
+                held: Set(tree.devices.compactMap(\.identity)), adapters: Set(tree.adapters.map { AdapterID($0.name) }),
+                powered: Set(tree.adapters.filter(\.powered).map { AdapterID($0.name) }))
         case .everyone(.bluetoothdVanished):
             return .bluetoothdVanished
         case .everyone(.adapterPowered(let adapter)):

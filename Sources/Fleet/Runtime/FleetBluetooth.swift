@@ -8,8 +8,10 @@ public protocol FleetBluetooth: GATTWriteChannel {
     /// What bluetoothd's changes mean to the fleet, in the order they happened. Characteristic
     /// values take the data path (the fleet's `ValuePipeline`) instead. Call once, before `start`.
     func facts() -> AsyncStream<FleetStateMachine.Input>
-    /// Starts following bluetoothd (the first facts may arrive before this returns).
-    func start() async throws
+    /// Starts following bluetoothd (the first facts may arrive before this returns). True when
+    /// bluetoothd was there and its objects were read: the facts of its appearance are on their
+    /// way, if not already delivered.
+    func start() async throws -> Bool
     /// Stops following bluetoothd and closes every notification socket.
     func stop() async
     /// The device's objects on every adapter, as bluetoothd has them now.

@@ -129,7 +129,9 @@ public actor FleetOrchestrator {
         tasks.append(Task { [weak self] in
             for await fact in facts { await self?.enqueue(fact) }
         })
-        try await bluetooth.start()
+        // bluetoothd was there: its devices are told it is, with its powered adapters, before
+        // they are wanted, so none is suspended for the moment its facts were on their way.
+        if try await bluetooth.start() { await submit(.bluetoothdPresentAtStart) }
         await submit(.started)
     }
 
