@@ -59,7 +59,7 @@ extension ConfigurationDecoder {
         } else if section["class"] != nil {
             valid = false
         }
-        let priority = integer(section, "priority", in: 0...1000)
+        let priority = integer(section, "priority", in: FleetPinOptions.priorities)
         if section["priority"] != nil, priority == nil { valid = false }
         if section["name"] != nil, name == nil { valid = false }
         guard let address, valid else { return nil }

@@ -13,7 +13,7 @@ extension ConfigurationDecoder {
             pool.defaultClass = name
             classReferences.append((name, position, "'default_class' in [pool]"))
         }
-        if let value = integer(section, "default_priority", in: 0...1000) { pool.defaultPriority = value }
+        if let value = integer(section, "default_priority", in: FleetPinOptions.priorities) { pool.defaultPriority = value }
         if let value = duration(section, "min_dwell") { pool.minimumDwell = value }
         if let value = number(section, "score_margin", in: 0...1_000_000) { pool.scoreMargin = value }
         if let value = number(section, "priority_weight", in: 0...1_000_000) { pool.weights.priority = value }
@@ -36,7 +36,7 @@ extension ConfigurationDecoder {
         if let (text, position) = string(section, "service") {
             rule.service = uuid(text, key: "service", in: section, at: position)
         }
-        rule.priority = integer(section, "priority", in: 0...1000)
+        rule.priority = integer(section, "priority", in: FleetPinOptions.priorities)
         if let (name, position) = name(section, "class") {
             rule.className = name
             classReferences.append((name, position, "[[pool.rules]] entry"))

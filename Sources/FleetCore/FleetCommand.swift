@@ -37,15 +37,18 @@ public struct FleetPinOptions: Sendable, Hashable, Codable {
 
     /// What is wrong with these options, whoever sent them (the control interface, the broker):
     /// a class name of 1 to 64 bytes, a name of at most 248 bytes (a GAP device name), a
-    /// priority within ±1,000,000. Nil when they are fine.
+    /// priority within `priorities`. Nil when they are fine.
     public var problem: String? {
         if let className, className.isEmpty || className.utf8.count > 64 { return "a class name has 1 to 64 bytes" }
         if let name, name.utf8.count > 248 { return "a name has at most 248 bytes (a GAP device name)" }
-        if !Self.priorities.contains(priority) { return "a priority is an integer from -1000000 to 1000000" }
+        if !Self.priorities.contains(priority) { return "a priority is \(Self.prioritiesText)" }
         return nil
     }
 
-    public static let priorities = -1_000_000...1_000_000
+    /// The one range of a device's priority, wherever it is set: the configuration file
+    /// (`[[pinned]]`, `[pool]`, `[[pool.rules]]`), D-Bus, the broker and wearfleetctl.
+    public static let priorities = 0...1000
+    public static let prioritiesText = "an integer from \(priorities.lowerBound) to \(priorities.upperBound)"
 }
 
 /// Why a command was refused. Every refusal leaves the fleet as it was.

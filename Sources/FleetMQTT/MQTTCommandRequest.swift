@@ -128,7 +128,7 @@ public struct MQTTCommandRequest: Sendable, Equatable {
             case nil: break
             case .number(let text)?:
                 guard let value = Int(text), FleetPinOptions.priorities.contains(value) else {
-                    throw reject("'priority' must be an integer from -1000000 to 1000000", op: opText)
+                    throw reject("'priority' must be \(FleetPinOptions.prioritiesText)", op: opText)
                 }
                 options.priority = value
             default: throw reject("'priority' must be an integer", op: opText)

@@ -121,8 +121,12 @@ public actor RuntimePinsFile {
             name = pin.name
         }
 
+        /// The pin, its priority brought into the one range (earlier versions took ±1,000,000 at
+        /// run time; the order among such pins is kept as far as the range allows).
         var pinnedDevice: FleetRuntimeConfiguration.PinnedDevice {
-            FleetRuntimeConfiguration.PinnedDevice(id: device, name: name, className: className, priority: priority)
+            let range = FleetPinOptions.priorities
+            return FleetRuntimeConfiguration.PinnedDevice(
+                id: device, name: name, className: className, priority: min(max(priority, range.lowerBound), range.upperBound))
         }
     }
 }

@@ -361,8 +361,10 @@ struct FleetStateMachineTests {
         let long = String(repeating: "n", count: 249)
         #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", name: long), objects: [])), now: Self.t0)
             == [.reply(.refused(.invalidPinOptions("a name has at most 248 bytes (a GAP device name)")))])
-        #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", priority: 1_000_001), objects: [])), now: Self.t0)
-            == [.reply(.refused(.invalidPinOptions("a priority is an integer from -1000000 to 1000000")))])
+        #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", priority: 1001), objects: [])), now: Self.t0)
+            == [.reply(.refused(.invalidPinOptions("a priority is an integer from 0 to 1000")))])
+        #expect(fleet.handle(.command(.pin(Self.watch, FleetPinOptions(className: "strap", priority: -1), objects: [])), now: Self.t0)
+            == [.reply(.refused(.invalidPinOptions("a priority is an integer from 0 to 1000")))])
         #expect(fleet.runtimePins.isEmpty && fleet.devices[Self.watch] == nil)
         for index in 0..<FleetStateMachine.runtimePinLimit {
             guard let address = BluetoothAddress(bytes: [0xD0, 0, 0, 0, UInt8(index >> 8), UInt8(index & 0xFF)]) else { return }

@@ -51,7 +51,8 @@ import Testing
         (#"{"id":"x","op":"write","characteristic":"2a39","hex":"00","qos":"urgent"}"#, "x", "'qos' must be control, normal or bulk, found \"urgent\""),
         (#"{"id":"x","op":"write","characteristic":2,"hex":"00"}"#, "x", "'characteristic' must be a string"),
         (#"{"id":"x","op":"pin","priority":"high"}"#, "x", "'priority' must be an integer"),
-        (#"{"id":"x","op":"pin","priority":5000000}"#, "x", "'priority' must be an integer from -1000000 to 1000000"),
+        (#"{"id":"x","op":"pin","priority":5000000}"#, "x", "'priority' must be an integer from 0 to 1000"),
+        (#"{"id":"x","op":"pin","priority":-1}"#, "x", "'priority' must be an integer from 0 to 1000"),
         (#"{"id":"x","op":"pin","name":"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"}"#, "x", "a name has at most 248 bytes (a GAP device name)"),
     ] as [(String, String?, String)])
     func refusals(_ text: String, _ id: String?, _ message: String) {

@@ -168,6 +168,35 @@ struct FleetExecutorTests {
         await fleet.orchestrator.stop()
     }
 
+    @Test func aPinWhoseSaveFailsLeavesAPoolDeviceAsItWasHeldClassAndAll() async throws {
+        var configuration = Self.configuration(pinned: [], pool: true)
+        configuration.poolAdmission = PoolAdmission(namePrefixes: ["HRM"], minimumRSSI: -90, defaultClass: "strap", defaultPriority: 4)
+        let fleet = try await Self.start(configuration)
+        fleet.bluetooth.appear(adapters: [Self.hci0])
+        let candidate = Self.device(11)
+        fleet.bluetooth.add(.init(adapter: Self.hci0, name: "HRM 11", rssi: -50), for: candidate)
+        try await fleet.waitForStatus("the candidate connected") { $0.poolConnected == 1 }
+        try await fleet.orchestrator.disconnect(candidate)
+        let held = await fleet.orchestrator.status().devices.first { $0.id == candidate }
+
+        let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-pins-\(UUID().uuidString)")
+        try Data().write(to: blocker)
+        defer { try? FileManager.default.removeItem(at: blocker) }
+        let logger = Logger(label: "executor-test") { _ in SwiftLogNoOpLogHandler() }
+        await fleet.orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: blocker, logger: logger))
+        let events = EventLog()
+        await fleet.orchestrator.addObserver(events)
+        await #expect(throws: FleetCommandError.self) {
+            try await fleet.orchestrator.pin(candidate, options: FleetPinOptions(className: "default", priority: 9))
+        }
+        // Nothing was applied, so nothing was undone: no pin, no unpin, not a single event.
+        #expect(events.all.isEmpty, "\(events.all)")
+        #expect(await fleet.orchestrator.runtimePins.isEmpty)
+        let after = await fleet.orchestrator.status().devices.first { $0.id == candidate }
+        #expect(after?.pinned == false && after?.className == held?.className && after?.state == held?.state)
+        await fleet.orchestrator.stop()
+    }
+
     @Test func anAdmittedPoolCandidateIsConnectedAndAnIneligibleOneIgnored() async throws {
         var configuration = Self.configuration(pinned: [], pool: true)
         configuration.poolAdmission = PoolAdmission(namePrefixes: ["HRM"], minimumRSSI: -90, defaultClass: "strap")

@@ -9,7 +9,7 @@ struct RuntimePinsFileTests {
     static let band = DeviceID(address: BluetoothAddress("C4:7A:10:00:00:03")!, addressType: .random)
     static let strap = DeviceID(address: BluetoothAddress("C4:7A:20:00:00:02")!)
     static let pins = [
-        FleetRuntimeConfiguration.PinnedDevice(id: strap, name: "strap \"2\" ✓", className: "heart-rate", priority: -3),
+        FleetRuntimeConfiguration.PinnedDevice(id: strap, name: "strap \"2\" ✓", className: "heart-rate", priority: 3),
         FleetRuntimeConfiguration.PinnedDevice(id: band, className: "band"),
     ]
 
@@ -23,6 +23,16 @@ struct RuntimePinsFileTests {
         let text = try String(contentsOf: file.file, encoding: .utf8)
         #expect(text.contains("\"format\" : \"wearfleet-runtime-pins\"") && text.contains("C4:7A:10:00:00:03/random"))
         #expect(try directory.contents() == [RuntimePinsFile.fileName], "no temporary left behind")
+    }
+
+    @Test func aPriorityOutsideTheOneRangeFromAnEarlierVersionIsBroughtIntoIt() async throws {
+        let directory = try TemporaryDirectory()
+        let file = RuntimePinsFile(directory: directory.url, logger: StateStoreFixture.logger)
+        try await file.save([
+            FleetRuntimeConfiguration.PinnedDevice(id: Self.strap, className: "heart-rate", priority: -3),
+            FleetRuntimeConfiguration.PinnedDevice(id: Self.band, className: "band", priority: 5000),
+        ])
+        #expect(await file.load().map(\.priority) == [1000, 0], "band, then strap: within 0…1000")
     }
 
     @Test func anOlderSaveNeverOverwritesANewerOne() async throws {

@@ -125,8 +125,8 @@ extension ControlInterface {
                 guard !name.isEmpty, name.utf8.count <= 64 else { throw invalidOption(key, "a class name of 1 to 64 bytes") }
                 pin.className = name
             case ("priority", let number):
-                guard let priority = integer(number), (-1_000_000...1_000_000).contains(priority) else {
-                    throw invalidOption(key, "an integer from -1000000 to 1000000")
+                guard let priority = integer(number), FleetPinOptions.priorities.contains(priority) else {
+                    throw invalidOption(key, FleetPinOptions.prioritiesText)
                 }
                 pin.priority = priority
             case ("name", .string(let name)):

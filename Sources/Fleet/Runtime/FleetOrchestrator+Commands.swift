@@ -28,34 +28,20 @@ public protocol FleetCommands: Sendable {
 }
 
 extension FleetOrchestrator: FleetCommands {
-    /// Pins `device` from now on and saves the run-time pins before answering; if they cannot
-    /// be saved, the pin is undone and the error says why: what the caller is told is what holds
-    /// now and after a restart.
+    /// Pins `device` from now on and saves the run-time pins before answering, as one
+    /// transaction: the pins the command would leave are saved first, and only once they are on
+    /// disk is the pin applied, so a save that fails leaves every record as it was (a pool
+    /// device keeps its class, priority and hold) and the error says why. What the caller is
+    /// told is what holds now and after a restart.
     public func pin(_ device: DeviceID, options: FleetPinOptions = FleetPinOptions()) async throws(FleetCommandError) {
         let objects = await bluetooth.objects(of: device)
-        try await accept(.pin(device, options, objects: objects))
-        do {
-            try await saveRuntimePins()
-        } catch {
-            try? await accept(.unpin(device))
-            throw error
-        }
+        try await saveThenApply(.pin(device, options, objects: objects))
     }
 
-    /// Unpins a run-time pin and saves the run-time pins before answering; if they cannot be
-    /// saved, the pin is restored as it was and the error says why.
+    /// Unpins a run-time pin and saves the run-time pins before answering, as one transaction
+    /// (see `pin`): a save that fails changes nothing.
     public func unpin(_ device: DeviceID) async throws(FleetCommandError) {
-        let previous = runtimePins.first { $0.id == device }
-        try await accept(.unpin(device))
-        do {
-            try await saveRuntimePins()
-        } catch {
-            if let previous {
-                let options = FleetPinOptions(className: previous.className, priority: previous.priority, name: previous.name)
-                try? await accept(.pin(device, options, objects: await bluetooth.objects(of: device)))
-            }
-            throw error
-        }
+        try await saveThenApply(.unpin(device))
     }
 
     /// Releases the device's link and holds it down; answers once BlueZ reported the link gone
@@ -103,6 +89,27 @@ extension FleetOrchestrator: FleetCommands {
     }
 
     // MARK: - Checks
+
+    /// A command that changes the run-time pins: tried on a copy of the machine (a refusal
+    /// changes nothing and saves nothing), the pins it leaves saved, then applied. If the fleet
+    /// changed in between so that the command is refused after all, the pins as they are are
+    /// saved again.
+    private func saveThenApply(_ command: FleetCommand) async throws(FleetCommandError) {
+        guard let pins = runtimePins(after: command) else {
+            // Refused on the copy: the real input says why, and changes nothing.
+            try await accept(command)
+            return
+        }
+        try await saveRuntimePins(pins)
+        do {
+            try await accept(command)
+        } catch {
+            try? await saveRuntimePins(runtimePins)
+            throw error
+        }
+        // Something else changed the pins meanwhile (a reload): the file follows the fleet.
+        if runtimePins != pins { try? await saveRuntimePins(runtimePins) }
+    }
 
     /// Submits the command; a refusal is thrown.
     private func accept(_ command: FleetCommand) async throws(FleetCommandError) {

@@ -13,13 +13,12 @@ extension FleetOrchestrator {
         runtimePinsFile = file
     }
 
-    /// Saves the run-time pins as they are now. A failed save is logged
-    /// (`runtime_pins_save_failed`) and thrown; `pin` and `unpin` then undo their change.
-    func saveRuntimePins() async throws(FleetCommandError) {
+    /// Saves `pins` as the run-time pins. A failed save is logged (`runtime_pins_save_failed`)
+    /// and thrown; `pin` and `unpin` then leave the fleet as it was.
+    func saveRuntimePins(_ pins: [FleetRuntimeConfiguration.PinnedDevice]) async throws(FleetCommandError) {
         guard let file = runtimePinsFile else { return }
         runtimePinsGeneration += 1
         let generation = runtimePinsGeneration
-        let pins = runtimePins
         do {
             try await file.save(pins, generation: generation)
         } catch {

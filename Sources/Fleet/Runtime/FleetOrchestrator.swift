@@ -526,11 +526,21 @@ public actor FleetOrchestrator {
         return line
     }
 
-    /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
     /// The pins made at run time (not the configuration's), ordered by device.
     public var runtimePins: [FleetRuntimeConfiguration.PinnedDevice] {
         machine.runtimePins.values.sorted { $0.id < $1.id }
     }
+
+    /// The run-time pins `command` would leave, tried on a copy of the machine; nil when it
+    /// would be refused. Nothing of the fleet changes.
+    func runtimePins(after command: FleetCommand) -> [FleetRuntimeConfiguration.PinnedDevice]? {
+        var trial = machine
+        let actions = trial.handle(.command(command), now: clock.now())
+        if actions.contains(where: { if case .reply(.refused) = $0 { true } else { false } }) { return nil }
+        return trial.runtimePins.values.sorted { $0.id < $1.id }
+    }
+
+    /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
 
     public func status(of device: DeviceID) -> DeviceState? {
         machine.devices[device]?.state
