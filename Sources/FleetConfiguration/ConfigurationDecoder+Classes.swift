@@ -54,7 +54,17 @@ extension ConfigurationDecoder {
             if let value = duration(timeouts, "connect", minimum: minimum) { settings.timeouts.connect = value }
             if let value = duration(timeouts, "discovery", minimum: minimum) { settings.timeouts.discovery = value }
             if let value = duration(timeouts, "subscribe", minimum: minimum) { settings.timeouts.subscribe = value }
-            if let value = duration(timeouts, "write", minimum: minimum) { settings.timeouts.write = value }
+            if let value = duration(timeouts, "write", minimum: minimum) {
+                let limit = DeviceStateMachine.Timeouts.maximumWrite
+                if value > limit, let entry = timeouts["write"] {
+                    report(
+                        "'write' in \(timeouts.name) must be at most \(ConfigDuration.format(limit)), found \(ConfigDuration.format(value)): "
+                            + "a Write command answers within 24s, its queue wait, this timeout and 1s of margin",
+                        at: entry.node.position)
+                } else {
+                    settings.timeouts.write = value
+                }
+            }
             if let value = duration(timeouts, "recovery_interval", minimum: minimum) { settings.timeouts.recoveryInterval = value }
         }
         return settings

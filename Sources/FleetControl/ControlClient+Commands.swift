@@ -30,7 +30,8 @@ public struct ControlPinOptions: Sendable, Hashable {
 }
 
 extension ControlClient {
-    /// A command's call timeout: a `Write` may wait up to 20 s for its turn in the device's queue.
+    /// A command's call timeout: wearfleetd answers a `Write` within 24 s (its queue wait, the
+    /// write and a margin: `FleetOrchestrator.writeAnswerBudget`), every other command sooner.
     public static let commandTimeout: Duration = .seconds(30)
 
     public func pin(_ address: String, options: ControlPinOptions) async throws {

@@ -125,7 +125,8 @@ public enum ControlClientError: Error, Hashable, Sendable, CustomStringConvertib
         case let name where name.hasPrefix("org.wearfleet.Error."):
             self = .refused(name: name, message: error.message)
         case DBusError.noReply, DBusError.timeout:
-            self = .noAnswer(after: ControlClient.callTimeout)
+            // The timeout this call was made with: a command's, or a query's.
+            self = .noAnswer(after: command ? ControlClient.commandTimeout : ControlClient.callTimeout)
         case DBusError.disconnected:
             self = .connectionLost(bus: bus)
         case DBusError.unknownMethod, DBusError.unknownObject, DBusError.unknownInterface, DBusError.invalidArgs:

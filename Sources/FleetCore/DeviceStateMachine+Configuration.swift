@@ -43,7 +43,10 @@ extension DeviceStateMachine {
         public var connect: Duration
         public var discovery: Duration
         public var subscribe: Duration
+        /// At most `maximumWrite`: a waited-for write answers within 24 s (its queue wait, this
+        /// and a 1 s margin), and keeps at least 3 s for its turn in the queue.
         public var write: Duration
+        public static let maximumWrite: Duration = .seconds(20)
         /// How often a degraded device retries its missing subscriptions.
         public var recoveryInterval: Duration
 

@@ -312,10 +312,6 @@ actor MQTTBridge {
         }
     }
 
-    /// How long a `write` command waits for its write to go out before answering `timedOut`
-    /// (the write stays queued), as the D-Bus `Write` does.
-    static let writeTimeout: Duration = .seconds(20)
-
     private func command(_ payload: [UInt8], for segment: String) async {
         let resultTopic = topics.commandResult(segment)
         func answer(_ bytes: [UInt8]) { client.publish(MQTTMessage(topic: resultTopic, payload: bytes, qos: 1, retain: false)) }
@@ -350,7 +346,7 @@ actor MQTTBridge {
                 let outcome: FleetWriteOutcome
                 do {
                     outcome = try await fleet.writeAndWait(
-                        device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, timeout: Self.writeTimeout)
+                        device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, budget: FleetOrchestrator.writeAnswerBudget)
                 } catch {
                     answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.description))
                     return

@@ -66,7 +66,7 @@ struct ControlAccessTests {
             return .queued
         }
         func writeAndWait(
-            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, timeout: Duration
+            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, budget: Duration
         ) async throws(FleetWriteError) -> FleetWriteOutcome {
             record("write \(device)")
             return .acknowledged

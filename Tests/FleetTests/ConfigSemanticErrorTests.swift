@@ -88,6 +88,9 @@ import Testing
             + "(in [classes.band])"),
         ("[classes.band.timeouts]\nconnect = \"0s\"",
          "main.toml:2: 'connect' in [classes.band.timeouts] must be at least 1ms, found \"0s\""),
+        ("[classes.band.timeouts]\nwrite = \"25s\"",
+         "main.toml:2: 'write' in [classes.band.timeouts] must be at most 20s, found 25s: a Write command answers within 24s, "
+            + "its queue wait, this timeout and 1s of margin"),
         ("[pool]\nmax_connections = 3",
          "main.toml:2: unknown key 'max_connections' in [pool] (it belongs in [fleet])"),
         ("[[pinned]]\naddress = \"AA:BB:CC:00:00:01\"\nread = [\"2A19\"]",

@@ -86,7 +86,7 @@ extension ControlInterface {
                 let (mode, qos) = try writeOptions(try call.body.decode([String: DBusValue].self, at: 3))
                 do {
                     let outcome = try await commands.fleet.writeAndWait(
-                        id, characteristic: uuid, bytes: bytes, qos: qos, mode: mode, timeout: writeTimeout)
+                        id, characteristic: uuid, bytes: bytes, qos: qos, mode: mode, budget: FleetOrchestrator.writeAnswerBudget)
                     return [.string(outcome.description)]
                 } catch let error as FleetWriteError {
                     throw controlError(error)
@@ -94,9 +94,6 @@ extension ControlInterface {
             },
         ]
     }
-
-    /// How long `Write` waits for a queued write to go out: under the clients' 25 s D-Bus default.
-    static let writeTimeout: Duration = .seconds(20)
 
     // MARK: - Arguments
 

@@ -22,22 +22,32 @@ extension FleetOrchestrator {
             id, characteristic: characteristic, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode, replaceable: replaceable)
     }
 
-    /// Writes and answers once the outcome is known: `acknowledged` (with response, the device
-    /// answered), `sent` (without response, handed to bluetoothd or the `AcquireWrite` socket),
-    /// or a `FleetWriteError`. Refused before queuing (nothing changes) when the text is not a
-    /// UUID, the device is unknown or has no usable link, or the characteristic, size or queue
-    /// does not allow it. A write still queued after `timeout` is taken back and answers `timedOut`
-    /// (never sent).
+    /// Writes and answers once the outcome is known, within `budget`: `acknowledged` (with
+    /// response, the device answered), `sent` (without response, handed to bluetoothd or the
+    /// `AcquireWrite` socket), or a `FleetWriteError`. Refused before queuing (nothing changes)
+    /// when the text is not a UUID, the device is unknown or has no usable link, or the
+    /// characteristic, size or queue does not allow it. A write may wait in the queue for what
+    /// the budget leaves once the class's `write` timeout and its 1 s margin are set aside (at
+    /// least 3 s: the configuration bounds `write` to `Timeouts.maximumWrite`); one still
+    /// queued then is taken back and answers `timedOut` (never sent), and one that went out is
+    /// over by the class timeout, so the answer always comes within the budget.
     public func writeAndWait(
         _ id: DeviceID, characteristic text: String, bytes: [UInt8], qos: OutgoingQoS? = nil, mode: OutgoingWriteMode = .automatic,
-        timeout: Duration = .seconds(20)
+        budget: Duration = FleetOrchestrator.writeAnswerBudget
     ) async throws(FleetWriteError) -> FleetWriteOutcome {
         guard let uuid = BluetoothUUID(text) else { throw .invalidCharacteristic(text) }
         guard case .writeSettings(let settings)? = await submit(.command(.prepareWrite(id))) else { throw .unknownDevice(id) }
         guard status(of: id)?.acceptsWrites == true else { throw .notConnected(id) }
+        let performing = BlueZDeviceTransport.callTimeout(within: classWriteTimeout(of: id))
         return try await writes.enqueueAndWait(
-            id, characteristic: uuid.description, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode, timeout: timeout)
+            id, characteristic: uuid.description, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode,
+            timeout: max(budget - performing, .zero))
     }
+
+    /// How long a waited-for write (`writeAndWait`, D-Bus `Write`, the broker's `write`) may take
+    /// from the call to the answer: under busctl's 25 s default and wearfleetctl's 30 s, so the
+    /// caller always hears the outcome and never retries a write that may still go out.
+    public static let writeAnswerBudget: Duration = .seconds(24)
 
     /// What the device's writes did so far, and its queue depths now.
     public func writeStatus(_ id: DeviceID) async -> (counters: WriteCounters, queueDepths: [OutgoingQoS: Int]) {

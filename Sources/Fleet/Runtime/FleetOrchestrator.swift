@@ -427,8 +427,7 @@ public actor FleetOrchestrator {
             }
         case .configureWrites(let id, let options):
             // The class's write timeout bounds each WriteValue call (read, not decided, here).
-            let timeout = machine.configuration.deviceConfiguration(className: machine.devices[id]?.className).timeouts.write
-            await writes.configure(id, options: options, writeTimeout: timeout)
+            await writes.configure(id, options: options, writeTimeout: classWriteTimeout(of: id))
         case .openWriteLane(let id, let useSocket):
             await writes.linkReady(id, useSocket: useSocket)
         case .closeWriteLane(let id):
@@ -544,6 +543,11 @@ public actor FleetOrchestrator {
 
     public func status(of device: DeviceID) -> DeviceState? {
         machine.devices[device]?.state
+    }
+
+    /// The `write` timeout of the device's class (which bounds each `WriteValue` call).
+    func classWriteTimeout(of device: DeviceID) -> Duration {
+        machine.configuration.deviceConfiguration(className: machine.devices[device]?.className).timeouts.write
     }
 
     /// The adapter the device's link (or attempt) goes through, as the machine has it.
