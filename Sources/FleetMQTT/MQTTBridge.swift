@@ -330,8 +330,11 @@ actor MQTTBridge {
             answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: "\(op.rawValue) is not allowed (allow_commands in [mqtt])"))
             return
         }
+        // The fleet's device with that address, else one of the address type a `pin` gives
+        // (public unless given, as on D-Bus): a random-address wearable the fleet has not met.
+        let addressType: AddressType? = if case .pin(_, let type) = request.operation { type } else { nil }
         let device = records.keys.first { MQTTTopics.segment($0) == segment }
-            ?? BluetoothAddress(topicSegment: segment).map { DeviceID(address: $0) }
+            ?? BluetoothAddress(topicSegment: segment).map { DeviceID(address: $0, addressType: addressType ?? .public) }
         guard let device else {
             answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: "not a device address: \(segment)"))
             return
@@ -361,7 +364,7 @@ actor MQTTBridge {
             case .reconnect:
                 try await fleet.reconnect(device)
                 answer(MQTTCommandResult.success(request.id, op: op.rawValue))
-            case .pin(let options):
+            case .pin(let options, _):
                 try await fleet.pin(device, options: options)
                 answer(MQTTCommandResult.success(request.id, op: op.rawValue))
             case .unpin:

@@ -18,7 +18,9 @@ public struct MQTTCommandRequest: Sendable, Equatable {
         case write(characteristic: String, bytes: [UInt8], mode: OutgoingWriteMode, qos: OutgoingQoS?)
         case read(characteristic: String)
         case disconnect, reconnect, unpin
-        case pin(FleetPinOptions)
+        /// `addressType`: the device's (`address_type`: public or random) when the fleet does
+        /// not know it yet; nil is public, as on D-Bus.
+        case pin(FleetPinOptions, addressType: AddressType?)
 
         public var op: MQTTSettings.CommandOp {
             switch self {
@@ -77,7 +79,7 @@ public struct MQTTCommandRequest: Sendable, Equatable {
         case .write: ["characteristic", "hex", "mode", "qos"]
         case .read: ["characteristic"]
         case .disconnect, .reconnect, .unpin: []
-        case .pin: ["class", "priority", "name"]
+        case .pin: ["class", "priority", "name", "address_type"]
         }
         if let unexpected = arguments.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw reject("\(opText) takes no argument '\(unexpected)'", op: opText)
@@ -135,7 +137,14 @@ public struct MQTTCommandRequest: Sendable, Equatable {
             }
             // The limits every outlet applies (the fleet machine checks them again).
             if let problem = options.problem { throw reject(problem, op: opText) }
-            operation = .pin(options)
+            var addressType: AddressType?
+            if let text = try string("address_type", required: false) {
+                guard let type = AddressType(rawValue: text) else {
+                    throw reject("'address_type' must be public or random, found \"\(text.prefix(32))\"", op: opText)
+                }
+                addressType = type
+            }
+            operation = .pin(options, addressType: addressType)
         }
         return MQTTCommandRequest(id: identifier, operation: operation)
     }

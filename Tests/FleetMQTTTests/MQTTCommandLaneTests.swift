@@ -131,6 +131,22 @@ import TestSupport
         await lane.stop()
     }
 
+    @Test func aPinFromTheBrokerNamesTheAddressTypeOfADeviceTheFleetHasNotMet() async throws {
+        let lane = try await Lane.start(allowed: [.pin])
+        let (topics, subscriber, fleet, bridge) = (lane.topics, lane.subscriber, lane.fleet, lane.bridge)
+        let (events, feed) = AsyncStream<MQTTClient.Event>.makeStream()
+        let serving = Task { await bridge.serve(events) }
+        feed.yield(.message(topic: "wearfleet/device/C47A10000003/command", payload: Array(#"{"id":"p","op":"pin","address_type":"random"}"#.utf8)))
+        feed.yield(.message(topic: "wearfleet/device/C47A10000004/command", payload: Array(#"{"id":"q","op":"pin"}"#.utf8)))
+        _ = try await subscriber.first(on: topics.commandResult("C47A10000003"))
+        _ = try await subscriber.first(on: topics.commandResult("C47A10000004"))
+        let pins = Set(fleet.calls.withLock { $0.filter { $0.hasPrefix("pin") } })
+        #expect(pins == ["pin C4:7A:10:00:00:03 (random)", "pin C4:7A:10:00:00:04"], "random as asked, public by default: \(pins)")
+        feed.finish()
+        await serving.value
+        await lane.stop()
+    }
+
     /// Beyond `commandsWaitingPerDevice` behind a running one, a command is answered with an
     /// error at once (its id kept) and counted.
     @Test func aFullLaneAnswersAnErrorAndCounts() async throws {

@@ -29,7 +29,8 @@ import Testing
         #expect(try parse(#"{"id":"r","op":"reconnect"}"#).operation == .reconnect)
         #expect(try parse(#"{"id":"u","op":"unpin"}"#).operation == .unpin)
         #expect(try parse(#"{"id":"p","op":"pin","class":"strap","priority":5,"name":"Bed 3"}"#).operation
-            == .pin(FleetPinOptions(className: "strap", priority: 5, name: "Bed 3")))
+            == .pin(FleetPinOptions(className: "strap", priority: 5, name: "Bed 3"), addressType: nil))
+        #expect(try parse(#"{"id":"p","op":"pin","address_type":"random"}"#).operation == .pin(FleetPinOptions(), addressType: .random))
     }
 
     @Test(arguments: [
@@ -53,6 +54,7 @@ import Testing
         (#"{"id":"x","op":"pin","priority":"high"}"#, "x", "'priority' must be an integer"),
         (#"{"id":"x","op":"pin","priority":5000000}"#, "x", "'priority' must be an integer from 0 to 1000"),
         (#"{"id":"x","op":"pin","priority":-1}"#, "x", "'priority' must be an integer from 0 to 1000"),
+        (#"{"id":"x","op":"pin","address_type":"static"}"#, "x", "'address_type' must be public or random, found \"static\""),
         (#"{"id":"x","op":"pin","name":"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"}"#, "x", "a name has at most 248 bytes (a GAP device name)"),
     ] as [(String, String?, String)])
     func refusals(_ text: String, _ id: String?, _ message: String) {
