@@ -61,10 +61,14 @@ extension ControlClient {
         }
     }
 
-    /// `Write(address, uuid, value, options)`: `acknowledged` or `sent`.
-    public func write(_ address: String, uuid: String, value: [UInt8], withoutResponse: Bool, qos: String?) async throws -> String {
+    /// `Write(address, uuid, value, options)`: `acknowledged` or `sent`. `replace`: the value may
+    /// replace a still-queued `replace` write to the characteristic (the class's coalescing window).
+    public func write(
+        _ address: String, uuid: String, value: [UInt8], withoutResponse: Bool, qos: String?, replace: Bool = false
+    ) async throws -> String {
         var options: [String: DBusValue] = ["without_response": .boolean(withoutResponse)]
         if let qos { options["qos"] = .string(qos) }
+        if replace { options["replace"] = .boolean(true) }
         let reply = try await command(
             "Write", address: address, [.string(address), .string(uuid), .bytes(value), .stringVariantMap(options)])
         do {

@@ -45,8 +45,10 @@ public enum WearfleetControl {
         public static let queueFull = "org.wearfleet.Error.QueueFull"
         /// The write was queued, then dropped unsent (link lost, device removed).
         public static let notSent = "org.wearfleet.Error.NotSent"
-        /// The write was still queued when the daemon stopped waiting; it stays queued.
+        /// The write was still queued when the daemon stopped waiting; taken back, never sent.
         public static let timedOut = "org.wearfleet.Error.Timeout"
+        /// A newer `replace` write took the queued write's place: never sent.
+        public static let replaced = "org.wearfleet.Error.Replaced"
         /// bluetoothd or the device refused or failed the operation; the message has BlueZ's error.
         public static let bluetoothFailed = "org.wearfleet.Error.BluetoothFailed"
         /// A pin change is in effect for this run but could not be saved.

@@ -110,20 +110,22 @@ public struct OutgoingScheduler: Sendable {
         let index = write.qos.rawValue
 
         if write.qos != .control, write.isReplaceable, let window = state.options.coalescingWindow {
+            var kept: UInt64?
             let replaced = state.queues[index].replaceLast(
                 where: { queued in
                     queued.isReplaceable && queued.characteristic == write.characteristic && queued.writeType == writeType
                         && now.duration(since: queued.enqueuedAt) < window
                 },
                 with: { queued in
+                    kept = queued.sequence
                     var updated = queued
                     updated.bytes = write.bytes
                     return updated
                 }
             )
-            if replaced {
+            if replaced, let kept {
                 devices[device] = state
-                return .coalesced
+                return .coalesced(into: kept)
             }
         }
 

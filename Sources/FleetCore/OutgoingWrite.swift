@@ -119,6 +119,11 @@ public enum OutgoingQoS: Int, Hashable, Sendable, CaseIterable, Comparable, Cust
 public enum OutgoingEnqueueResult: Hashable, Sendable {
     /// Appended to its queue.
     case queued
-    /// Replaced the value of a queued write to the same characteristic (coalescing window).
-    case coalesced
+    /// Replaced the value of a queued write to the same characteristic (coalescing window): the
+    /// write that goes out is that one, whose sequence it keeps (`into`).
+    case coalesced(into: UInt64)
+
+    public var wasCoalesced: Bool {
+        if case .coalesced = self { true } else { false }
+    }
 }

@@ -342,14 +342,15 @@ actor MQTTBridge {
         logger.info("mqtt: command \(op.rawValue) for \(device)", metadata: ["event": "mqtt_command", "device": "\(device)"])
         do {
             switch request.operation {
-            case .write(let characteristic, let bytes, let mode, let qos):
+            case .write(let characteristic, let bytes, let mode, let qos, let replace):
                 // Answered once the outcome is known, as the D-Bus `Write` is: a device's
                 // commands from the broker are taken one at a time, in order (`serve`), so a
                 // later command for the device sees this write done (or refused).
                 let outcome: FleetWriteOutcome
                 do {
                     outcome = try await fleet.writeAndWait(
-                        device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, budget: FleetOrchestrator.writeAnswerBudget)
+                        device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: replace,
+                        budget: FleetOrchestrator.writeAnswerBudget)
                 } catch {
                     answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.description))
                     return

@@ -15,7 +15,9 @@ import GATT
 /// | `pin` | optional `class`, `priority` (integer), `name` |
 public struct MQTTCommandRequest: Sendable, Equatable {
     public enum Operation: Sendable, Equatable {
-        case write(characteristic: String, bytes: [UInt8], mode: OutgoingWriteMode, qos: OutgoingQoS?)
+        /// `replace`: may replace a still-queued `replace` write to the characteristic within the
+        /// class's `coalescing_window` (only the newest value matters).
+        case write(characteristic: String, bytes: [UInt8], mode: OutgoingWriteMode, qos: OutgoingQoS?, replace: Bool = false)
         case read(characteristic: String)
         case disconnect, reconnect, unpin
         /// `addressType`: the device's (`address_type`: public or random) when the fleet does
@@ -76,7 +78,7 @@ public struct MQTTCommandRequest: Sendable, Equatable {
         arguments["id"] = nil
         arguments["op"] = nil
         let allowed: Set<String> = switch op {
-        case .write: ["characteristic", "hex", "mode", "qos"]
+        case .write: ["characteristic", "hex", "mode", "qos", "replace"]
         case .read: ["characteristic"]
         case .disconnect, .reconnect, .unpin: []
         case .pin: ["class", "priority", "name", "address_type"]
@@ -114,7 +116,13 @@ public struct MQTTCommandRequest: Sendable, Equatable {
                 }
                 qos = value
             }
-            operation = .write(characteristic: characteristic, bytes: bytes, mode: mode, qos: qos)
+            let replace: Bool
+            switch arguments["replace"] {
+            case nil: replace = false
+            case .bool(let flag)?: replace = flag
+            default: throw reject("'replace' must be true or false", op: opText)
+            }
+            operation = .write(characteristic: characteristic, bytes: bytes, mode: mode, qos: qos, replace: replace)
         case .read:
             let characteristic = try string("characteristic", required: true) ?? ""
             guard BluetoothUUID(characteristic) != nil else { throw reject("'characteristic' is not a UUID: \"\(characteristic)\"", op: opText) }
@@ -177,12 +185,15 @@ public struct MQTTCommandRequest: Sendable, Equatable {
 enum JSONField: Decodable, Equatable {
     case string(String)
     case number(String)
+    case bool(Bool)
     case other
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let text = try? container.decode(String.self) {
             self = .string(text)
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
         } else if let integer = try? container.decode(Int64.self) {
             self = .number(String(integer))
         } else if let double = try? container.decode(Double.self), double.isFinite {

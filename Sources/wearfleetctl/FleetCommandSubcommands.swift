@@ -150,6 +150,11 @@ struct WriteCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The write's class of service (default: the device class's default_qos).", valueName: "control|normal|bulk"))
     var qos: QoS?
 
+    @Flag(help: ArgumentHelp(
+        "Only the newest value matters: replace a still-queued --replace write to this characteristic within the class's "
+            + "coalescing_window (that one is then answered 'Replaced', never sent)."))
+    var replace = false
+
     func validate() throws {
         _ = try checkedUUID(uuid)
         guard ControlCommandResult.bytes(hex: hex) != nil else {
@@ -161,7 +166,7 @@ struct WriteCommand: AsyncParsableCommand {
         let value = ControlCommandResult.bytes(hex: hex) ?? []
         try await target.run { client in
             let outcome = try await client.write(
-                target.address, uuid: uuid, value: value, withoutResponse: withoutResponse, qos: qos?.rawValue)
+                target.address, uuid: uuid, value: value, withoutResponse: withoutResponse, qos: qos?.rawValue, replace: replace)
             return ControlCommandResult(
                 command: "write", address: target.address, uuid: uuid, bytes: value.count, qos: qos?.rawValue, outcome: outcome)
         }

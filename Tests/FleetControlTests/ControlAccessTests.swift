@@ -66,7 +66,8 @@ struct ControlAccessTests {
             return .queued
         }
         func writeAndWait(
-            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, budget: Duration
+            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool,
+            budget: Duration
         ) async throws(FleetWriteError) -> FleetWriteOutcome {
             record("write \(device)")
             return .acknowledged

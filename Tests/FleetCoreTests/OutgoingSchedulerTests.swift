@@ -228,10 +228,11 @@ import FleetCore
     @Test func coalescesAWriteToTheSameCharacteristicWithinTheWindow() throws {
         var scheduler = OutgoingScheduler()
         scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .milliseconds(100)))
+        let first = scheduler.upcomingSequence
         try scheduler.enqueue(value([1]), for: a, now: .zero)
         try scheduler.enqueue(write([9], to: both, mode: .withoutResponse), for: a, now: .zero)
         let result = try scheduler.enqueue(value([2]), for: a, now: PoolFixture.instant(milliseconds: 99))
-        #expect(result == .coalesced)
+        #expect(result == .coalesced(into: first), "it goes out as the first write, under its sequence")
         scheduler.creditsAvailable(device: a, count: 5)
         // The new value takes the old one's place, ahead of the write queued between them.
         #expect(drain(&scheduler).map(\.bytes) == [[2], [9]])
@@ -257,9 +258,10 @@ import FleetCore
     @Test func coalescesIntoAFullQueueWithoutGrowingIt() throws {
         var scheduler = OutgoingScheduler(configuration: OutgoingConfiguration(normalQueueCapacity: 1))
         scheduler.configure(device: a, options: OutgoingDeviceOptions(coalescingWindow: .seconds(1)))
+        let first = scheduler.upcomingSequence
         try scheduler.enqueue(value([1]), for: a, now: .zero)
         let result = try scheduler.enqueue(value([2]), for: a, now: .zero)
-        #expect(result == .coalesced)
+        #expect(result == .coalesced(into: first))
         #expect(scheduler.queueDepth(device: a, qos: .normal) == 1)
     }
 

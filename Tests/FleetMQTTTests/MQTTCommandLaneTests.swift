@@ -54,7 +54,8 @@ import TestSupport
             .queued
         }
         func writeAndWait(
-            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, budget: Duration
+            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool,
+            budget: Duration
         ) async throws(FleetWriteError) -> FleetWriteOutcome {
             if device == slowDevice { await waitForGate() }
             record("write \(device)")

@@ -24,6 +24,8 @@ import Testing
             == MQTTCommandRequest(id: .string("a"), operation: .write(characteristic: "2A39", bytes: [1, 255], mode: .withoutResponse, qos: .control)))
         #expect(try parse(#"{"id":1,"op":"write","characteristic":"2a39","hex":"00"}"#).operation
             == .write(characteristic: "2a39", bytes: [0], mode: .automatic, qos: nil))
+        #expect(try parse(#"{"id":1,"op":"write","characteristic":"2a39","hex":"07","replace":true}"#).operation
+            == .write(characteristic: "2a39", bytes: [7], mode: .automatic, qos: nil, replace: true))
         #expect(try parse(#"{"id":2,"op":"read","characteristic":"2a19"}"#) == MQTTCommandRequest(id: .number("2"), operation: .read(characteristic: "2a19")))
         #expect(try parse(#"{"id":"d","op":"disconnect"}"#).operation == .disconnect)
         #expect(try parse(#"{"id":"r","op":"reconnect"}"#).operation == .reconnect)
@@ -54,6 +56,7 @@ import Testing
         (#"{"id":"x","op":"pin","priority":"high"}"#, "x", "'priority' must be an integer"),
         (#"{"id":"x","op":"pin","priority":5000000}"#, "x", "'priority' must be an integer from 0 to 1000"),
         (#"{"id":"x","op":"pin","priority":-1}"#, "x", "'priority' must be an integer from 0 to 1000"),
+        (#"{"id":"x","op":"write","characteristic":"2a39","hex":"00","replace":"yes"}"#, "x", "'replace' must be true or false"),
         (#"{"id":"x","op":"pin","address_type":"static"}"#, "x", "'address_type' must be public or random, found \"static\""),
         (#"{"id":"x","op":"pin","name":"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"}"#, "x", "a name has at most 248 bytes (a GAP device name)"),
     ] as [(String, String?, String)])

@@ -83,10 +83,11 @@ extension ControlInterface {
             ) { call, id in
                 let uuid = try call.body.decode(String.self, at: 1)
                 let bytes = try call.body.decode([UInt8].self, at: 2)
-                let (mode, qos) = try writeOptions(try call.body.decode([String: DBusValue].self, at: 3))
+                let (mode, qos, replace) = try writeOptions(try call.body.decode([String: DBusValue].self, at: 3))
                 do {
                     let outcome = try await commands.fleet.writeAndWait(
-                        id, characteristic: uuid, bytes: bytes, qos: qos, mode: mode, budget: FleetOrchestrator.writeAnswerBudget)
+                        id, characteristic: uuid, bytes: bytes, qos: qos, mode: mode, replaceable: replace,
+                        budget: FleetOrchestrator.writeAnswerBudget)
                     return [.string(outcome.description)]
                 } catch let error as FleetWriteError {
                     throw controlError(error)
@@ -139,27 +140,30 @@ extension ControlInterface {
     }
 
     /// `Write`'s options: `without_response` (b) and `qos` (s).
-    static func writeOptions(_ options: [String: DBusValue]) throws -> (OutgoingWriteMode, OutgoingQoS?) {
+    static func writeOptions(_ options: [String: DBusValue]) throws -> (OutgoingWriteMode, OutgoingQoS?, replace: Bool) {
         var mode = OutgoingWriteMode.withResponse
         var qos: OutgoingQoS?
+        var replace = false
         for (key, value) in options {
             switch (key, value.unwrappingVariant) {
             case ("without_response", .boolean(let flag)):
                 mode = flag ? .withoutResponse : .withResponse
+            case ("replace", .boolean(let flag)):
+                replace = flag
             case ("qos", .string(let text)):
                 guard let parsed = OutgoingQoS.allCases.first(where: { $0.description == text }) else {
                     throw invalidOption(key, "control, normal or bulk, not '\(text.prefix(32))'")
                 }
                 qos = parsed
-            case ("without_response", _):
+            case ("without_response", _), ("replace", _):
                 throw invalidOption(key, "a boolean (b)")
             case ("qos", _):
                 throw invalidOption(key, "a string (s)")
             default:
-                throw invalidOption(key, "not an option of Write (without_response, qos)")
+                throw invalidOption(key, "not an option of Write (without_response, qos, replace)")
             }
         }
-        return (mode, qos)
+        return (mode, qos, replace)
     }
 
     private static func integer(_ value: DBusValue) -> Int? {
@@ -227,6 +231,7 @@ extension ControlInterface {
         case .notSent: name = names.notSent
         case .failed: name = names.bluetoothFailed
         case .timedOut: name = names.timedOut
+        case .replaced: name = names.replaced
         }
         return DBusError(name: name, message: error.description)
     }

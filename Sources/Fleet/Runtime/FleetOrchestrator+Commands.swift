@@ -21,7 +21,8 @@ public protocol FleetCommands: Sendable {
     /// Writes and answers once the outcome is known, within `budget` (see
     /// `FleetOrchestrator.writeAndWait`).
     func writeAndWait(
-        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, budget: Duration
+        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool,
+        budget: Duration
     ) async throws(FleetWriteError) -> FleetWriteOutcome
     /// Subscribes to a characteristic from now on (at once on a set-up link).
     func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError)

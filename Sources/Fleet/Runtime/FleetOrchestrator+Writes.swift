@@ -31,9 +31,13 @@ extension FleetOrchestrator {
     /// least 3 s: the configuration bounds `write` to `Timeouts.maximumWrite`); one still
     /// queued then is taken back and answers `timedOut` (never sent), and one that went out is
     /// over by the class timeout, so the answer always comes within the budget.
+    ///
+    /// `replaceable`: a later replaceable write to the same characteristic may replace this one's
+    /// value while it is queued, within the class's `coalescing_window` (a set-point where only
+    /// the newest value matters): the replaced caller is answered `replaced`, never sent.
     public func writeAndWait(
         _ id: DeviceID, characteristic text: String, bytes: [UInt8], qos: OutgoingQoS? = nil, mode: OutgoingWriteMode = .automatic,
-        budget: Duration = FleetOrchestrator.writeAnswerBudget
+        replaceable: Bool = false, budget: Duration = FleetOrchestrator.writeAnswerBudget
     ) async throws(FleetWriteError) -> FleetWriteOutcome {
         guard let uuid = BluetoothUUID(text) else { throw .invalidCharacteristic(text) }
         guard case .writeSettings(let settings)? = await submit(.command(.prepareWrite(id))) else { throw .unknownDevice(id) }
@@ -41,7 +45,7 @@ extension FleetOrchestrator {
         let performing = BlueZDeviceTransport.callTimeout(within: classWriteTimeout(of: id))
         return try await writes.enqueueAndWait(
             id, characteristic: uuid.description, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode,
-            timeout: max(budget - performing, .zero))
+            replaceable: replaceable, timeout: max(budget - performing, .zero))
     }
 
     /// How long a waited-for write (`writeAndWait`, D-Bus `Write`, the broker's `write`) may take
@@ -77,6 +81,9 @@ public enum FleetWriteError: Error, Equatable, Sendable, CustomStringConvertible
     case failed(DeviceID, DeviceEvent.Failure)
     /// Still queued when the caller stopped waiting: taken back, never sent.
     case timedOut(DeviceID, after: Duration)
+    /// Its value was replaced by a newer replaceable write while queued (`coalescing_window`):
+    /// never sent; the newer value went out in its place.
+    case replaced(DeviceID)
 
     public var description: String {
         switch self {
@@ -91,6 +98,7 @@ public enum FleetWriteError: Error, Equatable, Sendable, CustomStringConvertible
         case .failed(let id, let failure):
             "bluetoothd: the write to \(id.address) failed: \(failure.name)\(failure.message.isEmpty ? "" : ": \(failure.message)")"
         case .timedOut(let id, let after): "the write to \(id.address) was still queued after \(after); it was taken back and will not be sent"
+        case .replaced(let id): "a newer value for the same characteristic of \(id.address) replaced this one while it was queued; it was not sent"
         }
     }
 }

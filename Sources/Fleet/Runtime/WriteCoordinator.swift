@@ -109,16 +109,30 @@ actor WriteCoordinator {
         return result
     }
 
-    /// Queues a write (never coalesced) and returns once its outcome is known: acknowledged by
-    /// the device (with response), handed to bluetoothd (without response), or failed. A write
-    /// still queued after `timeout` (the link is down, or the queue ahead of it is long) is taken
-    /// back and answers `timedOut`: it will never be sent, so a caller that tries again writes
-    /// once. One already handed to its lane is waited for (the class write timeout bounds it).
+    /// Queues a write and returns once its outcome is known: acknowledged by the device (with
+    /// response), handed to bluetoothd (without response), or failed. A write still queued after
+    /// `timeout` (the link is down, or the queue ahead of it is long) is taken back and answers
+    /// `timedOut`: it will never be sent, so a caller that tries again writes once. One already
+    /// handed to its lane is waited for (the class write timeout bounds it).
+    ///
+    /// A `replaceable` write may replace the value of a still-queued replaceable write to the same
+    /// characteristic within the class's coalescing window: it then goes out as that write (and
+    /// is answered by its outcome), and the caller of the replaced value is answered `replaced`.
     func enqueueAndWait(
-        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, timeout: Duration
+        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS, mode: OutgoingWriteMode, replaceable: Bool,
+        timeout: Duration
     ) async throws(FleetWriteError) -> FleetWriteOutcome {
-        let write = try await outgoingWrite(device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: false)
-        let (_, sequence) = try accept(write, for: device)
+        let write = try await outgoingWrite(
+            device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: replaceable)
+        let (result, appended) = try accept(write, for: device)
+        // Coalesced: this value goes out as the queued write it replaced, whose caller is told.
+        let sequence: UInt64
+        if case .coalesced(let kept) = result {
+            sequence = kept
+            resolve(kept, .failure(.replaced(device)))
+        } else {
+            sequence = appended
+        }
         let outcome = await withCheckedContinuation(isolation: self) { reply in
             let timer = Task { [weak self] in
                 do { try await Task.sleep(for: timeout) } catch { return }
@@ -163,7 +177,7 @@ actor WriteCoordinator {
             }
         }
         var deviceCounters = counters[device] ?? WriteCounters()
-        if result == .coalesced { deviceCounters.coalesced += 1 }
+        if result.wasCoalesced { deviceCounters.coalesced += 1 }
         let depth = scheduler.queueDepth(device: device, qos: write.qos)
         deviceCounters.highWater[write.qos.description] = max(deviceCounters.highWater[write.qos.description] ?? 0, depth)
         counters[device] = deviceCounters
