@@ -2,7 +2,7 @@
 public struct MQTTSettings: Equatable, Sendable {
     /// The command ops a broker may send (`allow_commands`).
     public enum CommandOp: String, CaseIterable, Sendable, Comparable {
-        case write, read, disconnect, reconnect, pin, unpin
+        case write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe
 
         public static func < (lhs: CommandOp, rhs: CommandOp) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

@@ -50,6 +50,16 @@ extension ControlClient {
         _ = try await command("Reconnect", address: address, [.string(address)])
     }
 
+    /// `Subscribe(address, uuid)`: notifications of the characteristic from now on.
+    public func subscribe(_ address: String, uuid: String) async throws {
+        _ = try await command("Subscribe", address: address, [.string(address), .string(uuid)])
+    }
+
+    /// `Unsubscribe(address, uuid)`: no more notifications of the characteristic.
+    public func unsubscribe(_ address: String, uuid: String) async throws {
+        _ = try await command("Unsubscribe", address: address, [.string(address), .string(uuid)])
+    }
+
     /// `Read(address, uuid)`: the characteristic's value as the device answered it.
     public func read(_ address: String, uuid: String) async throws -> [UInt8] {
         let reply = try await command("Read", address: address, [.string(address), .string(uuid)])

@@ -1,9 +1,10 @@
 import FoundationEssentials
 
-/// What `wearfleetctl pin|unpin|disconnect|reconnect|read|write` prints once the daemon
+/// What `wearfleetctl pin|unpin|disconnect|reconnect|read|write|subscribe|unsubscribe` prints once the daemon
 /// answered: one line of text, or (`--json`) one JSON object with `schemaVersion`, `command`,
 /// `address` and `ok` (always true: a refusal is an error on stderr and an exit code), plus
-/// `uuid` and `value` (hex) for `read`, and `uuid`, `bytes`, `qos` and `outcome` for `write`.
+/// `uuid` and `value` (hex) for `read`, `uuid` for `subscribe` and `unsubscribe`, and `uuid`,
+/// `bytes`, `qos` and `outcome` for `write`.
 public struct ControlCommandResult: Sendable, Hashable, Encodable {
     public var command: String
     public var address: String
@@ -37,6 +38,8 @@ public struct ControlCommandResult: Sendable, Hashable, Encodable {
         case "disconnect": "disconnected \(address); it stays disconnected until 'wearfleetctl reconnect \(address)'"
         case "reconnect": "reconnecting \(address) now (backoff and give-up cleared)"
         case "read": value ?? ""
+        case "subscribe": "subscribed to \(uuid ?? "") of \(address)"
+        case "unsubscribe": "unsubscribed from \(uuid ?? "") of \(address)"
         case "write": "\(outcome ?? "written"): \(bytes ?? 0) \(bytes == 1 ? "byte" : "bytes") to \(uuid ?? "") of \(address)"
         default: "\(command) \(address): done"
         }

@@ -49,6 +49,10 @@ public enum WearfleetControl {
         public static let timedOut = "org.wearfleet.Error.Timeout"
         /// A newer `replace` write took the queued write's place: never sent.
         public static let replaced = "org.wearfleet.Error.Replaced"
+        /// `Subscribe` to a characteristic the device is subscribed to already.
+        public static let alreadySubscribed = "org.wearfleet.Error.AlreadySubscribed"
+        /// `Unsubscribe` from a characteristic the device is not subscribed to.
+        public static let notSubscribed = "org.wearfleet.Error.NotSubscribed"
         /// bluetoothd or the device refused or failed the operation; the message has BlueZ's error.
         public static let bluetoothFailed = "org.wearfleet.Error.BluetoothFailed"
         /// A pin change is in effect for this run but could not be saved.

@@ -368,6 +368,12 @@ actor MQTTBridge {
             case .pin(let options, _):
                 try await fleet.pin(device, options: options)
                 answer(MQTTCommandResult.success(request.id, op: op.rawValue))
+            case .subscribe(let characteristic):
+                try await fleet.subscribe(device, characteristic: characteristic)
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
+            case .unsubscribe(let characteristic):
+                try await fleet.unsubscribe(device, characteristic: characteristic)
+                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
             case .unpin:
                 try await fleet.unpin(device)
                 answer(MQTTCommandResult.success(request.id, op: op.rawValue))

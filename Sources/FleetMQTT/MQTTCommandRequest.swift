@@ -9,16 +9,18 @@ import GATT
 ///
 /// | op | arguments |
 /// |---|---|
-/// | `write` | `characteristic` (UUID), `hex` (the bytes), optional `mode` (`request`, `command`, `auto`), `qos` (`control`, `normal`, `bulk`) |
-/// | `read` | `characteristic` |
+/// | `write` | `characteristic` (UUID), `hex` (the bytes), optional `mode` (`request`, `command`, `auto`), `qos` (`control`, `normal`, `bulk`), `replace` (bool) |
+/// | `read`, `subscribe`, `unsubscribe` | `characteristic` |
 /// | `disconnect`, `reconnect`, `unpin` | — |
-/// | `pin` | optional `class`, `priority` (integer), `name` |
+/// | `pin` | optional `class`, `priority` (integer), `name`, `address_type` |
 public struct MQTTCommandRequest: Sendable, Equatable {
     public enum Operation: Sendable, Equatable {
         /// `replace`: may replace a still-queued `replace` write to the characteristic within the
         /// class's `coalescing_window` (only the newest value matters).
         case write(characteristic: String, bytes: [UInt8], mode: OutgoingWriteMode, qos: OutgoingQoS?, replace: Bool = false)
         case read(characteristic: String)
+        case subscribe(characteristic: String)
+        case unsubscribe(characteristic: String)
         case disconnect, reconnect, unpin
         /// `addressType`: the device's (`address_type`: public or random) when the fleet does
         /// not know it yet; nil is public, as on D-Bus.
@@ -32,6 +34,8 @@ public struct MQTTCommandRequest: Sendable, Equatable {
             case .reconnect: .reconnect
             case .unpin: .unpin
             case .pin: .pin
+            case .subscribe: .subscribe
+            case .unsubscribe: .unsubscribe
             }
         }
     }
@@ -79,7 +83,7 @@ public struct MQTTCommandRequest: Sendable, Equatable {
         arguments["op"] = nil
         let allowed: Set<String> = switch op {
         case .write: ["characteristic", "hex", "mode", "qos", "replace"]
-        case .read: ["characteristic"]
+        case .read, .subscribe, .unsubscribe: ["characteristic"]
         case .disconnect, .reconnect, .unpin: []
         case .pin: ["class", "priority", "name", "address_type"]
         }
@@ -127,6 +131,10 @@ public struct MQTTCommandRequest: Sendable, Equatable {
             let characteristic = try string("characteristic", required: true) ?? ""
             guard BluetoothUUID(characteristic) != nil else { throw reject("'characteristic' is not a UUID: \"\(characteristic)\"", op: opText) }
             operation = .read(characteristic: characteristic)
+        case .subscribe, .unsubscribe:
+            let characteristic = try string("characteristic", required: true) ?? ""
+            guard BluetoothUUID(characteristic) != nil else { throw reject("'characteristic' is not a UUID: \"\(characteristic)\"", op: opText) }
+            operation = op == .subscribe ? .subscribe(characteristic: characteristic) : .unsubscribe(characteristic: characteristic)
         case .disconnect: operation = .disconnect
         case .reconnect: operation = .reconnect
         case .unpin: operation = .unpin

@@ -127,6 +127,45 @@ struct ReadCommand: AsyncParsableCommand {
     }
 }
 
+struct SubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscribe",
+        abstract: "Subscribe to a characteristic's notifications from now on (kept across reloads, not restarts).")
+
+    @OptionGroup var target: CommandTarget
+
+    @Argument(help: ArgumentHelp("The characteristic's UUID (2a37 or the 128-bit form).", valueName: "UUID"))
+    var uuid: String
+
+    func validate() throws { _ = try checkedUUID(uuid) }
+
+    func run() async throws {
+        try await target.run { client in
+            try await client.subscribe(target.address, uuid: uuid)
+            return ControlCommandResult(command: "subscribe", address: target.address, uuid: uuid)
+        }
+    }
+}
+
+struct UnsubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unsubscribe", abstract: "Stop a characteristic's notifications (the class's own subscriptions too).")
+
+    @OptionGroup var target: CommandTarget
+
+    @Argument(help: ArgumentHelp("The characteristic's UUID.", valueName: "UUID"))
+    var uuid: String
+
+    func validate() throws { _ = try checkedUUID(uuid) }
+
+    func run() async throws {
+        try await target.run { client in
+            try await client.unsubscribe(target.address, uuid: uuid)
+            return ControlCommandResult(command: "unsubscribe", address: target.address, uuid: uuid)
+        }
+    }
+}
+
 struct WriteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "write",

@@ -23,6 +23,7 @@ struct WearfleetCtl: AsyncParsableCommand {
         subcommands: [
             Status.self, Device.self, Watch.self, ReplayCommand.self,
             PinCommand.self, UnpinCommand.self, DisconnectCommand.self, ReconnectCommand.self, ReadCommand.self, WriteCommand.self,
+            SubscribeCommand.self, UnsubscribeCommand.self,
         ],
         defaultSubcommand: Status.self)
 

@@ -59,12 +59,6 @@ struct ControlAccessTests {
             record("read \(device)")
             return [1]
         }
-        func write(
-            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool
-        ) async throws(FleetWriteError) -> OutgoingEnqueueResult {
-            record("write \(device)")
-            return .queued
-        }
         func writeAndWait(
             _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool,
             budget: Duration

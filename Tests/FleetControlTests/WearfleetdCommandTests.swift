@@ -182,6 +182,26 @@ struct WearfleetdCommandTests {
         await setup.simulator.stop()
     }
 
+    @Test func subscribeAndUnsubscribeReachTheFleetAndNameTheirRefusals() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.files.remove() }
+        let daemon = try await Self.readyDaemon(setup)
+        let strap = Self.straps[0]
+        let off = try await Self.ctl(setup, ["unsubscribe", strap, "2a37"])
+        #expect(off.status == 0, "\(off.errors)")
+        #expect(off.output == "unsubscribed from 2a37 of \(strap)")
+        let again = try await Self.ctl(setup, ["unsubscribe", strap, "2a37"])
+        #expect(again.status == ControlClientError.ExitCode.failure && again.errors.contains("NotSubscribed"), "\(again.errors)")
+        let on = try await Self.ctl(setup, ["subscribe", strap, "2a37", "--json"])
+        #expect(on.status == 0, "\(on.errors)")
+        let answer = try Self.json(on.output)
+        #expect(answer["command"] as? String == "subscribe" && answer["uuid"] as? String == "2a37" && answer["ok"] as? Bool == true)
+        let twice = try await Self.ctl(setup, ["subscribe", strap, "2a37"])
+        #expect(twice.status == ControlClientError.ExitCode.failure && twice.errors.contains("AlreadySubscribed"), "\(twice.errors)")
+        #expect(await daemon.stop() == 0)
+        await setup.simulator.stop()
+    }
+
     @Test func everyBadInputHasItsNamedErrorAndChangesNothing() async throws {
         let setup = try await Self.setUp()
         defer { setup.files.remove() }

@@ -48,11 +48,6 @@ import TestSupport
             record("read \(device)")
             return [7]
         }
-        func write(
-            _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool
-        ) async throws(FleetWriteError) -> OutgoingEnqueueResult {
-            .queued
-        }
         func writeAndWait(
             _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool,
             budget: Duration

@@ -30,6 +30,8 @@ import Testing
         #expect(try parse(#"{"id":"d","op":"disconnect"}"#).operation == .disconnect)
         #expect(try parse(#"{"id":"r","op":"reconnect"}"#).operation == .reconnect)
         #expect(try parse(#"{"id":"u","op":"unpin"}"#).operation == .unpin)
+        #expect(try parse(#"{"id":"s","op":"subscribe","characteristic":"2a37"}"#).operation == .subscribe(characteristic: "2a37"))
+        #expect(try parse(#"{"id":"s","op":"unsubscribe","characteristic":"2a37"}"#).operation == .unsubscribe(characteristic: "2a37"))
         #expect(try parse(#"{"id":"p","op":"pin","class":"strap","priority":5,"name":"Bed 3"}"#).operation
             == .pin(FleetPinOptions(className: "strap", priority: 5, name: "Bed 3"), addressType: nil))
         #expect(try parse(#"{"id":"p","op":"pin","address_type":"random"}"#).operation == .pin(FleetPinOptions(), addressType: .random))
@@ -41,7 +43,7 @@ import Testing
         (#"{"op":"read"}"#, nil, "'id' is missing"),
         (#"{"id":true,"op":"read"}"#, nil, "'id' must be a string or a number"),
         (#"{"id":"x"}"#, "x", "'op' must be a string"),
-        (#"{"id":"x","op":"format"}"#, "x", "unknown op \"format\" (known: write, read, disconnect, reconnect, pin, unpin)"),
+        (#"{"id":"x","op":"format"}"#, "x", "unknown op \"format\" (known: write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe)"),
         (#"{"id":"x","op":"read"}"#, "x", "read needs 'characteristic'"),
         (#"{"id":"x","op":"read","characteristic":"heart"}"#, "x", "'characteristic' is not a UUID: \"heart\""),
         (#"{"id":"x","op":"read","characteristic":"2a19","hex":"00"}"#, "x", "read takes no argument 'hex'"),
@@ -57,6 +59,8 @@ import Testing
         (#"{"id":"x","op":"pin","priority":5000000}"#, "x", "'priority' must be an integer from 0 to 1000"),
         (#"{"id":"x","op":"pin","priority":-1}"#, "x", "'priority' must be an integer from 0 to 1000"),
         (#"{"id":"x","op":"write","characteristic":"2a39","hex":"00","replace":"yes"}"#, "x", "'replace' must be true or false"),
+        (#"{"id":"x","op":"subscribe"}"#, "x", "subscribe needs 'characteristic'"),
+        (#"{"id":"x","op":"unsubscribe","characteristic":"beat"}"#, "x", "'characteristic' is not a UUID: \"beat\""),
         (#"{"id":"x","op":"pin","address_type":"static"}"#, "x", "'address_type' must be public or random, found \"static\""),
         (#"{"id":"x","op":"pin","name":"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"}"#, "x", "a name has at most 248 bytes (a GAP device name)"),
     ] as [(String, String?, String)])

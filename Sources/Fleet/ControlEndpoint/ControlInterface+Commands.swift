@@ -12,6 +12,9 @@ import GATT
 //   `priority` (i), `name` (s).
 // - `Unpin(s address)`, `Disconnect(s address)`, `Reconnect(s address)`.
 // - `Read(s address, s uuid) → ay`: the value as the device answered it.
+// - `Subscribe(s address, s uuid)`, `Unsubscribe(s address, s uuid)`: notifications of a
+//   characteristic from now on (at once on a set-up link; kept across reloads, not restarts), or
+//   no more (a subscription of the class's too).
 // - `Write(s address, s uuid, ay value, a{sv} options) → s`: options `without_response` (b,
 //   default false) and `qos` (s: control|normal|bulk, default the class's `default_qos`);
 //   answers `acknowledged` (with response: the device answered) or `sent` (without response:
@@ -75,6 +78,16 @@ extension ControlInterface {
                     try await commands.fleet.read(id, characteristic: uuid)
                 }
                 return [.bytes(bytes)]
+            },
+            command("Subscribe", inputs: [address, DBusArgument("uuid", .string)]) { call, id in
+                let uuid = try call.body.decode(String.self, at: 1)
+                try await run { () throws(FleetCommandError) in try await commands.fleet.subscribe(id, characteristic: uuid) }
+                return []
+            },
+            command("Unsubscribe", inputs: [address, DBusArgument("uuid", .string)]) { call, id in
+                let uuid = try call.body.decode(String.self, at: 1)
+                try await run { () throws(FleetCommandError) in try await commands.fleet.unsubscribe(id, characteristic: uuid) }
+                return []
             },
             command(
                 "Write",
@@ -207,7 +220,8 @@ extension ControlInterface {
         case .invalidCharacteristic: name = names.invalidUUID
         case .unknownCharacteristic: name = names.unknownCharacteristic
         case .notPermitted: name = names.notSupported
-        case .alreadySubscribed, .notSubscribed: name = DBusError.failed
+        case .alreadySubscribed: name = names.alreadySubscribed
+        case .notSubscribed: name = names.notSubscribed
         case .failed: name = names.bluetoothFailed
         case .notSaved: name = names.notSaved
         case .invalidPinOptions: name = names.invalidOption

@@ -14,10 +14,6 @@ public protocol FleetCommands: Sendable {
     func reconnect(_ device: DeviceID) async throws(FleetCommandError)
     /// Reads a characteristic of a linked device; the value is also published as a value.
     func read(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) -> [UInt8]
-    /// Queues a write (see `FleetOrchestrator.write`).
-    func write(
-        _ device: DeviceID, characteristic: String, bytes: [UInt8], qos: OutgoingQoS?, mode: OutgoingWriteMode, replaceable: Bool
-    ) async throws(FleetWriteError) -> OutgoingEnqueueResult
     /// Writes and answers once the outcome is known, within `budget` (see
     /// `FleetOrchestrator.writeAndWait`).
     func writeAndWait(
