@@ -9,15 +9,31 @@ extension StateStore {
 
     public nonisolated var runNumberFile: URL { directory.appendingPathComponent(Self.runNumberFileName) }
 
+    /// This start's number, and what was wrong with the counter if it was damaged.
+    public struct RunStart: Sendable, Equatable {
+        public var number: UInt64
+        /// The counter held something other than a number (its first bytes, quoted): the count
+        /// was lost, so `number` is the Unix time instead, past any count a directory reaches
+        /// by starts (the counter goes on from it).
+        public var damagedCounter: String?
+    }
+
     /// Counts this start: the number after the one the state directory holds (1 when it holds
-    /// none, or something that is not a number), written (atomically) before it is returned, so
-    /// two runs never get the same number from one directory.
-    public func beginRun() throws(StateStoreError) -> UInt64 {
-        let previous = (try? Data(contentsOf: runNumberFile))
-            .flatMap { String(decoding: $0, as: UTF8.self).split(whereSeparator: \.isWhitespace).first }
-            .flatMap { UInt64($0) } ?? 0
-        let run = previous &+ 1
-        try writer.write(Data("\(run)\n".utf8), to: runNumberFile)
-        return run
+    /// none), written (atomically) before it is returned, so two runs never get the same number
+    /// from one directory. A counter that is not a number is never taken as none: the numbers it
+    /// counted may be in the journal, so the count goes on from the Unix time (`RunStart`).
+    public func beginRun(now: Date = Date()) throws(StateStoreError) -> RunStart {
+        var start = RunStart(number: 1, damagedCounter: nil)
+        if let data = try? Data(contentsOf: runNumberFile) {
+            let text = String(decoding: data, as: UTF8.self)
+            if let previous = text.split(whereSeparator: \.isWhitespace).first.flatMap({ UInt64($0) }) {
+                start.number = previous &+ 1
+            } else {
+                start.damagedCounter = "\"\(text.prefix(32).unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? String($0) : "?" }.joined())\""
+                start.number = UInt64(max(1, now.timeIntervalSince1970.rounded(.down)))
+            }
+        }
+        try writer.write(Data("\(start.number)\n".utf8), to: runNumberFile)
+        return start
     }
 }

@@ -26,15 +26,26 @@ struct JournalTruthTests {
         for _ in 0..<3 {
             // A new store each time, as a restarted daemon has.
             let store = StateStoreFixture.store(in: directory)
-            runs.append(try await store.beginRun())
+            runs.append(try await store.beginRun().number)
         }
         #expect(runs == [1, 2, 3])
     }
 
-    @Test func aRunNumberFileThatIsNotANumberStartsAgainAtOne() async throws {
+    @Test func aDamagedRunCounterIsLoggedAndNoNumberItCountedIsUsedAgain() async throws {
         let directory = try TemporaryDirectory()
-        try Data("garbage\n".utf8).write(to: directory.url.appendingPathComponent(StateStore.runNumberFileName))
-        #expect(try await StateStoreFixture.store(in: directory).beginRun() == 1)
+        try Data("garb\u{1}age\n".utf8).write(to: directory.url.appendingPathComponent(StateStore.runNumberFileName))
+        let noon = Date(timeIntervalSince1970: 1_700_000_000)
+        let start = try await StateStoreFixture.store(in: directory).beginRun(now: noon)
+        #expect(start == StateStore.RunStart(number: 1_700_000_000, damagedCounter: "\"garb?age?\""))
+        // It goes on counting from there.
+        #expect(try await StateStoreFixture.store(in: directory).beginRun(now: noon).number == 1_700_000_001)
+        // And the daemon says so.
+        try Data("x".utf8).write(to: directory.url.appendingPathComponent(StateStore.runNumberFileName))
+        let capture = LogCapture()
+        let run = await StateStoreService.beginRun(StateStoreFixture.store(in: directory), logger: capture.logger(label: "test"))
+        #expect(run > 1_700_000_001, "past what it counted (the time now)")
+        let line = capture.entries.first { $0.event == "run_number_damaged" }
+        #expect(line?.level == .warning && line?.metadata["found"] == "\"x\"" && line?.metadata["run"] == "\(run)")
     }
 
     @Test func aDirectoryThatTakesNoRunNumberStillGivesARunUnlikeAnyCounter() async throws {

@@ -90,7 +90,14 @@ public struct StateStoreService: SequencedService {
     /// counter a directory is likely to reach, so sessions still do not mix with other runs.
     static func beginRun(_ store: StateStore, logger: Logger) async -> UInt64 {
         do {
-            return try await store.beginRun()
+            let start = try await store.beginRun()
+            if let damaged = start.damagedCounter {
+                logger.warning("the run counter was damaged; runs are numbered from the time now, past any it counted", metadata: [
+                    "event": "run_number_damaged", "found": "\(damaged)", "run": "\(start.number)",
+                    "path": "\(store.runNumberFile.path)",
+                ])
+            }
+            return start.number
         } catch {
             let run = UInt64.random(in: 1_000_000...9_999_999)
             logger.warning("cannot count this run in the state directory; sessions are numbered under a random run", metadata: [
