@@ -17,6 +17,8 @@ import Glibc
 ///   future-version file is renamed aside (`runtime-pins.json.corrupt-<UTC stamp>`), logged at
 ///   error level, and the daemon starts with the configuration's pins only.
 public actor RuntimePinsFile {
+    /// Off the concurrency pool: saves block in `fsync` (`StateDirectoryExecutor`).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { StateDirectoryExecutor.shared.asUnownedSerialExecutor() }
     public static let fileName = "runtime-pins.json"
     static let format = "wearfleet-runtime-pins"
     static let version = 1

@@ -16,9 +16,12 @@ import Glibc
 /// - A corrupt, unreadable or too-new file is renamed aside (`known-devices.json.corrupt-<UTC>`)
 ///   with its content untouched and reported; the store then starts empty. It is never overwritten.
 ///
-/// Saves run on this actor (including `fsync`), so callers of `update` may wait behind one save;
+/// Saves run on this actor (including `fsync`, on the state directory's own queue, never the
+/// concurrency pool: `StateDirectoryExecutor`), so callers of `update` may wait behind one save;
 /// the debounce keeps that to about one save per `debounce`.
 public actor StateStore {
+    /// Off the concurrency pool: saves block in `fsync` (`StateDirectoryExecutor`).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { StateDirectoryExecutor.shared.asUnownedSerialExecutor() }
     public static let fileName = "known-devices.json"
 
     public nonisolated let directory: URL
