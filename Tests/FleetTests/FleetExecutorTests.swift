@@ -211,6 +211,26 @@ struct FleetExecutorTests {
         await fleet.orchestrator.stop()
     }
 
+    @Test func aPoolDeviceThatLeavesTheFleetIsForgottenByTheValuePipeline() async throws {
+        var configuration = Self.configuration(pinned: [], pool: true)
+        configuration.poolAdmission = PoolAdmission(namePrefixes: ["HRM"], minimumRSSI: -90, defaultClass: "strap")
+        let fleet = try await Self.start(configuration)
+        fleet.bluetooth.appear(adapters: [Self.hci0])
+        let candidate = Self.device(12)
+        fleet.bluetooth.add(.init(adapter: Self.hci0, name: "HRM 12", rssi: -50), for: candidate)
+        try await fleet.waitForStatus("the candidate connected") { $0.poolConnected == 1 }
+        let pipeline = fleet.orchestrator.pipeline
+        pipeline.ingest(device: candidate, characteristic: Self.heartRate, bytes: [0x00, 71])
+        #expect(pipeline.counters(for: candidate).notifications == 1)
+        #expect(pipeline.deviceCount == 1)
+        // The pool is turned off: the candidate leaves the fleet, and the pipeline keeps nothing of it.
+        let summary = await fleet.orchestrator.reconfigure(Self.configuration(pinned: []))
+        #expect(summary.poolReleased == [candidate])
+        #expect(pipeline.deviceCount == 0)
+        #expect(pipeline.counters(for: candidate).notifications == 0)
+        await fleet.orchestrator.stop()
+    }
+
     @Test func theActivityFeedCarriesFleetEventsAndValuesWithTheirBytes() async throws {
         let strap = Self.device(9)
         let fleet = try await Self.start(Self.configuration(pinned: [strap]))

@@ -208,14 +208,10 @@ public final class ValuePipeline: Sendable {
         }
     }
 
-    private struct SourceKey: Hashable {
-        let device: DeviceID
-        let characteristic: String
-    }
-
     private struct Index {
         var records: [DeviceID: DeviceRecord] = [:]
-        var sources: [SourceKey: Source] = [:]
+        /// By device, then characteristic, so forgetting a device touches only its own.
+        var sources: [DeviceID: [String: Source]] = [:]
     }
 
     private let index = Mutex(Index())
@@ -231,12 +227,11 @@ public final class ValuePipeline: Sendable {
     /// so a deliverer may keep it or ask again.
     public func source(device: DeviceID, characteristic: String) -> Source {
         index.withLock { index in
-            let key = SourceKey(device: device, characteristic: characteristic)
-            if let known = index.sources[key] { return known }
+            if let known = index.sources[device]?[characteristic] { return known }
             let record = index.records[device] ?? DeviceRecord()
             index.records[device] = record
             let source = Source(device: device, characteristic: characteristic, record: record, outlets: outlets)
-            index.sources[key] = source
+            index.sources[device, default: [:]][characteristic] = source
             return source
         }
     }
@@ -309,6 +304,20 @@ public final class ValuePipeline: Sendable {
         }
         record.journalContext = context
     }
+
+    /// Forgets a device that left the fleet: its counters, journal fields and sources, so a fleet
+    /// that sees thousands of passing devices (pool candidates, random addresses) keeps none of
+    /// them. A source someone still holds goes on decoding and publishing; a later
+    /// `source(device:characteristic:)` starts the device afresh.
+    public func forget(_ device: DeviceID) {
+        index.withLock { index in
+            index.records[device] = nil
+            index.sources[device] = nil
+        }
+    }
+
+    /// How many devices the pipeline keeps counters for (what `forget` bounds).
+    public var deviceCount: Int { index.withLock { $0.records.count } }
 
     public func counters(for device: DeviceID) -> DeviceCounters {
         index.withLock { $0.records[device] }?.counters ?? DeviceCounters()
