@@ -52,10 +52,22 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     /// From now on, calls of `kind` do not answer (until their task is cancelled).
     func hang(_ kind: HungCall) { world.withLock { _ = $0.hung.insert(kind) } }
 
-    /// Waits as a call bluetoothd never answers does: until the caller gives up (cancels).
+    /// The calls of `kind` answer again, those waiting included.
+    func release(_ kind: HungCall) { world.withLock { _ = $0.hung.remove(kind) } }
+
+    /// Waits as a call bluetoothd does not answer does: until the caller gives up (cancels), or
+    /// the test releases it (checked every 10 ms).
     private func hangIf(_ kind: HungCall) async {
-        guard world.withLock({ $0.hung.contains(kind) }) else { return }
-        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        while world.withLock({ $0.hung.contains(kind) }), !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// RSSI changes of a device's object, as advertisements bring them (objects alone, no event).
+    func rssi(_ value: Int, of id: DeviceID, on adapter: AdapterID) {
+        let all = world.withLock { world -> [FleetStateMachine.DeviceObject] in
+            world.objects[id]?[adapter]?.rssi = value
+            return Self.sorted(world.objects[id])
+        }
+        factSink.yield(.device(id, nil, objects: all))
     }
     private func record(_ call: String) { world.withLock { $0.calls.append(call) } }
 

@@ -78,6 +78,40 @@ struct FleetExecutorHungBluetoothdTests {
         try await Self.answers("stop") { await fleet.orchestrator.stop() }
     }
 
+    /// While the loop is held up, a burst of RSSI changes waits as one input per device, and a
+    /// link's loss among them is kept and applied in its place.
+    @Test func whileTheLoopIsHeldRSSIBurstsCoalesceAndLinkFactsAreKept() async throws {
+        let strap = Fixture.device(26), watch = Fixture.device(27)
+        let fleet = try await Fixture.start(Fixture.configuration(pinned: [strap, watch]))
+        let changes = fleet.orchestrator.stateChanges
+        let hci1 = AdapterID("hci1")
+        fleet.bluetooth.appear(
+            adapters: [Self.hci0, hci1],
+            objects: [strap: [.init(adapter: Self.hci0, rssi: -50)], watch: [.init(adapter: Self.hci0, rssi: -60)]])
+        try await fleet.waitForStatus("both ready") { $0.pinnedReady == 2 }
+        fleet.bluetooth.hang(.adapterStopped)
+        fleet.bluetooth.powerOff(hci1)
+        try await fleet.bluetooth.waitForCall("the loop to be held") { $0 == "adapterStopped hci1" }
+        for beat in 0..<500 {
+            fleet.bluetooth.rssi(-40 - beat % 30, of: strap, on: Self.hci0)
+            fleet.bluetooth.rssi(-70 - beat % 20, of: watch, on: Self.hci0)
+            if beat == 250 { fleet.bluetooth.dropLink(strap) }
+        }
+        try await withTimeout(.seconds(60), "the burst to reach the queue") {
+            while await fleet.orchestrator.coalescedInputs < 990 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        // The strap: its RSSI before the loss, the loss, its RSSI after; the watch: one.
+        let waiting = await fleet.orchestrator.waitingInputs
+        #expect(waiting <= 8, "\(waiting) inputs wait for 1,001 facts")
+        fleet.bluetooth.release(.adapterStopped)
+        try await Self.lostAndReadyAgain(strap, in: changes)
+        let status = try await fleet.waitForStatus("the newest RSSI applied") { status in
+            status.devices.first { $0.id == watch }?.rssi == -70 - 499 % 20
+        }
+        #expect(status.devices.first { $0.id == strap }?.state == .ready)
+        await fleet.orchestrator.stop()
+    }
+
     @Test func theWatchdogPingsWhileBluetoothdHangsAndNotWhenTheLoopStops() async throws {
         let strap = Fixture.device(25)
         let fleet = try await Fixture.start(Fixture.configuration(pinned: [strap]))

@@ -47,6 +47,10 @@ public actor FleetOrchestrator {
     /// reply (if any); those before `nextToApply` were applied.
     private var pending: [(input: FleetStateMachine.Input?, ticket: UInt64)] = []
     private var nextToApply = 0
+    /// Devices whose newest waiting input is a change of their objects alone (`.device(id, nil,
+    /// objects:)`, RSSI and the like), by that input's ticket: the next such change replaces it
+    /// in place (`coalesce`).
+    private var coalescible: [DeviceID: UInt64] = [:]
     private var nextTicket: UInt64 = 0
     private var waiting: [UInt64: CheckedContinuation<FleetStateMachine.Reply?, Never>] = [:]
     private var draining = false
@@ -256,6 +260,7 @@ public actor FleetOrchestrator {
     }
 
     private func schedule(_ input: FleetStateMachine.Input?, reply: CheckedContinuation<FleetStateMachine.Reply?, Never>?) {
+        if let input, coalesce(input) { return }
         let ticket = nextTicket
         nextTicket += 1
         pending.append((input, ticket))
@@ -264,6 +269,37 @@ public actor FleetOrchestrator {
         draining = true
         drainer = Task { await self.drain() }
     }
+
+    /// Keeps the queue bounded while the loop is busy: a change of a device's objects alone
+    /// (bursts of RSSI from advertisements) replaces the device's previous such change that still
+    /// waits, if nothing else about the device was queued after it, since its objects are the
+    /// complete, newer picture. Every other input (a link that came or went, a device found or
+    /// lost, commands, timers) is queued and applied, never dropped. True when `input` took an
+    /// earlier one's place.
+    private func coalesce(_ input: FleetStateMachine.Input) -> Bool {
+        guard case .device(let id, let event, _) = input else { return false }
+        guard event == nil else {
+            coalescible[id] = nil  // later changes must come after this fact
+            return false
+        }
+        if let ticket = coalescible[id], let first = pending.first?.ticket, ticket >= first {
+            let position = Int(ticket - first)
+            // Not the input at `nextToApply`: the loop may be applying it (it took a copy).
+            if position > nextToApply, position < pending.count, pending[position].ticket == ticket {
+                pending[position].input = input
+                coalescedInputs += 1
+                return true
+            }
+        }
+        coalescible[id] = nextTicket
+        return false
+    }
+
+    /// Inputs that took a waiting one's place (`coalesce`) since start.
+    public private(set) var coalescedInputs: UInt64 = 0
+
+    /// Inputs waiting to be applied now (with the one being applied).
+    public var waitingInputs: Int { pending.count - nextToApply }
 
     /// Applies every waiting input, in order, each one's actions carried out before the next;
     /// ends when none is left (the next `schedule` starts another).
@@ -284,6 +320,7 @@ public actor FleetOrchestrator {
         }
         pending.removeAll()
         nextToApply = 0
+        coalescible.removeAll()
         draining = false
         releaseHeapAfterBurst(inputsApplied: applied)
     }
