@@ -16,10 +16,11 @@ extension FleetMetricsRecorder {
                 pinnedDevices.record(Double(status.pinnedTotal))
                 bluetoothdUp.record(status.bluetoothdPresent ? 1.0 : 0.0)
                 Self.refreshAdapters(status.adapters, in: &state, factory: factory)
-                for device in status.devices {
+                for device in status.devices where !state.removedSinceRefresh.contains(device.id) {
                     Self.refreshDevice(device, writes: snapshot.writes[device.id], in: &state)
                 }
             }
+            state.removedSinceRefresh.removeAll()
         }
     }
 

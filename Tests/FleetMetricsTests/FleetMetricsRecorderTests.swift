@@ -189,6 +189,15 @@ struct FleetMetricsRecorderTests {
         #expect(exposition.samples.allSatisfy { $0.labels["address"] == nil })
     }
 
+    @Test func aSnapshotTakenBeforeADeviceWasRemovedDoesNotBringItsSeriesBack() throws {
+        let before = snapshot(notifications: 5)
+        metrics.recorder.deviceRemoved(strap)
+        #expect(try scrape(before).samples.allSatisfy { $0.labels["address"] == nil }, "the scrape's snapshot still listed it")
+        // Added again, it is counted again.
+        metrics.recorder.deviceAdded(FleetObservedDevice(id: strap, name: "chest strap", className: "strap", pinned: true))
+        #expect(try scrape(snapshot(notifications: 6)).value("wearfleet_device_notifications_total", identity) == 6)
+    }
+
     @Test func labelValuesAreEscaped() throws {
         let odd = DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:02")!, addressType: .random)
         let name = "Strap \"7\" \\ back\nline"
