@@ -16,17 +16,12 @@ struct FailureModeTests {
     }
 
     /// The server answers after 20 s; the caller gave up after 200 ms. NoReply shows that the
-    /// call's own timer ended it (a late reply would have been a success), and the bound that it
-    /// did so long before the reply was due. The bound is not a latency figure: on two loaded
-    /// cores (the whole suite, MQTT's 500 Hz outage test among it) the 200 ms timer was seen
-    /// to fire after 3.03 s.
+    /// call's own timer ended it (a late reply would have been a success). No duration is
+    /// asserted: on two loaded cores the 200 ms timer was seen to fire after 3.03 s.
     @Test func aCallTimesOutWithNoReply() async throws {
-        let clock = ContinuousClock()
-        let start = clock.now
         await #expect {
             try await client.callTest(server, "Sleep", [.uint32(20_000)], timeout: .milliseconds(200))
         } throws: { ($0 as? DBusError)?.name == DBusError.noReply }
-        #expect(clock.now - start < .seconds(10))
     }
 
     @Test func cancellingTheCallingTaskCancelsTheCall() async throws {

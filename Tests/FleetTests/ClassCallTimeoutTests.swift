@@ -39,9 +39,9 @@ struct ClassCallTimeoutTests {
         transport.addCentral(try CentralActor(
             adapter: AdapterID("hci0"), client: parts.client, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
 
-        // A class connect timeout of 0.5 s: the call gives up 1 s after it, never 45 s.
-        let started = ContinuousClock.now
-        let failure = try await withTimeout(.seconds(20), "the connect call to time out") { () async throws -> TransportFailure? in
+        // A class connect timeout of 0.5 s: the call gives up 1 s after it, never after the fixed
+        // 45 s (the wait below fails long before that; no duration is asserted).
+        let failure = try await withTimeout(.seconds(30), "the connect call to time out") { () async throws -> TransportFailure? in
             do throws(TransportFailure) {
                 _ = try await transport.connect(Self.strap, adapter: AdapterID("hci0"), within: .milliseconds(500))
                 return nil
@@ -49,9 +49,7 @@ struct ClassCallTimeoutTests {
                 return error
             }
         }
-        let elapsed = ContinuousClock.now - started
-        #expect(failure != nil, "a call bluetoothd never answers fails")
-        #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(10), "bounded by the class timeout and its margin: \(elapsed)")
+        #expect(failure?.kind == .timeout, "a call bluetoothd never answers fails by the call's timeout: \(String(describing: failure))")
         #expect(BlueZDeviceTransport.callTimeout(within: .seconds(90)) > .seconds(90), "a 90 s class timeout is not cut short")
         await parts.client.stop()
         await bluetoothd.close()
