@@ -48,8 +48,11 @@ public struct AdapterDiscovery: Sendable, Hashable {
     public internal(set) var inFlightNumber: UInt64 = 0
     /// Failed calls since the adapter was first seen (status, metrics).
     public internal(set) var failures = 0
-    /// Failed calls in a row: the backoff's exponent, and how often a repeated error is logged.
+    /// Failed calls in a row: the backoff's exponent.
     public internal(set) var consecutiveFailures = 0
+    /// The last failure, and how many times in a row it was that one (what the journal counts).
+    public internal(set) var lastFailure: DeviceEvent.Failure?
+    public internal(set) var sameFailureInARow = 0
     /// No call before this instant (a failed call's backoff).
     public internal(set) var retryAt: MonotonicInstant?
 
@@ -66,6 +69,8 @@ public struct AdapterDiscovery: Sendable, Hashable {
         appliedFilter = nil
         inFlight = nil
         consecutiveFailures = 0
+        lastFailure = nil
+        sameFailureInARow = 0
         retryAt = nil
     }
 
@@ -75,14 +80,17 @@ public struct AdapterDiscovery: Sendable, Hashable {
     /// it at once).
     mutating func nextCall(wanted: DiscoveryFilter?, now: MonotonicInstant, number: UInt64) -> DiscoveryCall? {
         guard inFlight == nil else { return nil }
-        if let retryAt, now < retryAt { return nil }
         let call: DiscoveryCall
         switch (wanted, running) {
         case (let filter?, _) where appliedFilter != filter: call = .setFilter(filter)
         case (.some, false): call = .start
         case (nil, true): call = .stop
-        default: return nil
+        default:
+            // As wanted: a backoff still running is for a call nobody needs any more.
+            retryAt = nil
+            return nil
         }
+        if let retryAt, now < retryAt { return nil }
         inFlight = call
         inFlightNumber = number
         return call
@@ -108,10 +116,14 @@ public struct AdapterDiscovery: Sendable, Hashable {
         default:
             failures += 1
             consecutiveFailures += 1
+            sameFailureInARow = failure == lastFailure ? sameFailureInARow + 1 : 1
+            lastFailure = failure
             retryAt = now.advanced(by: Self.retryDelay(afterFailures: consecutiveFailures, random: &random))
             return true
         }
         consecutiveFailures = 0
+        lastFailure = nil
+        sameFailureInARow = 0
         retryAt = nil
         return true
     }

@@ -20,7 +20,8 @@ public enum FleetEvent: Sendable, Hashable {
     case bluetoothdVanished
     case adapterPowerChanged(AdapterID, powered: Bool)
     /// bluetoothd refused or did not answer a discovery call; it is made again after `retryIn`.
-    /// `inARow` counts the adapter's failed calls since its last successful one.
+    /// `inARow` counts how many times in a row the adapter's calls failed with this same error (a
+    /// new error starts again at 1).
     indirect case discoveryFailed(AdapterID, call: DiscoveryCall, DeviceEvent.Failure, inARow: Int, retryIn: Duration)
     /// The device's machine learned something the state file keeps (services seen, a link made,
     /// its name and membership): the state store's input.

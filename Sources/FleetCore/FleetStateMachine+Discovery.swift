@@ -32,7 +32,8 @@ extension FleetStateMachine {
                 discoveryCalls += 1
                 actions.append(.discover(id, call, number: discoveryCalls))
             }
-            if let retry = adapters[id]?.discovery.retryAt, adapters[id]?.discovery.inFlight == nil {
+            // Only a backoff still to come needs the timer (one that ended was used just now).
+            if let retry = adapters[id]?.discovery.retryAt, retry > now, adapters[id]?.discovery.inFlight == nil {
                 earliestRetry = min(earliestRetry ?? retry, retry)
             }
         }
@@ -52,7 +53,7 @@ extension FleetStateMachine {
             let failure, let discovery = adapters[adapter]?.discovery, let retryAt = discovery.retryAt
         else { return }
         actions.append(.publish(.discoveryFailed(
-            adapter, call: call, failure, inARow: discovery.consecutiveFailures, retryIn: retryAt.duration(since: now))))
+            adapter, call: call, failure, inARow: discovery.sameFailureInARow, retryIn: retryAt.duration(since: now))))
     }
 
     /// A device's machine started or stopped looking for it.

@@ -324,6 +324,7 @@ public struct FleetStateMachine: Sendable {
 
     private mutating func stop(_ actions: inout [Action]) {
         running = false
+        wantPinnedOnAppearance = false
         actions.append(.scheduleEvaluation(at: nil))
         if discoveryRetryTimer != nil {
             discoveryRetryTimer = nil

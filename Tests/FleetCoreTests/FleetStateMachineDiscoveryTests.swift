@@ -162,6 +162,34 @@ struct FleetStateMachineDiscoveryTests {
         #expect(fleet.adapters[Self.hci0]?.discovery.retryAt == nil)
     }
 
+    @Test func aBackoffForACallNobodyNeedsAnyMoreEndsWithoutArmingTheTimerAgain() {
+        var fleet = Self.running()
+        let asked = fleet.handle(.deviceOutput(.resolving(Self.strap, true)), now: Self.t0)
+        let failed = fleet.handle(.discoveryFinished(Self.hci0, number: Self.numbered(asked)[0].1, failure: Self.notReady), now: Self.t0)
+        let due = try? #require(Self.retryTimers(failed).first ?? nil)
+        // Found before the retry: discovery is as wanted (off), the backoff is moot.
+        let found = fleet.handle(.deviceOutput(.resolving(Self.strap, false)), now: Self.t0)
+        #expect(Self.retryTimers(found) == [nil], "the timer is cancelled")
+        #expect(fleet.adapters[Self.hci0]?.discovery.retryAt == nil)
+        let late = fleet.handle(.retryDiscovery, now: due ?? Self.t0)
+        #expect(Self.retryTimers(late).isEmpty && Self.calls(late).isEmpty, "nothing asked, no timer: \(late)")
+    }
+
+    @Test func aNewErrorInAStreakIsCountedFromOneForTheJournal() {
+        var fleet = Self.running()
+        var actions = fleet.handle(.deviceOutput(.resolving(Self.strap, true)), now: Self.t0)
+        var now = Self.t0
+        var counts: [Int] = []
+        for failure in [Self.notReady, Self.notReady, DeviceEvent.Failure(.failed, message: "Operation failed"), Self.notReady] {
+            let failed = fleet.handle(.discoveryFinished(Self.hci0, number: Self.numbered(actions)[0].1, failure: failure), now: now)
+            counts += failed.compactMap { if case .publish(.discoveryFailed(_, _, _, let count, _)) = $0 { count } else { nil } }
+            now = fleet.adapters[Self.hci0]?.discovery.retryAt ?? now
+            actions = fleet.handle(.retryDiscovery, now: now)
+        }
+        #expect(counts == [1, 2, 1, 1])
+        #expect(fleet.adapters[Self.hci0]?.discovery.consecutiveFailures == 4, "the backoff counts every failure")
+    }
+
     @Test func anAnswerForADiscoveryThatIsNoMoreChangesNothing() {
         var fleet = Self.running()
         let asked = fleet.handle(.deviceOutput(.resolving(Self.strap, true)), now: Self.t0)
@@ -256,6 +284,9 @@ struct FleetStateMachineDiscoveryTests {
                 outstanding = []
                 for (adapter, number) in answers { feed(.discoveryFinished(adapter, number: number, failure: nil)) }
             }
+            // Settled: a late retry timer asks for nothing and arms nothing.
+            let late = fleet.handle(.retryDiscovery, now: now.advanced(by: .seconds(3600)))
+            #expect(Self.calls(late).isEmpty && !Self.retryTimers(late).contains { $0 != nil }, "\(late)")
             for adapter in [Self.hci0, Self.hci1] {
                 guard let record = fleet.adapters[adapter] else { continue }
                 let wanted = fleet.wantedDiscovery(on: record)

@@ -70,7 +70,7 @@ struct FleetEventLog: Sendable {
                 level: powered ? .info : .warning, powered ? "adapter powered" : "adapter powered off",
                 metadata: ["adapter": "\(adapter)", "event": powered ? "adapter_powered" : "adapter_unpowered"])
         case .discoveryFailed(let adapter, let call, let failure, let inARow, let retryIn):
-            // Each new error, and a repeated one at the 1st, 2nd, 4th, 8th, … in a row, so an
+            // Each new error (`inARow` 1), and a repeated one at the 2nd, 4th, 8th, … in a row, so an
             // adapter that keeps refusing is seen without flooding the journal (status and
             // metrics count every one).
             guard inARow & (inARow - 1) == 0 else { break }
