@@ -14,3 +14,14 @@ public enum DeviceOutput: Sendable, Hashable, Codable {
     /// A write's outcome, for the device's machine (write timer, consecutive failures).
     case writeOutcome(DeviceID, DeviceEvent)
 }
+
+extension DeviceOutput {
+    /// The device whose machine reported it.
+    public var device: DeviceID {
+        switch self {
+        case .requestAttempt(let id), .withdrawAttemptRequest(let id), .attemptFinished(let id, _, _), .persist(let id, _),
+            .lifecycle(let id, _), .value(let id, _, _), .resolving(let id, _), .resumeWrites(let id), .writeOutcome(let id, _):
+            id
+        }
+    }
+}

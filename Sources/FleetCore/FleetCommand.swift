@@ -22,6 +22,17 @@ public enum FleetCommand: Sendable, Hashable, Codable {
     case unsubscribe(DeviceID, characteristic: String)
 }
 
+extension FleetCommand {
+    /// The device the command is about.
+    public var device: DeviceID {
+        switch self {
+        case .pin(let id, _, _), .unpin(let id), .disconnect(let id), .reconnect(let id), .prepareRead(let id), .prepareWrite(let id),
+            .subscribe(let id, _), .unsubscribe(let id, _):
+            id
+        }
+    }
+}
+
 /// How a device pinned at run time is handled.
 public struct FleetPinOptions: Sendable, Hashable, Codable {
     /// A class of the configuration; nil is the `default` class.

@@ -47,6 +47,9 @@ public actor FleetOrchestrator {
     /// reply (if any); those before `nextToApply` were applied.
     private var pending: [(input: FleetStateMachine.Input?, ticket: UInt64)] = []
     private var nextToApply = 0
+    /// Inputs applied since start, and how many had been when the watchdog last probed.
+    private var inputsApplied: UInt64 = 0
+    private var inputsAppliedAtLastProbe: UInt64 = 0
     /// Devices whose newest waiting input is a change of their objects alone (`.device(id, nil,
     /// objects:)`, RSSI and the like), by that input's ticket: the next such change replaces it
     /// in place (`coalesce`).
@@ -180,8 +183,14 @@ public actor FleetOrchestrator {
     /// watchdog's deadline then withholds the ping); an answer from this actor alone would prove
     /// nothing, since it answers while the loop is suspended. bluetoothd not answering never
     /// delays it: no input waits for bluetoothd.
-    /// Cancelled (the watchdog's deadline passed), it answers false at once.
+    /// Cancelled (the watchdog's deadline passed), it answers false at once. A loop that applied
+    /// inputs since the last probe has shown it works and is answered at once: a long backlog
+    /// (a restore of a thousand devices on a slow gateway) must not pass for a stuck loop.
     public func heartbeat() async -> Bool {
+        if inputsApplied != inputsAppliedAtLastProbe {
+            inputsAppliedAtLastProbe = inputsApplied
+            return machine.running
+        }
         let ticket = nextTicket
         let reached = await withTaskCancellationHandler {
             await withCheckedContinuation(isolation: self) { reply in schedule(nil, reply: reply) }
@@ -260,7 +269,10 @@ public actor FleetOrchestrator {
     }
 
     private func schedule(_ input: FleetStateMachine.Input?, reply: CheckedContinuation<FleetStateMachine.Reply?, Never>?) {
-        if let input, coalesce(input) { return }
+        if let input {
+            if reply == nil, coalesce(input) { return }
+            if reply != nil { forgetCoalescible(after: input) }
+        }
         let ticket = nextTicket
         nextTicket += 1
         pending.append((input, ticket))
@@ -277,9 +289,8 @@ public actor FleetOrchestrator {
     /// lost, commands, timers) is queued and applied, never dropped. True when `input` took an
     /// earlier one's place.
     private func coalesce(_ input: FleetStateMachine.Input) -> Bool {
-        guard case .device(let id, let event, _) = input else { return false }
-        guard event == nil else {
-            coalescible[id] = nil  // later changes must come after this fact
+        guard case .device(let id, nil, _) = input else {
+            forgetCoalescible(after: input)
             return false
         }
         if let ticket = coalescible[id], let first = pending.first?.ticket, ticket >= first {
@@ -293,6 +304,26 @@ public actor FleetOrchestrator {
         }
         coalescible[id] = nextTicket
         return false
+    }
+
+    /// After `input` is queued, a later change of objects must come after it: it may read the
+    /// same device's objects (a fact with an event, a device output, a command, a pin carrying
+    /// objects) or every device's (a reload, bluetoothd, adapters), so the devices it names, or
+    /// all, stop being coalescible. Timers and discovery answers read no device's objects.
+    private func forgetCoalescible(after input: FleetStateMachine.Input) {
+        guard !coalescible.isEmpty else { return }
+        switch input {
+        case .evaluate, .retryDiscovery, .discoveryFinished:
+            return
+        case .device(let id, _, _):
+            coalescible[id] = nil
+        case .deviceOutput(let output):
+            coalescible[output.device] = nil
+        case .command(let command):
+            coalescible[command.device] = nil
+        default:
+            coalescible.removeAll()
+        }
     }
 
     /// Inputs that took a waiting one's place (`coalesce`) since start.
@@ -311,6 +342,7 @@ public actor FleetOrchestrator {
             let reply = if let input = job.input { await apply(input) } else { FleetStateMachine.Reply.done }
             nextToApply += 1
             applied += 1
+            inputsApplied += 1
             waiting.removeValue(forKey: job.ticket)?.resume(returning: reply)
             // Compact now and then, so a long drain does not keep every input it applied.
             if nextToApply == 256 {

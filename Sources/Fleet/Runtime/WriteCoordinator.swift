@@ -40,7 +40,12 @@ actor WriteCoordinator {
         let reply: CheckedContinuation<Result<FleetWriteOutcome, FleetWriteError>, Never>
         /// Answers `timedOut` if nothing else did first; cancelled when the outcome is known.
         let timer: Task<Void, Never>
+        /// Which wait this is: after a `replace`, a newer caller waits under the same sequence,
+        /// and the replaced caller's timer (if it already fired) must not take its write back.
+        let token: UInt64
     }
+
+    private var nextWaiterToken: UInt64 = 0
 
     /// - Parameter report: feeds write outcomes to the device's actor (its write timer and
     ///   consecutive-failure count).
@@ -133,12 +138,14 @@ actor WriteCoordinator {
         } else {
             sequence = appended
         }
+        nextWaiterToken += 1
+        let token = nextWaiterToken
         let outcome = await withCheckedContinuation(isolation: self) { reply in
             let timer = Task { [weak self] in
                 do { try await Task.sleep(for: timeout) } catch { return }
-                await self?.giveUp(sequence, of: device, after: timeout)
+                await self?.giveUp(sequence, token: token, of: device, after: timeout)
             }
-            waiters[sequence] = Waiter(device: device, reply: reply, timer: timer)
+            waiters[sequence] = Waiter(device: device, reply: reply, timer: timer, token: token)
             pump()
         }
         return try outcome.get()
@@ -186,8 +193,8 @@ actor WriteCoordinator {
 
     /// A waited-for write whose wait ran out: withdrawn if still queued (answered `timedOut`);
     /// if already released, its outcome answers when known.
-    private func giveUp(_ sequence: UInt64, of device: DeviceID, after timeout: Duration) {
-        guard scheduler.withdraw(sequence: sequence, of: device) else { return }
+    private func giveUp(_ sequence: UInt64, token: UInt64, of device: DeviceID, after timeout: Duration) {
+        guard waiters[sequence]?.token == token, scheduler.withdraw(sequence: sequence, of: device) else { return }
         resolve(sequence, .failure(.timedOut(device, after: timeout)))
     }
 
