@@ -16,11 +16,12 @@ extension FleetMetricsRecorder {
                 pinnedDevices.record(Double(status.pinnedTotal))
                 bluetoothdUp.record(status.bluetoothdPresent ? 1.0 : 0.0)
                 Self.refreshAdapters(status.adapters, in: &state, factory: factory)
-                for device in status.devices where !state.removedSinceRefresh.contains(device.id) {
+                // Only devices the events added: a snapshot is taken before the scrape renders,
+                // and one that still lists a device removed meanwhile must not bring its series back.
+                for device in status.devices where state.devices[device.id] != nil {
                     Self.refreshDevice(device, writes: snapshot.writes[device.id], in: &state)
                 }
             }
-            state.removedSinceRefresh.removeAll()
         }
     }
 
@@ -55,7 +56,7 @@ extension FleetMetricsRecorder {
     private static func refreshDevice(_ device: FleetStatus.Device, writes: FleetMetricsSnapshot.DeviceWrites?, in state: inout State) {
         let observed = FleetObservedDevice(id: device.id, name: device.name, className: device.className, pinned: device.pinned)
         // Taken out and put back, so that its dictionaries are changed in place, not copied.
-        var record = state.devices.removeValue(forKey: device.id) ?? DeviceRecord(labels: DeviceLabels(observed))
+        guard var record = state.devices.removeValue(forKey: device.id) else { return }
         if !record.labels.matches(DeviceLabels(observed)) {
             // A reload renamed the device or changed its class: its series start again under the
             // new labels (value and write counters from the fleet's totals, the rest from zero).

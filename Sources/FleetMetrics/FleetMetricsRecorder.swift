@@ -52,10 +52,6 @@ public final class FleetMetricsRecorder: FleetObserver {
     struct State {
         var devices: [DeviceID: DeviceRecord] = [:]
         var adapters: [AdapterID: AdapterGauges] = [:]
-        /// Devices removed since the last refresh: a snapshot taken before their removal must not
-        /// bring their series back (cleared at each refresh, so it holds only what a scrape's
-        /// window saw leave).
-        var removedSinceRefresh: Set<DeviceID> = []
     }
 
     let factory: any MetricsFactory
@@ -105,17 +101,13 @@ public final class FleetMetricsRecorder: FleetObserver {
 
     public func deviceAdded(_ device: FleetObservedDevice) {
         state.withLock { state in
-            state.removedSinceRefresh.remove(device.id)
             guard state.devices[device.id] == nil else { return }
             state.devices[device.id] = DeviceRecord(labels: DeviceLabels(device))
         }
     }
 
     public func deviceRemoved(_ device: DeviceID) {
-        state.withLock { state in
-            state.devices[device] = nil
-            state.removedSinceRefresh.insert(device)
-        }
+        state.withLock { state in _ = state.devices.removeValue(forKey: device) }
     }
 
     public func lifecycle(_ device: DeviceID, _ event: DeviceEffect.LifecycleEvent, at instant: MonotonicInstant) {
