@@ -168,6 +168,23 @@ struct FleetExecutorTests {
         await fleet.orchestrator.stop()
     }
 
+    @Test func pinsMadeAtOnceAreEachSavedWithTheOthers() async throws {
+        let fleet = try await Self.start(Self.configuration(pinned: []))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-pins-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logger = Logger(label: "executor-test") { _ in SwiftLogNoOpLogHandler() }
+        await fleet.orchestrator.keepRuntimePins(in: RuntimePinsFile(directory: directory, logger: logger))
+        let devices = (30..<40).map { Self.device(UInt8($0)) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for device in devices { group.addTask { try await fleet.orchestrator.pin(device, options: FleetPinOptions(className: "strap")) } }
+            try await group.waitForAll()
+        }
+        let saved = await RuntimePinsFile(directory: directory, logger: logger).load()
+        #expect(saved.map(\.id) == devices.sorted(), "every answered pin is on disk")
+        await fleet.orchestrator.stop()
+    }
+
     @Test func aPinWhoseSaveFailsLeavesAPoolDeviceAsItWasHeldClassAndAll() async throws {
         var configuration = Self.configuration(pinned: [], pool: true)
         configuration.poolAdmission = PoolAdmission(namePrefixes: ["HRM"], minimumRSSI: -90, defaultClass: "strap", defaultPriority: 4)

@@ -30,7 +30,7 @@ final class GatedWriteChannel: GATTWriteChannel {
     }
 
     func characteristic(_ uuid: String, of device: DeviceID) async -> FleetCharacteristic? {
-        FleetCharacteristic(handle: "/char", flags: [.write])
+        FleetCharacteristic(handle: "/char", flags: [.write, .writeWithoutResponse])
     }
 
     func writeValue(_ bytes: [UInt8], to characteristic: FleetCharacteristic, withResponse: Bool) async throws(DeviceEvent.Failure) {
@@ -87,5 +87,38 @@ struct WriteCoalescingTests {
         #expect(await third.value == .success(.acknowledged))
         #expect(channel.written == [[1], [3]], "2 was replaced by 3 before it went out")
         #expect(await coordinator.counters(for: Self.strap).coalesced == 1)
+    }
+
+    /// A waited-for write handed to its lane behind a write that does not finish is taken back
+    /// when its wait runs out, and its lane skips it: the caller's `timedOut` is the truth.
+    @Test func aWriteWaitingInItsLaneWhenItsWaitRunsOutIsNeverSent() async throws {
+        let channel = GatedWriteChannel()
+        let coordinator = WriteCoordinator(channel: channel, clock: SystemMonotonicClock(), window: 2) { _, _ in }
+        await coordinator.configure(Self.strap, options: OutgoingDeviceOptions(), writeTimeout: .seconds(10))
+        await coordinator.linkReady(Self.strap, useSocket: false)
+        let characteristic = "00002a39-0000-1000-8000-00805f9b34fb"
+        func write(_ value: UInt8, waiting timeout: Duration) -> Task<Result<FleetWriteOutcome, FleetWriteError>, Never> {
+            Task {
+                do throws(FleetWriteError) {
+                    return .success(try await coordinator.enqueueAndWait(
+                        Self.strap, characteristic: characteristic, bytes: [value], qos: .normal, mode: .withoutResponse,
+                        replaceable: false, timeout: timeout))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        let first = write(1, waiting: .seconds(600))
+        _ = try await channel.calls.first(within: .seconds(60), "the first write to go out") { _ in true }
+        // The second is handed to the lane at once (two writes without response may be out), and
+        // waits there behind the first; its 200 ms run out.
+        let second = write(2, waiting: .milliseconds(200))
+        #expect(await second.value == .failure(.timedOut(Self.strap, after: .milliseconds(200))))
+        channel.open()
+        #expect(await first.value == .success(.sent))
+        // A third write goes out after the lane passed the second by.
+        let third = write(3, waiting: .seconds(600))
+        #expect(await third.value == .success(.sent))
+        #expect(channel.written == [[1], [3]], "the second was never sent")
     }
 }

@@ -93,9 +93,22 @@ extension FleetOrchestrator: FleetCommands {
     /// changed in between so that the command is refused after all, the pins as they are are
     /// saved again.
     private func saveThenApply(_ command: FleetCommand) async throws(FleetCommandError) {
+        if pinTransactionRunning {
+            await withCheckedContinuation(isolation: self) { pinTransactionsWaiting.append($0) }
+        }
+        pinTransactionRunning = true
+        defer {
+            if pinTransactionsWaiting.isEmpty {
+                pinTransactionRunning = false
+            } else {
+                pinTransactionsWaiting.removeFirst().resume()  // handed on, still running
+            }
+        }
         guard let pins = runtimePins(after: command) else {
-            // Refused on the copy: the real input says why, and changes nothing.
+            // Refused on the copy: the real input says why, and changes nothing. If the fleet
+            // changed meanwhile so that it is accepted after all, what it made is saved now.
             try await accept(command)
+            try await saveRuntimePins(runtimePins)
             return
         }
         try await saveRuntimePins(pins)

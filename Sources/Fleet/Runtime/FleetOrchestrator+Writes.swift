@@ -26,11 +26,12 @@ extension FleetOrchestrator {
     /// response, the device answered), `sent` (without response, handed to bluetoothd or the
     /// `AcquireWrite` socket), or a `FleetWriteError`. Refused before queuing (nothing changes)
     /// when the text is not a UUID, the device is unknown or has no usable link, or the
-    /// characteristic, size or queue does not allow it. A write may wait in the queue for what
-    /// the budget leaves once the class's `write` timeout and its 1 s margin are set aside (at
-    /// least 3 s: the configuration bounds `write` to `Timeouts.maximumWrite`); one still
-    /// queued then is taken back and answers `timedOut` (never sent), and one that went out is
-    /// over by the class timeout, so the answer always comes within the budget.
+    /// characteristic, size or queue does not allow it. A write may wait for its turn (in the
+    /// queue, or handed to the device's lane behind another) for what the budget, counted from
+    /// the call, leaves once the class's `write` timeout and its 1 s margin are set aside (at
+    /// least 3 s: the configuration bounds `write` to `Timeouts.maximumWrite`); one not begun
+    /// then is taken back and answers `timedOut` (never sent), and one that began is over by the
+    /// class timeout, so the answer always comes within the budget.
     ///
     /// `replaceable`: a later replaceable write to the same characteristic may replace this one's
     /// value while it is queued, within the class's `coalescing_window` (a set-point where only
@@ -39,13 +40,15 @@ extension FleetOrchestrator {
         _ id: DeviceID, characteristic text: String, bytes: [UInt8], qos: OutgoingQoS? = nil, mode: OutgoingWriteMode = .automatic,
         replaceable: Bool = false, budget: Duration = FleetOrchestrator.writeAnswerBudget
     ) async throws(FleetWriteError) -> FleetWriteOutcome {
+        // The budget runs from the call: the wait for the fleet's answer below counts too.
+        let deadline = clock.now().advanced(by: budget)
         guard let uuid = BluetoothUUID(text) else { throw .invalidCharacteristic(text) }
         guard case .writeSettings(let settings)? = await submit(.command(.prepareWrite(id))) else { throw .unknownDevice(id) }
         guard status(of: id)?.acceptsWrites == true else { throw .notConnected(id) }
         let performing = BlueZDeviceTransport.callTimeout(within: classWriteTimeout(of: id))
         return try await writes.enqueueAndWait(
             id, characteristic: uuid.description, bytes: bytes, qos: qos ?? settings.defaultQoS, mode: mode,
-            replaceable: replaceable, timeout: max(budget - performing, .zero))
+            replaceable: replaceable, timeout: max(deadline.duration(since: clock.now()) - performing, .zero))
     }
 
     /// How long a waited-for write (`writeAndWait`, D-Bus `Write`, the broker's `write`) may take

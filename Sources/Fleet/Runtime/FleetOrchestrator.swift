@@ -73,6 +73,10 @@ public actor FleetOrchestrator {
     /// changes were saved (a save of an older set never overwrites a newer one).
     var runtimePinsFile: RuntimePinsFile?
     var runtimePinsGeneration: UInt64 = 0
+    /// Pin and unpin transactions run one at a time (`saveThenApply`), so no two try, save and
+    /// apply interleaved; the waiting ones, in order.
+    var pinTransactionRunning = false
+    var pinTransactionsWaiting: [CheckedContinuation<Void, Never>] = []
     /// Told about fleet events as they happen (metrics); see `FleetOrchestrator+Observers`.
     var observers: [any FleetObserver] = []
     private var eventLog: FleetEventLog

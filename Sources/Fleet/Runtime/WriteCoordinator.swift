@@ -46,6 +46,11 @@ actor WriteCoordinator {
     }
 
     private var nextWaiterToken: UInt64 = 0
+    /// Waited-for writes handed to their lane whose wait ran out before the lane began them: the
+    /// lane skips them (they were answered `timedOut`, never sent).
+    private var withdrawnFromLanes: Set<UInt64> = []
+    /// Writes a lane is performing now (they can no longer be taken back).
+    private var performing: Set<UInt64> = []
 
     /// - Parameter report: feeds write outcomes to the device's actor (its write timer and
     ///   consecutive-failure count).
@@ -191,10 +196,12 @@ actor WriteCoordinator {
         return (result, sequence)
     }
 
-    /// A waited-for write whose wait ran out: withdrawn if still queued (answered `timedOut`);
-    /// if already released, its outcome answers when known.
+    /// A waited-for write whose wait ran out: withdrawn if still queued, or skipped by its lane
+    /// if handed to it but not begun, and answered `timedOut` (never sent); one being performed
+    /// answers when its outcome is known (its class timeout bounds it).
     private func giveUp(_ sequence: UInt64, token: UInt64, of device: DeviceID, after timeout: Duration) {
-        guard waiters[sequence]?.token == token, scheduler.withdraw(sequence: sequence, of: device) else { return }
+        guard waiters[sequence]?.token == token, !performing.contains(sequence) else { return }
+        if !scheduler.withdraw(sequence: sequence, of: device) { withdrawnFromLanes.insert(sequence) }
         resolve(sequence, .failure(.timedOut(device, after: timeout)))
     }
 
@@ -220,10 +227,18 @@ actor WriteCoordinator {
 
     private func perform(_ write: OutgoingScheduledWrite) async {
         let device = write.device
+        guard withdrawnFromLanes.remove(write.sequence) == nil else {
+            // Its caller stopped waiting and was told it would not be sent.
+            finishPacing(write)
+            pump()
+            return
+        }
         guard let lane = lanes[device] else {
             resolve(write.sequence, .failure(.notSent(device, reason: "the link was lost before the write was sent")))
             return
         }
+        performing.insert(write.sequence)
+        defer { performing.remove(write.sequence) }
         var failure: DeviceEvent.Failure?
         var onSocket = false
         if lane.useSocket, write.writeType == .withoutResponse, let socket = await socket(device, uuid: write.characteristic.id) {
