@@ -24,7 +24,14 @@ extension StateStore {
     /// counted may be in the journal, so the count goes on from the Unix time (`RunStart`).
     public func beginRun(now: Date = Date()) throws(StateStoreError) -> RunStart {
         var start = RunStart(number: 1, damagedCounter: nil)
-        if let data = try? Data(contentsOf: runNumberFile) {
+        let data: Data?
+        do {
+            data = try Data(contentsOf: runNumberFile)
+        } catch {
+            // None yet is a first run; one that is there but cannot be read counted runs too.
+            data = FileManager.default.fileExists(atPath: runNumberFile.path) ? Data("(unreadable)".utf8) : nil
+        }
+        if let data {
             let text = String(decoding: data, as: UTF8.self)
             if let previous = text.split(whereSeparator: \.isWhitespace).first.flatMap({ UInt64($0) }) {
                 start.number = previous &+ 1
