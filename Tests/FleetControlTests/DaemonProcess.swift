@@ -24,7 +24,7 @@ final class DaemonProcess: Sendable {
     /// Waits until the log so far has `count` lines containing `text` (within `timeout`) and
     /// returns them.
     @discardableResult
-    func lines(containing text: String, count: Int = 1, within timeout: Duration = .seconds(20)) async throws -> [String] {
+    func lines(containing text: String, count: Int = 1, within timeout: Duration = .seconds(60)) async throws -> [String] {
         if matches(text).count >= count { return matches(text) }
         _ = try await lines.first(within: timeout, "wearfleetd to log '\(text)' \(count) times") { line in
             self.keep(line)

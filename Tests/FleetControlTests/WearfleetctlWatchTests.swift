@@ -19,7 +19,7 @@ struct WearfleetctlWatchTests {
         }
 
         /// The next `count` lines.
-        func next(_ count: Int, within timeout: Duration = .seconds(20)) async throws -> [String] {
+        func next(_ count: Int, within timeout: Duration = .seconds(60)) async throws -> [String] {
             try await withTimeout(timeout, "\(count) lines from wearfleetctl watch") {
                 var taken: [String] = []
                 for await line in self.lines {

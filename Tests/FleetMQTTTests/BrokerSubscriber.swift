@@ -62,7 +62,7 @@ final class BrokerSubscriber: Sendable {
     /// The first message received on `topic` matching `predicate`, among those received so far
     /// or the next ones within `timeout`.
     func first(
-        on topic: String, within timeout: Duration = .seconds(20), where predicate: @escaping @Sendable (Received) -> Bool = { _ in true }
+        on topic: String, within timeout: Duration = .seconds(60), where predicate: @escaping @Sendable (Received) -> Bool = { _ in true }
     ) async throws -> Received {
         try await waitFor("a message on \(topic)", within: timeout) { messages in
             messages.first { $0.topic == topic && predicate($0) }
@@ -70,7 +70,7 @@ final class BrokerSubscriber: Sendable {
     }
 
     /// The message on `topic` after the first `skipping` ones.
-    func message(on topic: String, skipping: Int, within timeout: Duration = .seconds(20)) async throws -> Received {
+    func message(on topic: String, skipping: Int, within timeout: Duration = .seconds(60)) async throws -> Received {
         try await waitFor("message \(skipping + 1) on \(topic)", within: timeout) { messages in
             let matching = messages.filter { $0.topic == topic }
             return matching.count > skipping ? matching[skipping] : nil
@@ -89,7 +89,7 @@ final class BrokerSubscriber: Sendable {
     /// one message, not at all of them, so waiting costs nothing on a subscription that takes
     /// thousands of values.
     func newest(
-        within timeout: Duration = .seconds(20), _ what: String, where predicate: @escaping @Sendable (Received) -> Bool
+        within timeout: Duration = .seconds(60), _ what: String, where predicate: @escaping @Sendable (Received) -> Bool
     ) async throws -> Received {
         try await waitFor(what, within: timeout) { messages in messages.last.flatMap { predicate($0) ? $0 : nil } }
     }

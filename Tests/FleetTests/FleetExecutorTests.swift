@@ -23,7 +23,7 @@ struct FleetExecutorTests {
         func waitForStatus(_ what: String, _ condition: @escaping @Sendable (FleetStatus) -> Bool) async throws -> FleetStatus {
             let orchestrator = self.orchestrator
             let changes = self.changes
-            return try await withTimeout(.seconds(10), what) {
+            return try await withTimeout(.seconds(60), what) {
                 let now = await orchestrator.status()
                 if condition(now) { return now }
                 for await _ in changes {

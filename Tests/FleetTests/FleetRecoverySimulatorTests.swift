@@ -53,7 +53,7 @@ struct FleetRecoverySimulatorTests {
         #expect(suspended.1 == .suspended(.noPoweredAdapter))
         #expect(await fleet.orchestrator.status().adapters.first?.powered == false)
         try await fleet.simulator.apply(FaultCommand(.adapterPower, adapter: "hci0", powered: true))
-        try await fleet.waitForStatus("the strap to be ready after power returns", timeout: .seconds(20)) { $0.pinnedReady == 1 }
+        try await fleet.waitForStatus("the strap to be ready after power returns") { $0.pinnedReady == 1 }
         await fleet.stop()
     }
 }

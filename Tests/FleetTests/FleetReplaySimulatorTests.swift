@@ -20,7 +20,7 @@ struct FleetReplaySimulatorTests {
         let journal = CapturedJournal()
         let events = ObservedFleetEvents()
         let fleet = try await Self.startChaosFleet(journal: journal, events: events)
-        try await fleet.waitForStatus("both straps ready", timeout: .seconds(30)) { $0.pinnedReady == 2 }
+        try await fleet.waitForStatus("both straps ready") { $0.pinnedReady == 2 }
 
         // Chaos: failing connects, links that keep dropping, a dropped link, an adapter power
         // cycle and a bluetoothd restart, on top of one another.
@@ -36,7 +36,7 @@ struct FleetReplaySimulatorTests {
         try await Task.sleep(for: .milliseconds(1_200))
         try await fleet.simulator.apply(FaultCommand(.clear))
         try await fleet.simulator.apply(FaultCommand(.linkLoss, seconds: 0))
-        try await fleet.waitForStatus("both straps ready after the chaos", timeout: .seconds(30)) { $0.pinnedReady == 2 }
+        try await fleet.waitForStatus("both straps ready after the chaos") { $0.pinnedReady == 2 }
         try await Self.waitUntilQuiet(journal: journal, events: events)
 
         let lines = journal.journalctlJSONLines()
@@ -87,7 +87,7 @@ struct FleetReplaySimulatorTests {
     @Test func atInfoLevelNothingIsRecorded() async throws {
         let journal = CapturedJournal()
         let fleet = try await Self.startChaosFleet(journal: journal, events: ObservedFleetEvents(), level: .info)
-        try await fleet.waitForStatus("both straps ready", timeout: .seconds(30)) { $0.pinnedReady == 2 }
+        try await fleet.waitForStatus("both straps ready") { $0.pinnedReady == 2 }
         await fleet.stop()
         #expect(journal.recordCount == 0)
         #expect(journal.entryCount > 0, "the fleet did log at info")

@@ -61,10 +61,10 @@ struct FleetStockBlueZSimulatorTests {
             classes: ["strap": FleetSimulatorFixture.strapClass()],
             pool: PoolConfiguration(maxConnections: 2 * slots, defaultSlotsPerAdapter: slots), reconnect: Self.fastReconnect())
         let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 61)
-        let status = try await fleet.waitForStatus("every strap ready", timeout: .seconds(30)) { $0.pinnedReady == ids.count }
+        let status = try await fleet.waitForStatus("every strap ready") { $0.pinnedReady == ids.count }
         // And every one of them notifies.
         let feed = fleet.orchestrator.activity(bufferingNewest: 1024)
-        try await withTimeout(.seconds(10), "a value from every strap") {
+        try await withTimeout(.seconds(60), "a value from every strap") {
             var silent = Set(ids)
             for await activity in feed {
                 if case .value(let value) = activity { silent.remove(value.device) }
@@ -160,7 +160,7 @@ struct FleetStockBlueZSimulatorTests {
             classes: ["thermometer": thermometer], pool: PoolConfiguration(maxConnections: 2),
             reconnect: Self.fastReconnect(), scanUUIDs: [FleetSimulatorFixture.bandService])
         let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 63)
-        let status = try await fleet.waitForStatus("the thermometer ready", timeout: .seconds(20)) { $0.pinnedReady == 1 }
+        let status = try await fleet.waitForStatus("the thermometer ready") { $0.pinnedReady == 1 }
         #expect(status.devices.first?.lastFailure == nil)
         await fleet.stop()
     }
@@ -177,7 +177,7 @@ struct FleetStockBlueZSimulatorTests {
         let fleet = try await FleetSimulatorFixture.start(
             scenario, configuration, seed: 64, restored: restored, logger: log.logger(label: "fleet-test", level: .info),
             observers: [failures])
-        let status = try await fleet.waitForStatus("the strap ready", timeout: .seconds(20)) { $0.pinnedReady == 1 }
+        let status = try await fleet.waitForStatus("the strap ready") { $0.pinnedReady == 1 }
         #expect(status.devices.first?.lastFailure == nil)
         #expect(failures.failures.isEmpty, "counted as failures: \(failures.failures)")
         // What the adapter cannot do is said once, as what it is.
@@ -196,7 +196,7 @@ struct FleetStockBlueZSimulatorTests {
             scanUUIDs: [FleetSimulatorFixture.bandService])
         let failures = FailureLog()
         let fleet = try await FleetSimulatorFixture.start(scenario, configuration, seed: 65, restored: restored, observers: [failures])
-        let status = try await fleet.waitForStatus("the pool strap ready", timeout: .seconds(20)) {
+        let status = try await fleet.waitForStatus("the pool strap ready") {
             $0.devices.first { $0.id == id }?.state == .ready
         }
         #expect(status.devices.first { $0.id == id }?.lastFailure == nil)

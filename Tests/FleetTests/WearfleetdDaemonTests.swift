@@ -71,7 +71,7 @@ struct WearfleetdDaemonTests {
         /// simulator, which runs on them.
         @discardableResult
         func waitForLog(
-            _ what: String, within seconds: Double = 30, _ match: @escaping @Sendable ([String: Any]) -> Bool
+            _ what: String, within seconds: Double = 90, _ match: @escaping @Sendable ([String: Any]) -> Bool
         ) async throws -> [String: Any] {
             let process = self.process
             let line: String = try await withCheckedThrowingContinuation { continuation in
@@ -98,7 +98,7 @@ struct WearfleetdDaemonTests {
         }
 
         /// Waits until every address in `addresses` has logged `device_state=ready`.
-        func waitForReady(_ addresses: Set<String>, within seconds: Double = 30) async throws {
+        func waitForReady(_ addresses: Set<String>, within seconds: Double = 90) async throws {
             let pending = Pending(addresses)
             try await waitForLog("\(addresses.sorted()) to be ready", within: seconds) { entry in
                 let metadata = entry["metadata"] as? [String: Any] ?? [:]
