@@ -125,8 +125,9 @@ public struct FleetStateMachine: Sendable {
         case started
         case stop
         /// bluetoothd took its name and its objects were read. `held` are the devices it has
-        /// objects for, `adapters` every adapter it has, `powered` those of them that are on.
-        case bluetoothdAppeared(held: Set<DeviceID>, adapters: Set<AdapterID>, powered: Set<AdapterID> = [])
+        /// objects for, `adapters` every adapter it has, `powered` those of them that are on (an
+        /// optional, so journals recorded before it was told still replay: nil is none).
+        case bluetoothdAppeared(held: Set<DeviceID>, adapters: Set<AdapterID>, powered: Set<AdapterID>? = nil)
         /// bluetoothd was there when the daemon started following it: its appearance is on its
         /// way (before `started`; the pinned devices are wanted once it arrived).
         case bluetoothdPresentAtStart
@@ -272,7 +273,7 @@ public struct FleetStateMachine: Sendable {
         case .stop:
             stop(&actions)
         case .bluetoothdAppeared(let held, let bluezAdapters, let powered):
-            bluetoothdAppeared(held: held, adapters: bluezAdapters, powered: powered, &actions)
+            bluetoothdAppeared(held: held, adapters: bluezAdapters, powered: powered ?? [], &actions)
         case .bluetoothdVanished:
             bluetoothdVanished(&actions)
         case .adapterChanged(let adapter, let powered):

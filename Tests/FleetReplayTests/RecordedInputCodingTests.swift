@@ -181,6 +181,12 @@ struct RecordedInputCodingTests {
         #expect(throws: (any Error).self) { try RecordedInput(json: "not json") }
     }
 
+    @Test func anAppearanceRecordedBeforeItCarriedThePoweredAdaptersStillReads() throws {
+        let old = #"{"bluetoothdAppeared":{"held":[],"adapters":["hci0"]}}"#
+        let input = try JSONDecoder().decode(FleetStateMachine.Input.self, from: Data(old.utf8))
+        #expect(input == .bluetoothdAppeared(held: [], adapters: [Self.hci0], powered: nil))
+    }
+
     // MARK: - Helpers
 
     static func expectRoundTrip(_ record: RecordedInput, sourceLocation: SourceLocation = #_sourceLocation) throws {

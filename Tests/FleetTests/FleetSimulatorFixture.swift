@@ -56,14 +56,22 @@ struct FleetSimulatorFixture {
     ) async throws -> FleetStatus {
         let orchestrator = self.orchestrator
         let changes = self.changes
-        return try await withTimeout(timeout, what) {
-            let now = await orchestrator.status()
-            if condition(now) { return now }
-            for await _ in changes {
-                let status = await orchestrator.status()
-                if condition(status) { return status }
+        do {
+            return try await withTimeout(timeout, what) {
+                let now = await orchestrator.status()
+                if condition(now) { return now }
+                for await _ in changes {
+                    let status = await orchestrator.status()
+                    if condition(status) { return status }
+                }
+                throw TimedOut(what: "\(what) (the fleet stopped)", after: timeout)
             }
-            throw TimedOut(what: "\(what) (the fleet stopped)", after: timeout)
+        } catch let timedOut as TimedOut {
+            // What the fleet looked like, so a failure says where it stood.
+            let status = await orchestrator.status()
+            let devices = status.devices.map { "\($0.id.address) \($0.state) \($0.lastFailure.map { "\($0)" } ?? "-")" }
+            let adapters = status.adapters.map { "\($0.id) discovering=\($0.discovering) errors=\($0.discoveryErrors) used=\($0.linksAndAttempts)" }
+            throw TimedOut(what: "\(timedOut.what); devices: \(devices.joined(separator: ", ")); adapters: \(adapters.joined(separator: ", "))", after: timeout)
         }
     }
 
