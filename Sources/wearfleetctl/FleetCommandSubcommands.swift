@@ -108,21 +108,35 @@ struct ReconnectCommand: AsyncParsableCommand {
     }
 }
 
-struct ReadCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "read", abstract: "Read a characteristic of a connected device; prints its value in hex.")
+/// A device and one of its characteristics: what `read`, `subscribe` and `unsubscribe` act on.
+struct CharacteristicTarget: ParsableArguments {
+    @OptionGroup var device: CommandTarget
 
-    @OptionGroup var target: CommandTarget
-
-    @Argument(help: ArgumentHelp("The characteristic's UUID (2a19 or the 128-bit form).", valueName: "UUID"))
+    @Argument(help: ArgumentHelp("The characteristic's UUID (2a37 or the 128-bit form).", valueName: "UUID"))
     var uuid: String
 
     func validate() throws { _ = try checkedUUID(uuid) }
 
+    /// Runs a command whose answer is only that it was done: the result reports `command`, the
+    /// address and the UUID.
+    func run(_ command: String, _ call: (ControlClient, _ address: String, _ uuid: String) async throws -> Void) async throws {
+        try await device.run { client in
+            try await call(client, device.address, uuid)
+            return ControlCommandResult(command: command, address: device.address, uuid: uuid)
+        }
+    }
+}
+
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read", abstract: "Read a characteristic of a connected device; prints its value in hex.")
+
+    @OptionGroup var target: CharacteristicTarget
+
     func run() async throws {
-        try await target.run { client in
-            let value = try await client.read(target.address, uuid: uuid)
-            return ControlCommandResult(command: "read", address: target.address, uuid: uuid, value: value)
+        try await target.device.run { client in
+            let value = try await client.read(target.device.address, uuid: target.uuid)
+            return ControlCommandResult(command: "read", address: target.device.address, uuid: target.uuid, value: value)
         }
     }
 }
@@ -132,18 +146,10 @@ struct SubscribeCommand: AsyncParsableCommand {
         commandName: "subscribe",
         abstract: "Subscribe to a characteristic's notifications from now on (kept across reloads, not restarts).")
 
-    @OptionGroup var target: CommandTarget
-
-    @Argument(help: ArgumentHelp("The characteristic's UUID (2a37 or the 128-bit form).", valueName: "UUID"))
-    var uuid: String
-
-    func validate() throws { _ = try checkedUUID(uuid) }
+    @OptionGroup var target: CharacteristicTarget
 
     func run() async throws {
-        try await target.run { client in
-            try await client.subscribe(target.address, uuid: uuid)
-            return ControlCommandResult(command: "subscribe", address: target.address, uuid: uuid)
-        }
+        try await target.run("subscribe") { try await $0.subscribe($1, uuid: $2) }
     }
 }
 
@@ -151,18 +157,10 @@ struct UnsubscribeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unsubscribe", abstract: "Stop a characteristic's notifications (the class's own subscriptions too).")
 
-    @OptionGroup var target: CommandTarget
-
-    @Argument(help: ArgumentHelp("The characteristic's UUID.", valueName: "UUID"))
-    var uuid: String
-
-    func validate() throws { _ = try checkedUUID(uuid) }
+    @OptionGroup var target: CharacteristicTarget
 
     func run() async throws {
-        try await target.run { client in
-            try await client.unsubscribe(target.address, uuid: uuid)
-            return ControlCommandResult(command: "unsubscribe", address: target.address, uuid: uuid)
-        }
+        try await target.run("unsubscribe") { try await $0.unsubscribe($1, uuid: $2) }
     }
 }
 

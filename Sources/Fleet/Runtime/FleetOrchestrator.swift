@@ -182,14 +182,14 @@ public actor FleetOrchestrator {
         run.map { "\($0)-\(session)" } ?? "\(session)"
     }
 
-    /// The watchdog's probe: it travels through the input queue and answers once the loop
-    /// reached it, whether the fleet runs. A loop that stops applying inputs never answers (the
-    /// watchdog's deadline then withholds the ping); an answer from this actor alone would prove
-    /// nothing, since it answers while the loop is suspended. bluetoothd not answering never
-    /// delays it: no input waits for bluetoothd.
-    /// Cancelled (the watchdog's deadline passed), it answers false at once. A loop that applied
-    /// inputs since the last probe has shown it works and is answered at once: a long backlog
-    /// (a restore of a thousand devices on a slow gateway) must not pass for a stuck loop.
+    /// The watchdog's probe: whether the fleet runs, answered once the loop has shown it applies
+    /// inputs. A loop that applied inputs since the last probe is answered at once (a long
+    /// backlog, a restore of a thousand devices on a slow gateway, must not pass for a stuck
+    /// loop); otherwise the probe travels through the input queue and is answered when the loop
+    /// reaches it. A loop stuck on an input never answers, and the watchdog's deadline withholds
+    /// the ping; an answer from this actor alone would prove nothing, since it answers while the
+    /// loop is suspended. bluetoothd not answering never delays it: no input waits for
+    /// bluetoothd. Cancelled (the deadline passed), it answers false at once.
     public func heartbeat() async -> Bool {
         if inputsApplied != inputsAppliedAtLastProbe {
             inputsAppliedAtLastProbe = inputsApplied
@@ -288,10 +288,10 @@ public actor FleetOrchestrator {
 
     /// Keeps the queue bounded while the loop is busy: a change of a device's objects alone
     /// (bursts of RSSI from advertisements) replaces the device's previous such change that still
-    /// waits, if nothing else about the device was queued after it, since its objects are the
-    /// complete, newer picture. Every other input (a link that came or went, a device found or
-    /// lost, commands, timers) is queued and applied, never dropped. True when `input` took an
-    /// earlier one's place.
+    /// waits, unless an input that reads its objects was queued after it
+    /// (`forgetCoalescible`), since its objects are the complete, newer picture. Every other
+    /// input (a link that came or went, a device found or lost, commands, timers) is queued and
+    /// applied, never dropped. True when `input` took an earlier one's place.
     private func coalesce(_ input: FleetStateMachine.Input) -> Bool {
         guard case .device(let id, nil, _) = input else {
             forgetCoalescible(after: input)
