@@ -53,7 +53,10 @@ actor MQTTBridge {
     }
 
     /// The gateway's retained `online` and discovery, and the devices the fleet already has.
-    func start(devices: [FleetStatus.Device]) {
+    /// `earlier` are the devices the connection this one replaces still published: one the fleet
+    /// no longer has was removed while no connection listened (between the old feed's end and
+    /// this one's start), and its retained topics are deleted here.
+    func start(devices: [FleetStatus.Device], earlier: Set<DeviceID> = []) {
         client.publish(MQTTMessage(topic: topics.gatewayStatus, text: "online", qos: 1, retain: true))
         if let discovery {
             let gateway = discovery.gatewayConfig()
@@ -74,6 +77,8 @@ actor MQTTBridge {
             publishState(device.id)
             publishDiscovery(device.id)
         }
+        let present = Set(devices.map(\.id))
+        for id in earlier.subtracting(present).sorted() { forget(id) }
     }
 
     // MARK: - The fleet's activity
@@ -180,9 +185,13 @@ actor MQTTBridge {
 
     /// Forgets the devices it knows that `status` no longer has: a reload's removals may still
     /// wait in the activity feed when the connection is replaced, and must not be lost with it.
-    func forgetAbsent(from status: FleetStatus) {
+    /// Returns the devices it still knows, for the next connection to check again: a device the
+    /// fleet removes after this status and before the next connection's feed starts is heard by
+    /// neither feed.
+    func forgetAbsent(from status: FleetStatus) -> Set<DeviceID> {
         let present = Set(status.devices.map(\.id))
         for id in records.keys.sorted() where !present.contains(id) { forget(id) }
+        return Set(records.keys)
     }
 
     private func forget(_ id: DeviceID) {

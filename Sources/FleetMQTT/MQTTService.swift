@@ -54,6 +54,9 @@ actor MQTTOutlet {
     private var orchestrator: FleetOrchestrator?
     private var running: (client: MQTTClient, bridge: MQTTBridge, route: MQTTValueRoute, tap: UInt64, task: Task<Void, Never>)?
     private var stopped = false
+    /// The devices the replaced connection still published when it ended: the next connection
+    /// deletes the retained topics of those the fleet removed in between.
+    private var handedOver: Set<DeviceID> = []
 
     init(settings: MQTTSettings, counters: MQTTClientCounters, environment: [String: String], logger: Logger) {
         self.settings = settings
@@ -107,7 +110,8 @@ actor MQTTOutlet {
         // append), rendered on the client's thread; events go through the bridge.
         let feed = orchestrator.fleetEvents(bufferingNewest: 8192)
         let tap = orchestrator.pipeline.tap { value in client.publishValue(value) }
-        await bridge.start(devices: await orchestrator.status().devices)
+        await bridge.start(devices: await orchestrator.status().devices, earlier: handedOver)
+        handedOver = []
         guard !stopped else {
             // Stopped while this connection was being set up (the awaits above): it ends here.
             orchestrator.pipeline.untap(tap)
@@ -145,7 +149,7 @@ actor MQTTOutlet {
         if reconfiguring, let orchestrator {
             // The reload that brought the new settings may have removed devices whose removal the
             // cancelled feed had not delivered yet: their retained topics go with this connection.
-            await bridge.forgetAbsent(from: await orchestrator.status())
+            handedOver = await bridge.forgetAbsent(from: await orchestrator.status())
         }
         let ended = await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
         route.finish()
