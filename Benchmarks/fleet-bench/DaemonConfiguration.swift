@@ -18,6 +18,8 @@ struct DaemonConfiguration {
     var attemptBurst = 4
     var attemptInterval = "250ms"
     var poolEnabled = false
+    /// `[pool] name_prefixes`: empty, any name.
+    var poolNamePrefixes: [String] = []
     var logLevel = "info"
     /// The Prometheus endpoint's port: each daemon of a run has its own (scale runs three at once).
     var metricsPort = 9468
@@ -41,6 +43,7 @@ struct DaemonConfiguration {
             "",
             "[pool]",
             "enabled = \(poolEnabled)",
+            poolNamePrefixes.isEmpty ? "" : "name_prefixes = \(list(poolNamePrefixes))",
             "",
             "[metrics]",
             "enabled = true",

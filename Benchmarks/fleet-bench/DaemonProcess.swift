@@ -33,6 +33,18 @@ final class DaemonProcess {
         try log.wait(within: seconds, "\(addresses.count) devices to be ready") { log.readyCount(of: addresses) == addresses.count }
     }
 
+    /// Waits until the daemon is at rest: under 2 % CPU in two half-seconds running.
+    func waitForRest(within seconds: Double, _ what: String) throws {
+        let deadline = MonotonicTime.seconds + seconds
+        var quiet = 0
+        while quiet < 2 {
+            guard MonotonicTime.seconds < deadline else { throw BenchError("\(what): the daemon never came to rest") }
+            let window = CPUWindow(pid)
+            MonotonicTime.sleep(0.5)
+            quiet = window.microseconds < 0.02 * window.seconds * 1e6 ? quiet + 1 : 0
+        }
+    }
+
     func stop() {
         process.terminate(grace: 10)
     }

@@ -41,6 +41,7 @@ struct Driver {
         section("commands") { results.commands = try CommandSuite(options: options, directory: work).run() }
         section("mqtt") { results.mqtt = try MQTTSuite(options: options, directory: work).run() }
         section("watch") { results.watch = try WatchSuite(options: options, directory: work).run() }
+        section("churn") { results.churn = try ChurnSuite(options: options, directory: work).run() }
         results.targets = Targets.check(results)
         results.secondsTotal = MonotonicTime.seconds - started
         print(Report.text(results))

@@ -18,11 +18,14 @@ struct Options {
     var bleakScript = "Benchmarks/python/bleak_ingest.py"
     var jsonPath = ".build/bench/fleet-bench.json"
     var workDirectory = ".build/bench/work"
-    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch"]
+    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch", "churn"]
     var ingestDevices = [10, 100]
     var rates: [Double] = [1, 50, 200]
     var payloads = [20, 244]
     var scaleDevices = [10, 100, 1000]
+    /// `churn`: distinct passers-by streamed through discovery, and over how many seconds.
+    var churnDevices = 10_000
+    var churnSeconds = 600.0
     var windowSeconds = 5.0
     var settleSeconds = 1.0
     var idleSeconds = 60.0
@@ -54,8 +57,8 @@ struct Options {
     }
 
     static let usage = """
-        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands,mqtt,watch]
-                           [--ingest-devices 10,100] [--rates 1,50,200] [--payloads 20,244] [--scale-devices 10,100,1000]
+        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands,mqtt,watch,churn]
+                           [--ingest-devices 10,100] [--rates 1,50,200] [--payloads 20,244] [--scale-devices 10,100,1000] [--churn-devices N] [--churn-seconds S]
                            [--window S] [--idle S] [--time-scale X] [--bleak-limit N] [--no-bleak]
                            [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--fd-floor PATH] [--mqtt-floor PATH] [--python PATH] [--bleak-script PATH]
                fleet-bench agent --bus ADDRESS --config FILE --state-dir DIR
@@ -93,6 +96,8 @@ struct Options {
             case "--rates": rates = try numbers(flag)
             case "--payloads": payloads = try numbers(flag).map { Int($0) }
             case "--scale-devices": scaleDevices = try numbers(flag).map { Int($0) }
+            case "--churn-devices": churnDevices = Int(try numbers(flag)[0])
+            case "--churn-seconds": churnSeconds = try numbers(flag)[0]
             case "--window": windowSeconds = try number(flag)
             case "--idle": idleSeconds = try number(flag)
             case "--time-scale": timeScale = try number(flag)
@@ -114,7 +119,7 @@ struct Options {
             default: throw BenchError("unknown option \(flag)\n\(Self.usage)")
             }
         }
-        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch"])
+        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch", "churn"])
         guard unknown.isEmpty else { throw BenchError("unknown sections: \(unknown.sorted().joined(separator: ","))") }
         if role == "watcher", bus.isEmpty { throw BenchError("watcher needs --bus\n\(Self.usage)") }
         if role != nil, role != "watcher", bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {

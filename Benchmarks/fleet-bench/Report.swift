@@ -11,6 +11,7 @@ enum Report {
         if let commands = results.commands { sections.append(self.commands(commands)) }
         if let mqtt = results.mqtt { sections.append(mqtt.text) }
         if !results.watch.isEmpty { sections.append(watch(results.watch)) }
+        if let churn = results.churn { sections.append(self.churn(churn)) }
         if !results.targets.isEmpty { sections.append(targets(results.targets)) }
         if !results.failures.isEmpty { sections.append("FAILED: " + results.failures.joined(separator: "\nFAILED: ")) }
         return sections.joined(separator: "\n\n")
@@ -63,6 +64,17 @@ enum Report {
                 result.discoveringAtRest ? "yes" : "no", Format.number(Double(result.simulatorRSSKilobytes) / 1024),
             ])
         }
+        return table.text
+    }
+
+    private static func churn(_ result: ChurnResult) -> String {
+        var table = TextTable(["churn: \(result.devices) passers-by over \(Int(result.seconds)) s", "value"])
+        table.add(["RSS at rest before (MB)", Format.number(Double(result.startRSSKilobytes) / 1024)])
+        table.add(["RSS peak during (MB)", Format.number(Double(result.peakRSSKilobytes) / 1024)])
+        table.add(["RSS at rest after every object expired (MB)", Format.number(Double(result.endRSSKilobytes) / 1024)])
+        table.add(["growth, end − start (kB)", "\(result.growthKilobytes)"])
+        table.add(["daemon CPU during the stream (%)", Format.number(result.streamCPUPercent)])
+        table.add(["pinned straps still ready", result.pinnedStillReady ? "yes" : "no"])
         return table.text
     }
 

@@ -183,8 +183,36 @@ struct BenchResults: Codable {
     var commands: CommandResult?
     var mqtt: MQTTBenchResult?
     var watch: [WatchCell] = []
+    var churn: ChurnResult?
     var targets: [TargetCheck] = []
     /// Sections that failed, with why (the others still ran).
     var failures: [String] = []
     var secondsTotal = 0.0
+}
+
+/// Section 8: passers-by streamed through discovery (`ChurnSuite`).
+struct ChurnResult: Codable {
+    struct Sample: Codable {
+        /// Since the daemon started.
+        var seconds: Double
+        var rssKilobytes: Int
+        /// Passers-by that had come, and that bluez-sim had forgotten again, by then.
+        var arrived: Int
+        var gone: Int
+    }
+
+    var devices: Int
+    var seconds: Double
+    /// The daemon at rest before the first passer-by.
+    var startRSSKilobytes = 0
+    var peakRSSKilobytes = 0
+    /// The daemon at rest after the last passer-by's object expired.
+    var endRSSKilobytes = 0
+    var samples: [Sample] = []
+    /// The daemon's CPU over the stream.
+    var streamCPUPercent = 0.0
+    var streamSeconds = 0.0
+    var pinnedStillReady = false
+
+    var growthKilobytes: Int { endRSSKilobytes - startRSSKilobytes }
 }

@@ -39,14 +39,7 @@ struct ScaleSuite {
             // The pool fills after the pinned devices, discovering as it goes: the fleet is at
             // rest once the daemon has worked off what that brought (under 2 % CPU in two
             // half-seconds running). A pool with room keeps discovering: that is its steady state.
-            let settled = MonotonicTime.seconds + 180
-            var quiet = 0
-            while quiet < 2 {
-                guard MonotonicTime.seconds < settled else { throw BenchError("\(count) devices: the fleet never came to rest") }
-                let window = CPUWindow(daemon.pid)
-                MonotonicTime.sleep(0.5)
-                quiet = window.microseconds < 0.02 * window.seconds * 1e6 ? quiet + 1 : 0
-            }
+            try daemon.waitForRest(within: 180, "\(count) devices")
             running[running.count - 1].3.discoveringAtRest = try fleet.anyAdapterDiscovering()
             running[running.count - 1].3.settledSeconds = MonotonicTime.seconds - daemon.startedAt
             MonotonicTime.sleep(1)

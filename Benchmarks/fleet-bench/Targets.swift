@@ -87,6 +87,12 @@ enum Targets {
                 measured: String(format: "%.2f s", recovery.recoverySeconds), target: String(format: "≤ %.2f s (bound)", recovery.promisedBoundSeconds),
                 met: recovery.recoverySeconds <= recovery.promisedBoundSeconds))
         }
+        if let churn = results.churn {
+            checks.append(TargetCheck(
+                name: "churn: RSS after \(churn.devices) passers-by, at rest, minus before",
+                measured: "\(churn.growthKilobytes) kB", target: "≤ \(ChurnSuite.allowedGrowthKilobytes) kB",
+                met: churn.growthKilobytes <= ChurnSuite.allowedGrowthKilobytes))
+        }
         if let writes = results.writes {
             checks.append(TargetCheck(
                 name: "writes: queue bound held", measured: "\(writes.deepestQueue) queued at most",

@@ -83,7 +83,7 @@ extension BlueZSimulator {
     private func discover(adapter name: String) async {
         while !Task.isCancelled {
             let filter = mergedFilter(adapter: name)
-            for address in deviceAddresses {
+            for address in everyAddress {
                 guard let device = devices[address], let object = device.objects[name], device.inRange,
                     device.link == .disconnected
                 else { continue }
@@ -140,7 +140,7 @@ extension BlueZSimulator {
         while !Task.isCancelled {
             try? await Task.sleep(for: period)
             let now = ContinuousClock.now
-            for address in deviceAddresses {
+            for address in everyAddress {
                 guard let device = devices[address] else { continue }
                 for adapter in device.configuration.heardBy {
                     guard let object = device.objects[adapter], object.exported, object.temporary,
@@ -149,6 +149,7 @@ extension BlueZSimulator {
                     await removeDeviceObject(address, on: adapter)
                 }
             }
+            reapPassersBy()
         }
     }
 

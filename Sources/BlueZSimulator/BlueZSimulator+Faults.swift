@@ -83,7 +83,7 @@ extension BlueZSimulator {
             adapters[name]?.discoveryTask = nil
             adapters[name]?.discoveryClients.removeAll()
             adapters[name]?.discoveryFilters.removeAll()
-            for address in deviceAddresses where devices[address]?.linkAdapter == name {
+            for address in everyAddress where devices[address]?.linkAdapter == name {
                 await dropLink(address, reason: .local, announce: true)
             }
         }

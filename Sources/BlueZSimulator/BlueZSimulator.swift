@@ -30,6 +30,13 @@ public actor BlueZSimulator {
     let adapterNames: [String]
     var devices: [String: SimulatedDevice] = [:]
     let deviceAddresses: [String]
+    /// Passers-by in the simulator now (in range, or gone with an object or link left), in
+    /// arrival order.
+    var passerByAddresses: [String] = []
+    let passersBy: PassersBy?
+    let passersBySeed: UInt64
+    /// The scenario's devices and the passers-by here now.
+    var everyAddress: [String] { passerByAddresses.isEmpty ? deviceAddresses : deviceAddresses + passerByAddresses }
     var fleetFaults: FaultSettings
     var counters = SimulatorCounters()
     /// Callers of `waitForNotificationsSent(reaching:)`, by id, until their total is sent.
@@ -63,6 +70,8 @@ public actor BlueZSimulator {
         deviceAddresses = deviceConfigs.map(\.address)
         fleetFaults = scenario.faults ?? FaultSettings()
         schedule = scenario.schedule ?? []
+        passersBy = scenario.passersBy
+        passersBySeed = (scenario.seed ?? 1) ^ 0x7A55_E7B1
     }
 
     // MARK: - Lifecycle
@@ -80,6 +89,7 @@ public actor BlueZSimulator {
             throw DBusError(name: DBusError.failed, message: "\(Self.controlName) is already owned on this bus")
         }
         backgroundTasks.append(Task { await self.sweepExpiredDevices() })
+        if let passersBy { backgroundTasks.append(Task { await self.streamPassersBy(passersBy) }) }
         for entry in schedule {
             let delay = timings.duration(entry.at)
             backgroundTasks.append(
@@ -117,7 +127,7 @@ public actor BlueZSimulator {
         }
         // Permanent devices (bonded, or once connected or paired) are remembered across
         // restarts: bluetoothd keeps them on disk, per adapter, and loads them at start.
-        for address in deviceAddresses {
+        for address in everyAddress {
             guard let device = devices[address] else { continue }
             for adapter in device.configuration.heardBy where device.objects[adapter]?.temporary == false {
                 await exportDevice(address, on: adapter, seen: false)
@@ -143,7 +153,7 @@ public actor BlueZSimulator {
             adapters[name]?.discoveryFilters.removeAll()
             adapters[name]?.attemptsInFlight = 0
         }
-        for address in deviceAddresses {
+        for address in everyAddress {
             await dropLink(address, reason: .unknown, announce: false)
             devices[address]?.gattAdapter = nil
             devices[address]?.gattPaths.removeAll()
@@ -188,6 +198,20 @@ public actor BlueZSimulator {
         return device.configuration.heardBy.filter { device.objects[$0]?.exported == true }
     }
 
+    /// Where the device stands, for a failing test to print: its link (`connected via hci0`) and
+    /// each adapter's object (`hci1: temporary, 0.3 s since heard`; `-` when not exported).
+    public func linkSummary(of address: String) -> String {
+        guard let device = devices[address] else { return "no such device" }
+        let now = ContinuousClock.now
+        let objects = device.configuration.heardBy.map { adapter -> String in
+            guard let object = device.objects[adapter], object.exported else { return "\(adapter): -" }
+            let heard = (now - object.lastSeen).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))
+            return "\(adapter): \(object.temporary ? "temporary" : "kept"), \(heard) since heard"
+        }
+        let link = device.linkAdapter.map { "\(device.link) via \($0)" } ?? "\(device.link)"
+        return "\(link); \(objects.joined(separator: ", "))"
+    }
+
     /// Every device's address, in scenario order.
     public nonisolated var addresses: [String] { deviceAddresses }
 
@@ -229,7 +253,7 @@ public actor BlueZSimulator {
         for name in adapterNames where adapters[name]?.discoveryClients.contains(client) == true {
             try? await stopDiscovery(adapter: name, client: client)
         }
-        for address in deviceAddresses {
+        for address in everyAddress {
             guard let device = devices[address] else { continue }
             for (path, characteristic) in device.characteristics where characteristic.notifyClients.contains(client) {
                 try? await stopNotify(address, path, client: client)

@@ -16,11 +16,14 @@ public struct Scenario: Codable, Sendable, Hashable {
     /// Fleet-wide standing faults (each device's own `faults` override them).
     public var faults: FaultSettings?
     public var schedule: [ScheduledFault]?
+    /// Wearables that pass by, each heard for a while and then gone for good.
+    public var passersBy: PassersBy?
 
     public init(
         seed: UInt64? = nil, timings: SimulatorTimings? = nil, bluez: BlueZSettings? = nil, adapters: [AdapterSpec]? = nil,
-        devices: [DeviceSpec], faults: FaultSettings? = nil, schedule: [ScheduledFault]? = nil
+        devices: [DeviceSpec], faults: FaultSettings? = nil, schedule: [ScheduledFault]? = nil, passersBy: PassersBy? = nil
     ) {
+        self.passersBy = passersBy
         self.seed = seed
         self.timings = timings
         self.bluez = bluez
@@ -89,6 +92,20 @@ public struct Scenario: Codable, Sendable, Hashable {
                 AdapterConfiguration(name: spec.name, address: address, slots: max(1, spec.slots ?? 5), powered: spec.powered ?? true))
         }
         guard !adapterConfigs.isEmpty else { throw ScenarioError.invalid("adapters", "no adapter") }
+        if let passersBy {
+            guard passersBy.count >= 0, passersBy.count < 1 << 32 else {
+                throw ScenarioError.invalid("passersBy.count", "must be 0 to 2^32 - 1")
+            }
+            guard passersBy.perSecond > 0, passersBy.perSecond.isFinite else {
+                throw ScenarioError.invalid("passersBy.perSecond", "must be a positive number")
+            }
+            guard passersBy.dwell > 0, passersBy.dwell.isFinite else {
+                throw ScenarioError.invalid("passersBy.dwell", "must be a positive number of seconds")
+            }
+            guard (passersBy.startAfter ?? 0) >= 0, (passersBy.startAfter ?? 0).isFinite else {
+                throw ScenarioError.invalid("passersBy.startAfter", "must be zero or more seconds")
+            }
+        }
 
         var configs: [WearableConfiguration] = []
         var seen = Set<String>()

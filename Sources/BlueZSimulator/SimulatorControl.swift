@@ -119,6 +119,8 @@ public enum SimulatorControl {
             "TotalNotificationsSent": .uint64(UInt64(counters.totalNotificationsSent)),
             "TotalWritesReceived": .uint64(UInt64(counters.totalWritesReceived)),
             "Restarts": .uint32(UInt32(clamping: restarts)),
+            "PassersByArrived": .uint64(UInt64(counters.passersByArrived)),
+            "PassersByGone": .uint64(UInt64(counters.passersByGone)),
         ])
     }
 }

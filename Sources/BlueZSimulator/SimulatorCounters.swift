@@ -18,6 +18,9 @@ public struct SimulatorCounters: Sendable, Hashable, Codable {
     public var linkDrops: [String: Int] = [:]
     /// `Device1.Disconnect` calls held by a `disconnect-delay` fault that have not answered yet.
     public var disconnectsPending = 0
+    /// Passers-by that came into range, and those forgotten again (gone, objects expired).
+    public var passersByArrived = 0
+    public var passersByGone = 0
 
     public init() {}
 

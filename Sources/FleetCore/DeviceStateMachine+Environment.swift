@@ -75,6 +75,11 @@ extension DeviceStateMachine {
         case .connecting(adapter: nil):
             teardown(.release, attemptOutcome: .cancelled, &effects)
             pursue(now: now, &effects)
+        case .connecting(_?) where !objectLostBeforeLink:
+            // There is no object left to cancel the attempt on.
+            objectLostBeforeLink = true
+            teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
+            pursue(now: now, &effects)
         case .connecting, .discovering, .ready, .degraded:
             teardown(.alreadyGone, attemptOutcome: .failed(.gone), &effects)
             fail(.gone, error: nil, now: now, random: &random, &effects)

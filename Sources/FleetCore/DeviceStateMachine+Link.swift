@@ -34,6 +34,7 @@ extension DeviceStateMachine {
         switch state {
         case .connecting(let adapter?):
             disarm(.connect, &effects)
+            objectLostBeforeLink = false
             effects.append(.attemptFinished(adapter: adapter, outcome: .connected))
             beginLink(now: now, &effects)
         case .discovering, .ready, .degraded:
@@ -48,6 +49,7 @@ extension DeviceStateMachine {
             // reconnected on its own): adopt it rather than tear down a working connection.
             teardown(.release, attemptOutcome: .cancelled, &effects)
             session += 1
+            objectLostBeforeLink = false
             linkAdapter = knownAdapter
             beginLink(now: now, &effects)
         }
@@ -60,6 +62,15 @@ extension DeviceStateMachine {
         _ effects: inout [DeviceEffect]
     ) {
         guard case .connecting(_?) = state else { return }
+        if failure.kind == .unknownObject, !objectLostBeforeLink {
+            // The object went before the call reached it (its removal may still be on its way
+            // to us): as `deviceLost` during the attempt, the device is looked for again.
+            objectLostBeforeLink = true
+            teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
+            knownAdapter = nil
+            pursue(now: now, &effects)
+            return
+        }
         let failureClass = BlueZErrorClassifier.classify(failure)
         teardown(.alreadyGone, attemptOutcome: .failed(failureClass), &effects)
         fail(failureClass, error: failure, now: now, random: &random, &effects)

@@ -33,6 +33,13 @@ public struct DeviceStateMachine: Hashable, Sendable {
 
     /// Set after a `gone` failure: find the device again before the next connect.
     var needsRediscovery = false
+    /// Set when an attempt lost the device's object before its link came up, cleared by a link.
+    /// bluetoothd keeps a device it was asked to connect (`connect_profiles` in `src/device.c`
+    /// makes it permanent before it tries), so such a loss means the object expired (or was
+    /// removed) before our `Connect` reached it: the device did nothing wrong, and the first such
+    /// loss only sends it back to be found. A second one in a row is a `gone` failure, so an
+    /// object that keeps vanishing under our attempts is paced by the reconnect backoff.
+    var objectLostBeforeLink = false
     /// The adapter of the in-flight attempt or of the link.
     public internal(set) var linkAdapter: AdapterID?
     var link = LinkProgress()

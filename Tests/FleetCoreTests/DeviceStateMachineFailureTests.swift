@@ -89,15 +89,50 @@ import Testing
         #expect(effects.first == h.failed(.transient))
     }
 
-    @Test func aDeviceWhoseObjectVanishedIsRediscoveredBeforeTheNextConnect() throws {
+    @Test func aConnectToAnObjectAlreadyGoneLooksForTheDeviceWithoutAFailure() throws {
+        var h = try DeviceHarness.connecting()
+        let effects = h.feed(.connectFailed(Failures.unknownObject))
+        #expect(effects == [
+            .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .cancelled),
+            .startResolve, h.scheduled(.resolve, after: .seconds(30)),
+            h.changed(from: .connecting(adapter: hci0), to: .resolving),
+        ])
+        #expect(h.machine.reconnect.consecutiveFailures == 0)
+        #expect(h.machine.knownAdapter == nil)
+    }
+
+    @Test func aSecondVanishedObjectInARowIsGoneAndRediscoveredBeforeTheNextConnect() throws {
         var h = try DeviceHarness.connecting()
         _ = h.feed(.connectFailed(Failures.unknownObject))
+        _ = h.feed(.deviceFound(adapter: hci0))
+        _ = h.feed(.attemptGranted(adapter: hci0))
+        let effects = h.feed(.connectFailed(Failures.unknownObject))
+        #expect(effects.contains(.attemptFinished(adapter: hci0, outcome: .failed(.gone))))
+        #expect(effects.contains(h.failed(.gone, Failures.unknownObject)))
         let backingOff = h.state
-        let effects = try h.fire(.backoff)
-        #expect(effects == [
+        let resumed = try h.fire(.backoff)
+        #expect(resumed == [
             .startResolve, h.scheduled(.resolve, after: .seconds(30)),
             h.changed(from: backingOff, to: .resolving),
         ])
+    }
+
+    @Test func aLinkBetweenTwoVanishedObjectsMakesTheSecondFreeAgain() throws {
+        var h = try DeviceHarness.connecting()
+        _ = h.feed(.deviceLost)
+        _ = h.feed(.deviceFound(adapter: hci0))
+        _ = h.feed(.attemptGranted(adapter: hci0))
+        _ = h.feed(.connected)
+        _ = h.feed(.disconnected(Failures.remoteReason))
+        let backingOff = h.state
+        _ = try h.fire(.backoff)
+        _ = h.feed(.attemptGranted(adapter: hci0))
+        #expect(h.state == .connecting(adapter: hci0), "from \(backingOff)")
+        let failuresBefore = h.machine.reconnect.consecutiveFailures
+        let effects = h.feed(.deviceLost)
+        #expect(effects.contains(.attemptFinished(adapter: hci0, outcome: .cancelled)))
+        #expect(h.state == .resolving)
+        #expect(h.machine.reconnect.consecutiveFailures == failuresBefore)
     }
 
     @Test func losingTheDeviceObjectWhileReadyIsAGoneFailure() throws {
@@ -216,8 +251,22 @@ import Testing
         #expect(h.state == backingOff)
     }
 
-    @Test func losingTheDeviceObjectMidConnectReleasesTheSlotAsGone() throws {
+    @Test func losingTheDeviceObjectMidConnectLooksForItAgainWithoutAFailure() throws {
         var h = try DeviceHarness.connecting()
+        let effects = h.feed(.deviceLost)
+        #expect(effects == [
+            .cancelTimer(.connect), .attemptFinished(adapter: hci0, outcome: .cancelled),
+            .startResolve, h.scheduled(.resolve, after: .seconds(30)),
+            h.changed(from: .connecting(adapter: hci0), to: .resolving),
+        ])
+        #expect(h.machine.reconnect.consecutiveFailures == 0)
+    }
+
+    @Test func losingTheDeviceObjectMidConnectTwiceInARowReleasesTheSlotAsGone() throws {
+        var h = try DeviceHarness.connecting()
+        _ = h.feed(.deviceLost)
+        _ = h.feed(.deviceFound(adapter: hci0))
+        _ = h.feed(.attemptGranted(adapter: hci0))
         let effects = h.feed(.deviceLost)
         let deadline = try #require(h.deadline(of: .backoff))
         #expect(effects == [

@@ -15,6 +15,9 @@ struct FleetSimulatorFixture {
     let client: BlueZClient
     let orchestrator: FleetOrchestrator
     let changes: AsyncStream<(DeviceID, DeviceState)>
+    /// What the fleet logged at info and above, when the test gave no logger of its own: a
+    /// status wait that times out prints the lines of the devices that were not there yet.
+    let log: LogCapture?
 
     static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
     static let heartRate = "00002a37-0000-1000-8000-00805f9b34fb"
@@ -24,7 +27,7 @@ struct FleetSimulatorFixture {
 
     static func start(
         _ scenario: Scenario, _ configuration: FleetRuntimeConfiguration, seed: UInt64 = 1, restored: [KnownDevice] = [],
-        logger: Logger = Logger(label: "fleet-test") { _ in SwiftLogNoOpLogHandler() }, observers: [any FleetObserver] = [],
+        logger: Logger? = nil, observers: [any FleetObserver] = [],
         timings: SimulatorTimings = .fast, beforeFleet: (@Sendable (BlueZSimulator, PrivateBus) async throws -> Void)? = nil
     ) async throws -> FleetSimulatorFixture {
         let bus = try PrivateBus()
@@ -33,12 +36,16 @@ struct FleetSimulatorFixture {
         // What bluetoothd knows before the daemon starts (another client's discovery, …).
         try await beforeFleet?(simulator, bus)
         let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        let orchestrator = try FleetOrchestrator(configuration: configuration, client: client, logger: logger, seed: seed)
+        let log = logger == nil ? LogCapture() : nil
+        let orchestrator = try FleetOrchestrator(
+            configuration: configuration, client: client, logger: logger ?? log?.logger(label: "fleet-test", level: .info) ?? Logger(label: "fleet-test"),
+            seed: seed)
         for observer in observers { await orchestrator.addObserver(observer) }
         await orchestrator.restore(restored)
         let changes = orchestrator.stateChanges
         try await orchestrator.start()
-        return FleetSimulatorFixture(bus: bus, simulator: simulator, client: client, orchestrator: orchestrator, changes: changes)
+        return FleetSimulatorFixture(
+            bus: bus, simulator: simulator, client: client, orchestrator: orchestrator, changes: changes, log: log)
     }
 
     func stop() async {
@@ -54,8 +61,7 @@ struct FleetSimulatorFixture {
     func waitForStatus(
         _ what: String, timeout: Duration = .seconds(120), _ condition: @escaping @Sendable (FleetStatus) -> Bool
     ) async throws -> FleetStatus {
-        let orchestrator = self.orchestrator
-        let changes = self.changes
+        let (orchestrator, changes, simulator, log) = (self.orchestrator, self.changes, self.simulator, self.log)
         do {
             return try await withTimeout(timeout, what) {
                 let now = await orchestrator.status()
@@ -69,9 +75,25 @@ struct FleetSimulatorFixture {
         } catch let timedOut as TimedOut {
             // What the fleet looked like, so a failure says where it stood.
             let status = await orchestrator.status()
-            let devices = status.devices.map { "\($0.id.address) \($0.state) \($0.lastFailure.map { "\($0)" } ?? "-")" }
+            var devices: [String] = []
+            for device in status.devices {
+                let address = device.id.address.description
+                let fleetSide = "\(address) \(device.state) on \(device.adapter.map(\.name) ?? "-") last failure \(device.lastFailure.map { "\($0)" } ?? "-")"
+                devices.append("\(fleetSide) [simulator: \(await simulator.linkSummary(of: address))]")
+            }
             let adapters = status.adapters.map { "\($0.id) discovering=\($0.discovering) errors=\($0.discoveryErrors) used=\($0.linksAndAttempts)" }
-            throw TimedOut(what: "\(timedOut.what); devices: \(devices.joined(separator: ", ")); adapters: \(adapters.joined(separator: ", "))", after: timeout)
+            var lines: [String] = []
+            if let log {
+                let waiting = Set(status.devices.filter { $0.state != .ready }.map { $0.id.address.description })
+                lines = log.entries.filter { entry in
+                    guard case .string(let address)? = entry.metadata["device_address"] else { return false }
+                    return waiting.contains(address)
+                }.suffix(40).map { "  \($0.level) \($0.message) \($0.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))" }
+            }
+            let logText = lines.isEmpty ? "" : "; the log of the devices not ready:\n" + lines.joined(separator: "\n")
+            throw TimedOut(
+                what: "\(timedOut.what); devices:\n  \(devices.joined(separator: "\n  "))\nadapters: \(adapters.joined(separator: ", "))\(logText)",
+                after: timeout)
         }
     }
 
