@@ -59,8 +59,8 @@ public actor FleetOrchestrator {
     private var draining = false
     /// The task applying inputs while any wait; it ends when none is left.
     private var drainer: Task<Void, Never>?
-    /// When the heap was last trimmed after a burst of inputs (`releaseHeapAfterBurst`).
-    private var lastHeapRelease: MonotonicInstant?
+    /// The pending heap release (`scheduleHeapRelease`).
+    private var heapReleaseTimer: Task<Void, Never>?
     /// `disconnect` callers waiting for BlueZ to report a device's link gone, by device and
     /// ticket: resumed once an applied input leaves the fleet's records without the link, or by
     /// their timer.
@@ -154,6 +154,7 @@ public actor FleetOrchestrator {
         tasks.removeAll()
         evaluationTimer?.cancel()
         discoveryRetryTimer?.cancel()
+        heapReleaseTimer?.cancel()
         for call in bluetoothCalls.values { call.cancel() }
         bluetoothCalls.removeAll()
         // What was queued before the producers ended is applied before `stop` returns.
@@ -358,24 +359,31 @@ public actor FleetOrchestrator {
         nextToApply = 0
         coalescible.removeAll()
         draining = false
-        releaseHeapAfterBurst(inputsApplied: applied)
+        scheduleHeapRelease(inputsApplied: applied)
     }
 
-    /// Gives the heap's free pages back to the kernel after a burst of inputs (start with a
-    /// restore, bluetoothd's return, a reload of a large fleet). Such a burst hands out arrays
-    /// of thousands of actions and facts translated on another thread, and glibc keeps what they
-    /// freed mapped in its arenas: at 1,000 known devices ~1 MB of RSS at rest (NOTES.md). A trim
-    /// costs ~0.35 ms there; ordinary drains (tens of inputs, even at 100 devices × 50 Hz) never
-    /// reach the threshold, and one trim per `heapReleaseInterval` is the most a busy fleet pays.
-    private func releaseHeapAfterBurst(inputsApplied: Int) {
-        guard inputsApplied >= Self.heapReleaseBurst else { return }
-        let now = clock.now()
-        if let last = lastHeapRelease, now.duration(since: last) < Self.heapReleaseInterval { return }
-        lastHeapRelease = now
+    /// Gives the heap's free pages back to the kernel `heapReleaseInterval` after inputs were
+    /// applied (one release pending at a time; none while nothing happens). What inputs bring
+    /// and take away — objects of devices passing by, arrays of thousands of actions and facts
+    /// after a restore or bluetoothd's return — glibc keeps mapped in its arenas once freed, so
+    /// RSS would stay at its high-water mark: ~1 MB at rest at 1,000 known devices, ~4 MB after
+    /// a thousand passers-by at once (NOTES.md). A release costs ~0.35 ms at 1,000 devices; at
+    /// most one per interval is what a busy fleet pays.
+    private func scheduleHeapRelease(inputsApplied: Int) {
+        guard inputsApplied > 0, heapReleaseTimer == nil, machine.running else { return }
+        let clock = self.clock
+        let due = clock.now().advanced(by: Self.heapReleaseInterval)
+        heapReleaseTimer = Task { [weak self] in
+            do { try await clock.sleep(until: due) } catch { return }
+            await self?.releaseHeap()
+        }
+    }
+
+    private func releaseHeap() {
+        heapReleaseTimer = nil
         wearfleet_release_free_heap()
     }
 
-    private static let heapReleaseBurst = 512
     private static let heapReleaseInterval: Duration = .seconds(10)
 
     // MARK: - Waiting for a link to go
