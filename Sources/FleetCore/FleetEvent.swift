@@ -34,6 +34,15 @@ public enum FleetEvent: Sendable, Hashable {
     case runtimePinsChanged([FleetRuntimeConfiguration.PinnedDevice])
     /// A reload was applied, all at once.
     case reloaded(FleetStateMachine.ReloadSummary)
+    /// What ended the device's link `ago`, learned after BlueZ reported the loss without a
+    /// reason (its adapter powered off or went, bluetoothd left).
+    case linkLossExplained(DeviceID, adapter: AdapterID, cause: LinkLossCause, ago: Duration)
+
+    public enum LinkLossCause: String, Sendable, Hashable, Codable {
+        case adapterPoweredOff = "adapter_powered_off"
+        case adapterRemoved = "adapter_removed"
+        case bluetoothdGone = "bluetoothd_gone"
+    }
 
     /// What the fleet knows of a device when one of its lifecycle events is published.
     public struct DeviceContext: Sendable, Hashable {

@@ -21,6 +21,7 @@ extension FleetStateMachine {
         guard let event else { return }
         switch event {
         case .connected:
+            devices[id]?.unexplainedLinkLoss = nil
             if case .connected = devices[id]?.link { break }
             let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
             if let adapter {
@@ -32,6 +33,9 @@ extension FleetStateMachine {
                 devices[id]?.lastAdapter = adapter
             }
         case .disconnected, .deviceLost:
+            if case .disconnected(nil) = event, case .connected(let adapter, _)? = devices[id]?.link {
+                devices[id]?.unexplainedLinkLoss = UnexplainedLinkLoss(adapter: adapter, at: now)
+            }
             devices[id]?.link = .disconnected
             actions.append(.dropNotifySockets(id))
         default:

@@ -52,9 +52,23 @@ public struct FleetStateMachine: Sendable {
         /// A pool device's services as admission saw them (advertised, or the state file's), so
         /// a reload can rank it again under new rules. Empty for pinned devices.
         var poolServices: [String] = []
+        /// A link loss BlueZ gave no reason for (BlueZ 5.66 has no `Disconnected` signal): its
+        /// adapter and when, for a cause the fleet learns right after (`explainLinkLosses`).
+        var unexplainedLinkLoss: UnexplainedLinkLoss?
 
         var context: FleetEvent.DeviceContext { FleetEvent.DeviceContext(name: name, adapter: link.adapter, pinned: pinned) }
     }
+
+    struct UnexplainedLinkLoss: Sendable, Hashable {
+        var adapter: AdapterID
+        var at: MonotonicInstant
+    }
+
+    /// How long after a reasonless link loss the fleet still names its cause when it learns one:
+    /// bluetoothd reports the links an adapter's power-off ended (`Connected` false, from the
+    /// kernel's disconnections) just before `Powered` false, and a stopping bluetoothd drops its
+    /// links just before it leaves the bus; a loss further back than this was something else.
+    public static let linkLossCauseWindow: Duration = .seconds(2)
 
     /// One BlueZ `Device1` object of a device, as the runtime read it from bluetoothd's mirror.
     public struct DeviceObject: Sendable, Hashable, Codable {
@@ -275,14 +289,19 @@ public struct FleetStateMachine: Sendable {
         case .bluetoothdAppeared(let held, let bluezAdapters, let powered):
             bluetoothdAppeared(held: held, adapters: bluezAdapters, powered: powered ?? [], &actions)
         case .bluetoothdVanished:
+            explainLinkLosses(on: nil, cause: .bluetoothdGone, now: now, &actions)
             bluetoothdVanished(&actions)
         case .adapterChanged(let adapter, let powered):
+            if !powered, adapters[adapter]?.powered == true {
+                explainLinkLosses(on: adapter, cause: .adapterPoweredOff, now: now, &actions)
+            }
             adapterChanged(adapter, powered: powered, &actions)
         case .adapterPowerChanged(let adapter, let powered):
             guard isSelected(adapter) else { break }
             deliverToAll(powered ? .adapterPowered(adapter) : .adapterUnpowered(adapter), &actions)
             requestEvaluation(&actions)
         case .adapterRemoved(let adapter):
+            explainLinkLosses(on: adapter, cause: .adapterRemoved, now: now, &actions)
             adapterRemoved(adapter, &actions)
         case .device(let id, let event, let objects):
             deviceFact(id, event, objects: objects, now: now, &actions)
@@ -493,6 +512,21 @@ public struct FleetStateMachine: Sendable {
         adapters[adapter]?.powered = false
         if adapters[adapter]?.selected == true { actions.append(.centralStopped(adapter)) }
         requestEvaluation(&actions)
+    }
+
+    /// Names the cause of the reasonless link losses on `adapter` (nil: any) in the last
+    /// `linkLossCauseWindow`: each is published once (`linkLossExplained`), so the journal says
+    /// what ended the link, not only that it ended.
+    private mutating func explainLinkLosses(
+        on adapter: AdapterID?, cause: FleetEvent.LinkLossCause, now: MonotonicInstant, _ actions: inout [Action]
+    ) {
+        for id in devices.keys.sorted() {
+            guard let loss = devices[id]?.unexplainedLinkLoss, adapter == nil || loss.adapter == adapter else { continue }
+            devices[id]?.unexplainedLinkLoss = nil
+            let ago = now.duration(since: loss.at)
+            guard ago <= Self.linkLossCauseWindow else { continue }
+            actions.append(.publish(.linkLossExplained(id, adapter: loss.adapter, cause: cause, ago: ago)))
+        }
     }
 
     func isSelected(_ adapter: AdapterID) -> Bool {

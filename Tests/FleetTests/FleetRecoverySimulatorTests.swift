@@ -52,6 +52,12 @@ struct FleetRecoverySimulatorTests {
         }
         #expect(suspended.1 == .suspended(.noPoweredAdapter))
         #expect(await fleet.orchestrator.status().adapters.first?.powered == false)
+        // BlueZ reports the link's end without a reason, then the power-off: the journal names
+        // the power-off as the cause (logged while the fleet applied it, before the suspension).
+        let causes = fleet.log?.entries.filter { $0.event == "link_loss_cause" } ?? []
+        #expect(causes.count == 1)
+        #expect(causes.first?.metadata["cause"] == "adapter_powered_off")
+        #expect(causes.first?.metadata["device_address"] == "\(Self.address)")
         try await fleet.simulator.apply(FaultCommand(.adapterPower, adapter: "hci0", powered: true))
         try await fleet.waitForStatus("the strap to be ready after power returns") { $0.pinnedReady == 1 }
         await fleet.stop()

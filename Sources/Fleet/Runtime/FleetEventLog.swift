@@ -97,6 +97,16 @@ struct FleetEventLog: Sendable {
             logger.warning("read failed", metadata: deviceMetadata(id).merging([
                 "event": "read_failed", "characteristic": "\(characteristic)", "bluez_error": "\(failure.name): \(failure.message)",
             ]) { $1 })
+        case .linkLossExplained(let id, let adapter, let cause, let ago):
+            let what = switch cause {
+            case .adapterPoweredOff: "its adapter powered off"
+            case .adapterRemoved: "its adapter went away"
+            case .bluetoothdGone: "bluetoothd left"
+            }
+            logger.notice("the link loss was \(what)", metadata: deviceMetadata(id).merging([
+                "event": "link_loss_cause", "adapter": "\(adapter)", "cause": "\(cause.rawValue)",
+                "lost_ago_ms": "\(Int(ago / .milliseconds(1)))",
+            ]) { $1 })
         case .deviceAdded, .deviceRemoved, .attemptGranted, .reloaded, .learned, .writeFinished, .readFinished:
             break
         }

@@ -1,0 +1,80 @@
+import FleetCore
+import Testing
+
+/// BlueZ 5.66 reports a link's end as `Connected` false with no reason, and an adapter's
+/// power-off or bluetoothd's leaving right after it: the fleet names that cause for the link
+/// losses just before (`linkLossExplained`), once each.
+@Suite("FleetStateMachine: the cause of a reasonless link loss")
+struct FleetStateMachineLinkLossCauseTests {
+    static let hci0 = FleetStateMachineTests.hci0
+    static let hci1 = FleetStateMachineTests.hci1
+    static let strap = FleetStateMachineTests.strap
+    static let t0 = FleetStateMachineTests.t0
+
+    /// The strap linked on `adapter` (hci0 and hci1 powered), then its link lost at t0 with
+    /// `reason`.
+    static func lostLink(on adapter: AdapterID, reason: DeviceEvent.Failure? = nil) -> FleetStateMachine {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.adapterChanged(hci1, powered: true), now: t0)
+        _ = fleet.handle(.adapterPowerChanged(hci1, powered: true), now: t0)
+        _ = fleet.handle(.device(strap, .connected, objects: [.init(adapter: adapter, connected: true)]), now: t0)
+        _ = fleet.handle(.device(strap, .disconnected(reason), objects: [.init(adapter: adapter)]), now: t0)
+        return fleet
+    }
+
+    static func explanations(_ actions: [FleetStateMachine.Action]) -> [FleetEvent] {
+        actions.compactMap { action in
+            guard case .publish(let event) = action, case .linkLossExplained = event else { return nil }
+            return event
+        }
+    }
+
+    @Test func theAdapterPoweringOffRightAfterExplainsTheLoss() {
+        var fleet = Self.lostLink(on: Self.hci0)
+        let actions = fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0.advanced(by: .milliseconds(40)))
+        #expect(Self.explanations(actions) == [
+            .linkLossExplained(Self.strap, adapter: Self.hci0, cause: .adapterPoweredOff, ago: .milliseconds(40)),
+        ])
+        // Said once: the adapter's power coming and going again says nothing more of that loss.
+        _ = fleet.handle(.adapterChanged(Self.hci0, powered: true), now: Self.t0.advanced(by: .milliseconds(50)))
+        #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0.advanced(by: .milliseconds(60)))).isEmpty)
+    }
+
+    @Test func anotherAdapterPoweringOffExplainsNothing() {
+        var fleet = Self.lostLink(on: Self.hci1)
+        #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)).isEmpty)
+        // hci1's own power-off still does.
+        #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci1, powered: false), now: Self.t0)).count == 1)
+    }
+
+    @Test func aLossLongerAgoThanTheWindowIsNotExplained() {
+        var fleet = Self.lostLink(on: Self.hci0)
+        let late = Self.t0.advanced(by: FleetStateMachine.linkLossCauseWindow + .milliseconds(1))
+        #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: late)).isEmpty)
+    }
+
+    @Test func aLossWithAReasonNeedsNoExplanation() {
+        var fleet = Self.lostLink(on: Self.hci0, reason: DeviceEvent.Failure(name: "org.bluez.Reason.Remote"))
+        #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)).isEmpty)
+    }
+
+    @Test func bluetoothdLeavingExplainsLossesOnEveryAdapter() {
+        var fleet = Self.lostLink(on: Self.hci1)
+        let actions = fleet.handle(.bluetoothdVanished, now: Self.t0.advanced(by: .milliseconds(5)))
+        #expect(Self.explanations(actions) == [
+            .linkLossExplained(Self.strap, adapter: Self.hci1, cause: .bluetoothdGone, ago: .milliseconds(5)),
+        ])
+    }
+
+    @Test func theAdapterGoingAwayExplainsTheLoss() {
+        var fleet = Self.lostLink(on: Self.hci0)
+        let actions = fleet.handle(.adapterRemoved(Self.hci0), now: Self.t0)
+        #expect(Self.explanations(actions) == [.linkLossExplained(Self.strap, adapter: Self.hci0, cause: .adapterRemoved, ago: .zero)])
+    }
+
+    @Test func aNewLinkForgetsTheOldLoss() {
+        var fleet = Self.lostLink(on: Self.hci0)
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci1, connected: true)]), now: Self.t0)
+        #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)).isEmpty)
+    }
+}
