@@ -33,6 +33,8 @@ struct ChurnSuite {
                 count: count, perSecond: Double(count) / seconds, dwell: Self.dwell, kind: .heartRateStrap, startAfter: Self.startAfter))
         let fleet = try SimulatedFleet(scenario: scenario, simulatorPath: options.simulator, directory: directory, name: "churn")
         defer { fleet.stop() }
+        // bluez-sim's clock for the first arrival started just before it said "ready".
+        let firstArrival = MonotonicTime.seconds + Self.startAfter
         let pinned = fleet.addresses
         var configuration = DaemonConfiguration(
             pinned: pinned.map { ($0, "public") },
@@ -51,7 +53,6 @@ struct ChurnSuite {
         try daemon.waitForRest(within: Self.startAfter, "churn, before the stream")
         // The start figure is the last one before the first arrival: what the daemon grows to in
         // its first seconds (first saves, first scrapes of its own state) is not churn.
-        let firstArrival = daemon.startedAt + Self.startAfter
         while MonotonicTime.seconds < firstArrival - 2 { MonotonicTime.sleep(0.5) }
         result.startRSSKilobytes = try rss(daemon)
         guard try fleet.counter("PassersByArrived") == 0 else {
@@ -75,6 +76,8 @@ struct ChurnSuite {
         result.streamCPUPercent = cpu.microseconds / (cpu.seconds * 1e6) * 100
         result.streamSeconds = cpu.seconds
         try daemon.waitForRest(within: 120, "churn, after the stream")
+        // The daemon hands its free heap back 10 s after its last inputs: read after that.
+        MonotonicTime.sleep(12)
         result.endRSSKilobytes = try rss(daemon)
         daemon.log.poll()
         result.pinnedStillReady = daemon.log.readyCount(of: pinned) == pinned.count

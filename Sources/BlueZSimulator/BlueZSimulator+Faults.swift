@@ -61,7 +61,7 @@ extension BlueZSimulator {
     }
 
     func deviceTargets(_ device: String?) throws -> [String] {
-        guard let device, !device.isEmpty else { return deviceAddresses }
+        guard let device, !device.isEmpty else { return everyAddress }
         guard let address = try? DeviceAddress.normalized(device), devices[address] != nil else {
             throw DBusError(name: DBusError.invalidArgs, message: "no simulated device \(device)")
         }

@@ -41,8 +41,9 @@ extension BlueZSimulator {
     /// (round-robin); discovery hears it from now on.
     private func arrive(_ index: Int, _ spec: PassersBy) -> String? {
         let kind = spec.kind ?? .heartRateStrap
-        let address = PassersBy.address(index)
-        guard devices[address] == nil, !adapterNames.isEmpty else { return nil }
+        guard !adapterNames.isEmpty,
+            let address = (0...UInt8.max).lazy.map({ PassersBy.address(index, variant: $0) }).first(where: { self.devices[$0] == nil })
+        else { return nil }
         var random = SeededRandom.derived(from: passersBySeed, index: index)
         let adapter = adapterNames[index % adapterNames.count]
         let configuration = WearableConfiguration(

@@ -23,10 +23,11 @@ public struct PassersBy: Codable, Sendable, Hashable {
         self.startAfter = startAfter
     }
 
-    /// The `index`th passer-by's address: random static (the two top bits set), `C5` first so it
-    /// never meets a scenario device's generated one, the index in the last four bytes.
-    static func address(_ index: Int) -> String {
-        let bytes: [UInt8] = [0xC5, 0x00] + (0..<4).map { UInt8(truncatingIfNeeded: index >> (8 * (3 - $0))) }
+    /// The `index`th passer-by's address: random static (the two top bits set), `C5` first, the
+    /// index in the last four bytes and `variant` in the second (another variant is tried when a
+    /// scenario device already has the address).
+    static func address(_ index: Int, variant: UInt8 = 0) -> String {
+        let bytes: [UInt8] = [0xC5, variant] + (0..<4).map { UInt8(truncatingIfNeeded: index >> (8 * (3 - $0))) }
         return bytes.map { byte in
             let hex = String(byte, radix: 16, uppercase: true)
             return hex.count == 1 ? "0" + hex : hex

@@ -5,6 +5,7 @@ extension DeviceStateMachine {
     mutating func reconnectRequested(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         reconnect.reset()
         needsRediscovery = false
+        objectLostBeforeLink = false
         switch state {
         case .backingOff, .suspended(.circuitOpen), .suspended(.budgetExhausted), .suspended(.gaveUp):
             teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)

@@ -32,6 +32,7 @@ extension DeviceStateMachine {
 
     mutating func bluetoothdVanished(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         bluetoothdPresent = false
+        objectLostBeforeLink = false
         knownAdapter = nil
         // Its adapters went with it; they are announced again when it comes back.
         poweredAdapters = []
@@ -91,6 +92,7 @@ extension DeviceStateMachine {
     mutating func policyUpdated(wanted: Bool, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         isWanted = wanted
         guard wanted else {
+            objectLostBeforeLink = false
             teardown(.release, attemptOutcome: .cancelled, &effects)
             state = .idle
             return

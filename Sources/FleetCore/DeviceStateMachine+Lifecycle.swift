@@ -72,6 +72,8 @@ extension DeviceStateMachine {
         _ effects: inout [DeviceEffect]
     ) {
         effects.append(.emit(.failed(failureClass, error: error, session: session)))
+        // "In a row" means nothing else ended an attempt in between.
+        objectLostBeforeLink = false
         switch reconnect.recordFailure(failureClass, now: now, random: &random) {
         case .retry(let deadline, let attempt, let rediscover):
             if rediscover { needsRediscovery = true }

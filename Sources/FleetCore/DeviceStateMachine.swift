@@ -33,7 +33,9 @@ public struct DeviceStateMachine: Hashable, Sendable {
 
     /// Set after a `gone` failure: find the device again before the next connect.
     var needsRediscovery = false
-    /// Set when an attempt lost the device's object before its link came up, cleared by a link.
+    /// Set when an attempt lost the device's object before its link came up; cleared by a link,
+    /// a recorded failure, an operator's reconnect, bluetoothd leaving or the device no longer
+    /// being wanted.
     /// bluetoothd keeps a device it was asked to connect (`connect_profiles` in `src/device.c`
     /// makes it permanent before it tries), so such a loss means the object expired (or was
     /// removed) before our `Connect` reached it: the device did nothing wrong, and the first such

@@ -35,12 +35,11 @@ public enum FleetEvent: Sendable, Hashable {
     /// A reload was applied, all at once.
     case reloaded(FleetStateMachine.ReloadSummary)
     /// What ended the device's link `ago`, learned after BlueZ reported the loss without a
-    /// reason (its adapter powered off or went, bluetoothd left).
+    /// reason (its adapter powered off, or bluetoothd left).
     case linkLossExplained(DeviceID, adapter: AdapterID, cause: LinkLossCause, ago: Duration)
 
     public enum LinkLossCause: String, Sendable, Hashable, Codable {
         case adapterPoweredOff = "adapter_powered_off"
-        case adapterRemoved = "adapter_removed"
         case bluetoothdGone = "bluetoothd_gone"
     }
 

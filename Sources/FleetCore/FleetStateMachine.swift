@@ -301,7 +301,8 @@ public struct FleetStateMachine: Sendable {
             deliverToAll(powered ? .adapterPowered(adapter) : .adapterUnpowered(adapter), &actions)
             requestEvaluation(&actions)
         case .adapterRemoved(let adapter):
-            explainLinkLosses(on: adapter, cause: .adapterRemoved, now: now, &actions)
+            // Not a cause of its own: bluetoothd leaving removes every adapter first (the
+            // translator's order), and `bluetoothdVanished` right after names what happened.
             adapterRemoved(adapter, &actions)
         case .device(let id, let event, let objects):
             deviceFact(id, event, objects: objects, now: now, &actions)

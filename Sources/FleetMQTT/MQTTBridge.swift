@@ -52,11 +52,20 @@ actor MQTTBridge {
         self.logger = logger
     }
 
+    /// What a replaced connection still published when it ended: its devices and where their
+    /// retained topics are.
+    struct Handover: Sendable {
+        var devices: Set<DeviceID>
+        var topics: MQTTTopics
+        var homeAssistantDiscovery: Bool
+    }
+
     /// The gateway's retained `online` and discovery, and the devices the fleet already has.
-    /// `earlier` are the devices the connection this one replaces still published: one the fleet
-    /// no longer has was removed while no connection listened (between the old feed's end and
-    /// this one's start), and its retained topics are deleted here.
-    func start(devices: [FleetStatus.Device], earlier: Set<DeviceID> = []) {
+    /// `earlier` is what the connection this one replaces still published: a device the fleet no
+    /// longer has was removed while no connection listened (between the old feed's end and this
+    /// one's start), and its retained topics are deleted here — this connection's, and the old
+    /// ones too when the reload moved them (same broker: a broker the reload left is not reached).
+    func start(devices: [FleetStatus.Device], earlier: Handover? = nil) {
         client.publish(MQTTMessage(topic: topics.gatewayStatus, text: "online", qos: 1, retain: true))
         if let discovery {
             let gateway = discovery.gatewayConfig()
@@ -77,8 +86,16 @@ actor MQTTBridge {
             publishState(device.id)
             publishDiscovery(device.id)
         }
+        guard let earlier else { return }
         let present = Set(devices.map(\.id))
-        for id in earlier.subtracting(present).sorted() { forget(id) }
+        for id in earlier.devices.subtracting(present).sorted() {
+            forget(id)
+            guard earlier.topics != topics else { continue }
+            let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
+            for topic in [earlier.topics.state(id)] + old where publishedConfigs[topic] == nil {
+                client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+            }
+        }
     }
 
     // MARK: - The fleet's activity
@@ -188,10 +205,10 @@ actor MQTTBridge {
     /// Returns the devices it still knows, for the next connection to check again: a device the
     /// fleet removes after this status and before the next connection's feed starts is heard by
     /// neither feed.
-    func forgetAbsent(from status: FleetStatus) -> Set<DeviceID> {
+    func forgetAbsent(from status: FleetStatus) -> Handover {
         let present = Set(status.devices.map(\.id))
         for id in records.keys.sorted() where !present.contains(id) { forget(id) }
-        return Set(records.keys)
+        return Handover(devices: Set(records.keys), topics: topics, homeAssistantDiscovery: discovery != nil)
     }
 
     private func forget(_ id: DeviceID) {

@@ -56,7 +56,7 @@ actor MQTTOutlet {
     private var stopped = false
     /// The devices the replaced connection still published when it ended: the next connection
     /// deletes the retained topics of those the fleet removed in between.
-    private var handedOver: Set<DeviceID> = []
+    private var handedOver: MQTTBridge.Handover?
 
     init(settings: MQTTSettings, counters: MQTTClientCounters, environment: [String: String], logger: Logger) {
         self.settings = settings
@@ -84,6 +84,9 @@ actor MQTTOutlet {
     }
 
     private func connect() async {
+        // Only the very next connection checks what the replaced one handed over.
+        let earlier = handedOver
+        handedOver = nil
         guard settings.enabled, !stopped, let orchestrator else { return }
         let connection: (settings: MQTTConnectionSettings, topics: MQTTTopics)
         do {
@@ -110,8 +113,7 @@ actor MQTTOutlet {
         // append), rendered on the client's thread; events go through the bridge.
         let feed = orchestrator.fleetEvents(bufferingNewest: 8192)
         let tap = orchestrator.pipeline.tap { value in client.publishValue(value) }
-        await bridge.start(devices: await orchestrator.status().devices, earlier: handedOver)
-        handedOver = []
+        await bridge.start(devices: await orchestrator.status().devices, earlier: earlier)
         guard !stopped else {
             // Stopped while this connection was being set up (the awaits above): it ends here.
             orchestrator.pipeline.untap(tap)

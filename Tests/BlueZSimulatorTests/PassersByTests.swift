@@ -11,7 +11,9 @@ struct PassersByTests {
     @Test("passers-by appear while discovering, expire after they leave, and are forgotten")
     func passersByComeAndGo() async throws {
         var scenario = Scenario.trio
-        scenario.passersBy = PassersBy(count: 5, perSecond: 20, dwell: 0.5)
+        // In range for 5 s each: long enough to be heard however late discovery starts on a busy
+        // machine (an object appears only when discovery hears it, after the test subscribed).
+        scenario.passersBy = PassersBy(count: 5, perSecond: 20, dwell: 5, startAfter: 1)
         let fixture = try await SimulatorFixture.start(scenario)
         let added = try await fixture.signals(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded")
         let removed = try await fixture.signals(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved")

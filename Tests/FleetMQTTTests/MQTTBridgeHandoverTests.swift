@@ -7,32 +7,59 @@ import Testing
 import TestSupport
 
 /// A reload that replaces the MQTT connection must not lose a device the fleet removed while
-/// neither connection's feed listened: the new connection deletes its retained topics.
+/// neither connection's feed listened: the new connection deletes its retained topics, where the
+/// old connection had them too when the reload moved them.
 @Suite(.serialized) struct MQTTBridgeHandoverTests {
+    static let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
+
     @Test func aDeviceRemovedBetweenTwoConnectionsHasItsRetainedTopicsDeleted() async throws {
         let lane = try await MQTTCommandLaneTests.Lane.start()
-        let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
         let removed = lane.slow
         let kept = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000002")))
-        let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/device/#", "homeassistant/#"])
+        let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
         let bridge = MQTTBridge(
-            client: lane.client, route: lane.route, topics: topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
+            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
             logger: Logger(label: "test"))
 
-        // The fleet now has only `kept`; the connection before had both.
-        await bridge.start(devices: [Self.status(kept)], earlier: [removed, kept])
+        // The fleet now has only `kept`; the connection before had both, on the same topics.
+        await bridge.start(
+            devices: [Self.status(kept)], earlier: MQTTBridge.Handover(devices: [removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
+        try await Self.sent(lane, subscriber)
 
-        let battery = HomeAssistantDiscovery(topics: topics).allTopics(of: removed).filter { $0.hasSuffix("/battery/config") }
-        #expect(battery.count == 1)
-        for topic in battery + [topics.state(removed)] {
-            let cleared = try await subscriber.first(on: topic)
-            #expect(cleared.payload.isEmpty)
+        for topic in HomeAssistantDiscovery(topics: Self.topics).allTopics(of: removed) + [Self.topics.state(removed)] {
+            #expect(subscriber.all(on: topic).map(\.payload) == [""], "\(topic)")
         }
-        // The device still in the fleet is published, not deleted.
-        let state = try await subscriber.first(on: topics.state(kept))
-        #expect(state.payload.contains(#""state""#))
-        #expect(subscriber.all(on: topics.state(kept)).allSatisfy { !$0.payload.isEmpty })
+        // The device still in the fleet is published, never deleted.
+        #expect(!subscriber.all(on: Self.topics.state(kept)).isEmpty)
+        #expect(subscriber.all(on: Self.topics.state(kept)).allSatisfy { !$0.payload.isEmpty })
         await lane.stop()
+    }
+
+    @Test func aReloadThatMovedTheTopicsDeletesTheOldOnesToo() async throws {
+        let lane = try await MQTTCommandLaneTests.Lane.start()
+        let removed = lane.slow
+        let old = MQTTTopics(prefix: "site", gatewayID: "g", discoveryPrefix: "ha-old")
+        let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "site/#", "homeassistant/#", "ha-old/#"])
+        let bridge = MQTTBridge(
+            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
+            logger: Logger(label: "test"))
+
+        await bridge.start(devices: [], earlier: MQTTBridge.Handover(devices: [removed], topics: old, homeAssistantDiscovery: true))
+        try await Self.sent(lane, subscriber)
+
+        let everyTopic = [Self.topics.state(removed), old.state(removed)]
+            + HomeAssistantDiscovery(topics: Self.topics).allTopics(of: removed) + HomeAssistantDiscovery(topics: old).allTopics(of: removed)
+        for topic in everyTopic {
+            #expect(subscriber.all(on: topic).map(\.payload) == [""], "\(topic)")
+        }
+        await lane.stop()
+    }
+
+    /// Waits until everything the client published so far reached the subscriber: a marker sent
+    /// after it on the same connection arrives after it.
+    static func sent(_ lane: MQTTCommandLaneTests.Lane, _ subscriber: BrokerSubscriber) async throws {
+        lane.client.publish(MQTTMessage(topic: "wearfleet/test/marker", text: "end", qos: 1, retain: false))
+        _ = try await subscriber.first(on: "wearfleet/test/marker")
     }
 
     static func status(_ id: DeviceID) -> FleetStatus.Device {

@@ -15,8 +15,9 @@ struct FleetSimulatorFixture {
     let client: BlueZClient
     let orchestrator: FleetOrchestrator
     let changes: AsyncStream<(DeviceID, DeviceState)>
-    /// What the fleet logged at info and above, when the test gave no logger of its own: a
-    /// status wait that times out prints the lines of the devices that were not there yet.
+    /// What the fleet logged at info and above (the newest 5,000 to 10,000 entries), when the test
+    /// gave no logger of its own: a status wait that times out prints the lines of the devices
+    /// that were not there yet.
     let log: LogCapture?
 
     static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
@@ -36,7 +37,7 @@ struct FleetSimulatorFixture {
         // What bluetoothd knows before the daemon starts (another client's discovery, …).
         try await beforeFleet?(simulator, bus)
         let client = BlueZClient(connection: try await DBusConnection.connect(to: .address(bus.address)))
-        let log = logger == nil ? LogCapture() : nil
+        let log = logger == nil ? LogCapture(keepingNewest: 5000) : nil
         let orchestrator = try FleetOrchestrator(
             configuration: configuration, client: client, logger: logger ?? log?.logger(label: "fleet-test", level: .info) ?? Logger(label: "fleet-test"),
             seed: seed)

@@ -16,8 +16,12 @@ public final class LogCapture: Sendable {
     }
 
     private let kept = Mutex<[Entry]>([])
+    /// Keep only about the newest this many (nil: all).
+    private let limit: Int?
 
-    public init() {}
+    public init(keepingNewest limit: Int? = nil) {
+        self.limit = limit
+    }
 
     public var entries: [Entry] { kept.withLock { $0 } }
 
@@ -28,7 +32,13 @@ public final class LogCapture: Sendable {
         return logger
     }
 
-    fileprivate func keep(_ entry: Entry) { kept.withLock { $0.append(entry) } }
+    fileprivate func keep(_ entry: Entry) {
+        kept.withLock { entries in
+            entries.append(entry)
+            // Trimmed in batches, so keeping one costs no more than an append on average.
+            if let limit, entries.count >= 2 * limit { entries.removeFirst(entries.count - limit) }
+        }
+    }
 
     private struct Handler: LogHandler {
         let capture: LogCapture

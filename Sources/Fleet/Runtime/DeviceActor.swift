@@ -89,7 +89,7 @@ public actor DeviceActor {
             output(.attemptFinished(device, adapter: adapter, outcome: outcome))
         case .connect(let adapter):
             let timeout = machine.configuration.timeouts.connect
-            run {
+            run(session: machine.session) {
                 do throws(TransportFailure) {
                     switch try await transport.connect(device, adapter: adapter, within: timeout) {
                     case .connected: return .connected
@@ -160,12 +160,15 @@ public actor DeviceActor {
     }
 
     /// Runs an operation in a child task; its resulting event (if any) is fed back in.
-    private func run(_ operation: @escaping @Sendable () async -> DeviceEvent?) {
+    /// `session`: the outcome belongs to that connection session, and is dropped when a newer
+    /// one began meanwhile (a `Connect` whose object went, answered after the device was found
+    /// and granted again, must not end the new attempt).
+    private func run(session: UInt64? = nil, _ operation: @escaping @Sendable () async -> DeviceEvent?) {
         nextOperation += 1
         let id = nextOperation
         operations[id] = Task { [weak self] in
             let event = await operation()
-            await self?.operationFinished(id, event: event)
+            await self?.operationFinished(id, event: event, session: session)
         }
     }
 
@@ -176,8 +179,9 @@ public actor DeviceActor {
         }
     }
 
-    private func operationFinished(_ id: UInt64, event: DeviceEvent?) {
+    private func operationFinished(_ id: UInt64, event: DeviceEvent?, session: UInt64?) {
         guard operations.removeValue(forKey: id) != nil else { return }  // cancelled by shutDown
+        if let session, session != machine.session { return }
         if let event { handle(event) }
     }
 }

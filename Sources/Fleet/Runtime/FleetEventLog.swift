@@ -100,7 +100,6 @@ struct FleetEventLog: Sendable {
         case .linkLossExplained(let id, let adapter, let cause, let ago):
             let what = switch cause {
             case .adapterPoweredOff: "its adapter powered off"
-            case .adapterRemoved: "its adapter went away"
             case .bluetoothdGone: "bluetoothd left"
             }
             logger.notice("the link loss was \(what)", metadata: deviceMetadata(id).merging([

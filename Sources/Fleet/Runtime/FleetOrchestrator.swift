@@ -340,13 +340,14 @@ public actor FleetOrchestrator {
     /// Applies every waiting input, in order, each one's actions carried out before the next;
     /// ends when none is left (the next `schedule` starts another).
     private func drain() async {
+        // Inputs, not the watchdog's probes: an idle daemon under a watchdog releases nothing.
         var applied = 0
         while nextToApply < pending.count {
             let job = pending[nextToApply]
             // The watchdog's probe (no input) is answered `done`: the loop reached it.
             let reply = if let input = job.input { await apply(input) } else { FleetStateMachine.Reply.done }
             nextToApply += 1
-            applied += 1
+            if job.input != nil { applied += 1 }
             inputsApplied += 1
             waiting.removeValue(forKey: job.ticket)?.resume(returning: reply)
             // Compact now and then, so a long drain does not keep every input it applied.
