@@ -23,6 +23,7 @@ import Synchronization
 /// and stops on SIGTERM.
 enum AgentRole {
     static func run(bus: String, configPath: String, stateDirectory: String) throws {
+        HeapPolicy.apply()  // as wearfleetd does
         let settings = try RoleSetup.settings(configPath: configPath)
         let signals = SignalInbox([SIGUSR1, SIGTERM, SIGINT])
         try runBlocking {

@@ -64,6 +64,10 @@ int wearfleet_release_free_heap(void) {
     return malloc_trim(0);
 }
 
+int wearfleet_fix_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
 int wearfleet_send_datagrams(int fd, const unsigned char *const *buffers, const unsigned long *lengths, unsigned int count) {
     struct mmsghdr messages[datagrams_per_call];
     struct iovec vectors[datagrams_per_call];

@@ -52,6 +52,7 @@ struct Wearfleetd: AsyncParsableCommand {
             }
             format = parsed
         }
+        HeapPolicy.apply()
         let environment = ProcessInfo.processInfo.environment
         _ = LoggingSetup.bootstrap(format: format, identifier: "wearfleetd", level: settings.daemon.logLevel, environment: environment)
         let logger = Logger(label: "wearfleetd")

@@ -37,6 +37,12 @@ int wearfleet_receive_datagrams(int fd, unsigned char *buffer, unsigned long slo
 /// was released, 0 when none could be.
 int wearfleet_release_free_heap(void);
 
+/// mallopt(M_MMAP_THRESHOLD, bytes): allocations of at least `bytes` get mappings of their own,
+/// returned whole when freed, and glibc stops raising the threshold each time such a mapping is
+/// freed (its default dynamic threshold climbs to 32 MB, after which large short-lived buffers
+/// land in the heap and leave it fragmented). Returns 1 on success, 0 on failure.
+int wearfleet_fix_mmap_threshold(int bytes);
+
 /// sendmmsg(fd, …, MSG_DONTWAIT | MSG_NOSIGNAL): sends up to `count` datagrams (at most 64) in
 /// one call, the i-th `lengths[i]` bytes from `buffers[i]`. Returns how many were sent (fewer when
 /// the socket filled), or -1 with errno set (EAGAIN: none fitted).
