@@ -17,6 +17,10 @@ public struct BlueZAcquiredSocket: Sendable {
 
 extension BlueZClient {
     /// Every call goes through here: D-Bus errors become `BlueZError`, with a timeout always.
+    /// None may start bluetoothd (`autoStart` false): Debian installs `org.bluez` as a D-Bus
+    /// activatable service, so a call made while bluetoothd is away would ask the bus to start
+    /// it, undoing an operator's `systemctl stop bluetooth`; it fails at once (`ServiceUnknown`,
+    /// bluetoothd not ready) and the daemon waits for bluetoothd to come back on its own.
     func bluezCall(
         _ path: DBusObjectPath, _ interface: String, _ member: String, _ body: [DBusValue] = [],
         timeout: Duration = .seconds(30)
@@ -24,7 +28,7 @@ extension BlueZClient {
         do {
             return try await connection.call(
                 destination: BlueZInterfaces.service, path: path, interface: interface, member: member, body,
-                timeout: timeout)
+                timeout: timeout, autoStart: false)
         } catch let error as DBusError {
             throw BlueZError(error)
         } catch is CancellationError {

@@ -166,7 +166,7 @@ public actor BlueZClient {
         do {
             let reply = try await connection.call(.methodCall(
                 destination: BlueZInterfaces.service, path: .root, interface: BlueZInterfaces.objectManager,
-                member: "GetManagedObjects"))
+                member: "GetManagedObjects", autoStart: false))
             guard self.owner == owner, reply.sender == owner else { return true }  // it restarted meanwhile
             tree = try BlueZObjectTree(managedObjects: reply.body.first ?? .stringVariantMap([:]))
             snapshotSerial = reply.serial

@@ -332,10 +332,10 @@ public actor DBusConnection {
     /// Calls a method by its parts; see `call(_:timeout:)`.
     public func call(
         destination: String, path: DBusObjectPath, interface: String, member: String,
-        _ body: [DBusValue] = [], timeout: Duration = DBusConnection.defaultTimeout
+        _ body: [DBusValue] = [], timeout: Duration = DBusConnection.defaultTimeout, autoStart: Bool = true
     ) async throws -> [DBusValue] {
         let reply = try await call(
-            .methodCall(destination: destination, path: path, interface: interface, member: member, body: body),
+            .methodCall(destination: destination, path: path, interface: interface, member: member, body: body, autoStart: autoStart),
             timeout: timeout)
         return reply.body
     }

@@ -18,6 +18,10 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
     public var member: String?
     public var errorName: String?
     public var noReplyExpected = false
+    /// For a method call: whether the bus may start the destination's service (D-Bus
+    /// activation) when nobody owns the name. False: the call fails at once with
+    /// `ServiceUnknown` instead (`NO_AUTO_START`).
+    public var autoStart = true
     public var body: [DBusValue]
 
     public init(kind: Kind, body: [DBusValue] = []) {
@@ -30,9 +34,11 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
 
     /// A method call message.
     public static func methodCall(
-        destination: String?, path: DBusObjectPath, interface: String?, member: String, body: [DBusValue] = []
+        destination: String?, path: DBusObjectPath, interface: String?, member: String, body: [DBusValue] = [],
+        autoStart: Bool = true
     ) -> DBusMessage {
         var message = DBusMessage(kind: .methodCall, body: body)
+        message.autoStart = autoStart
         message.destination = destination
         message.path = path
         message.interface = interface

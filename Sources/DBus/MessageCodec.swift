@@ -48,6 +48,7 @@ enum MessageCodec {
         message.member = dbus_message_get_member(raw).map { cache.string($0, field: .member) }
         message.errorName = string(dbus_message_get_error_name(raw))
         message.noReplyExpected = dbus_message_get_no_reply(raw) != 0
+        if message.kind == .methodCall { message.autoStart = dbus_message_get_auto_start(raw) != 0 }
         message.body = try decodeBody(raw, cache: &cache)
         return message
     }
@@ -270,6 +271,7 @@ enum MessageCodec {
             try check(dbus_message_set_destination(raw, destination))
         }
         if message.noReplyExpected { dbus_message_set_no_reply(raw, 1) }
+        if message.kind == .methodCall, !message.autoStart { dbus_message_set_auto_start(raw, 0) }
     }
 
     /// Rejects, before libdbus sees it, anything libdbus would abort on.

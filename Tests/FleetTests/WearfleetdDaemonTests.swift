@@ -194,11 +194,13 @@ struct WearfleetdDaemonTests {
         let simulator = try await Self.simulator(on: bus)
         let daemon = try Daemon(setup, bus: bus.address)
         try await daemon.waitForReady([Self.pinned])
-        let kept = try FileManager.default.contentsOfDirectory(atPath: setup.state.path).filter { $0 != "known-devices.json" }
-        #expect(kept.contains { $0.hasPrefix("known-devices.json") }, "the damaged file was kept aside: \(kept)")
+        // Set aside as `known-devices.json.corrupt-<time>`; the running daemon's atomic writes
+        // come and go beside it as `known-devices.json.tmp`.
+        let kept = try FileManager.default.contentsOfDirectory(atPath: setup.state.path)
+        #expect(kept.contains { $0.hasPrefix("known-devices.json.corrupt-") }, "the damaged file was kept aside: \(kept)")
         #expect(await daemon.stop() == 0)
         // The set-aside file still holds the damaged bytes; the new state file is valid JSON.
-        let asideName = try #require(kept.first { $0.hasPrefix("known-devices.json") })
+        let asideName = try #require(kept.first { $0.hasPrefix("known-devices.json.corrupt-") })
         let aside = try String(contentsOf: setup.state.appendingPathComponent(asideName), encoding: .utf8)
         #expect(aside == "{ this is not json")
         let fresh = try Data(contentsOf: setup.stateFile)
