@@ -52,6 +52,14 @@ extension BlueZObjectTree {
         var events: [BlueZEvent] = []
         switch interface {
         case BlueZInterfaces.adapter:
+            // `PowerState` (BlueZ ≥ 5.66) says "on-disabling" as soon as a power-off is asked
+            // for, before the kernel ends the adapter's links and long before `Powered` turns
+            // false: from then on the adapter is as good as off (no new attempt should start on
+            // it, and the links it loses are lost to the power-off). "on" again means a power-off
+            // that failed was taken back (`Powered` never changed, so it says nothing).
+            if let state = try changed.decodeIfPresent(String.self, forKey: "PowerState") {
+                events.append(.adapterPowerChanged(AdapterID(path.lastElement), powered: BlueZAdapter.isOn(powerState: state)))
+            }
             if let powered = try changed.decodeIfPresent(Bool.self, forKey: "Powered") {
                 events.append(.adapterPowerChanged(AdapterID(path.lastElement), powered: powered))
             }

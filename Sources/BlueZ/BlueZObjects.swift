@@ -19,10 +19,16 @@ public struct BlueZAdapter: Sendable, Hashable {
         self.path = path
         address = try? properties.decodeIfPresent(String.self, forKey: "Address")
         alias = try? properties.decodeIfPresent(String.self, forKey: "Alias")
-        powered = (try? properties.decodeIfPresent(Bool.self, forKey: "Powered")) ?? false
+        // An adapter powering off is not counted as powered (see `isOn(powerState:)`).
+        let state = try? properties.decodeIfPresent(String.self, forKey: "PowerState")
+        powered = ((try? properties.decodeIfPresent(Bool.self, forKey: "Powered")) ?? false) && state.map(Self.isOn(powerState:)) != false
         discovering = (try? properties.decodeIfPresent(Bool.self, forKey: "Discovering")) ?? false
         roles = (try? properties.decodeIfPresent([String].self, forKey: "Roles")) ?? []
     }
+
+    /// Whether an `Adapter1.PowerState` value means the adapter can be used: "on" only;
+    /// "on-disabling" (powering off), "off", "off-enabling" and "off-blocked" (rfkill) cannot.
+    public static func isOn(powerState: String) -> Bool { powerState == "on" }
 }
 
 /// An `org.bluez.Device1` object.

@@ -74,9 +74,16 @@ extension BlueZSimulator {
         return [adapter]
     }
 
-    /// Power off drops every link on the adapter and ends discovery; power on restores it.
+    /// Power off drops every link on the adapter and ends discovery; power on restores it. As
+    /// BlueZ 5.66 does for a power change asked for over D-Bus (`set_mode`/`property_set_mode`
+    /// in `src/adapter.c`), `PowerState` announces it first ("on-disabling", "off-enabling"); the
+    /// links' `Connected` false follows, then `Powered` with `PowerState` "off" or "on".
     func setAdapterPowered(_ name: String, _ powered: Bool) async {
         guard let adapter = adapters[name] else { return }
+        if adapter.powered != powered {
+            await setProperties(
+                ["PowerState": .string(powered ? "off-enabling" : "on-disabling")], of: Self.adapterInterfaceName, at: adapter.path)
+        }
         adapters[name]?.powered = powered
         if !powered {
             adapters[name]?.discoveryTask?.cancel()

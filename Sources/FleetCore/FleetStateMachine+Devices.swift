@@ -34,7 +34,12 @@ extension FleetStateMachine {
             }
         case .disconnected, .deviceLost:
             if case .disconnected(nil) = event, case .connected(let adapter, _)? = devices[id]?.link {
-                devices[id]?.unexplainedLinkLoss = UnexplainedLinkLoss(adapter: adapter, at: now)
+                if adapters[adapter]?.powered == false {
+                    // Its adapter was already powering off (BlueZ's `PowerState` said so first).
+                    actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .adapterPoweredOff, ago: .zero)))
+                } else {
+                    devices[id]?.unexplainedLinkLoss = UnexplainedLinkLoss(adapter: adapter, at: now)
+                }
             }
             devices[id]?.link = .disconnected
             actions.append(.dropNotifySockets(id))

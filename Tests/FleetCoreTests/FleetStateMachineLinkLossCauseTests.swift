@@ -76,3 +76,17 @@ struct FleetStateMachineLinkLossCauseTests {
         #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)).isEmpty)
     }
 }
+
+extension FleetStateMachineLinkLossCauseTests {
+    /// BlueZ's `PowerState` "on-disabling" comes before the links' ends: the adapter is already
+    /// off in the fleet's records, and the loss is explained as it comes.
+    @Test func aLossOnAnAdapterAlreadyPoweringOffIsExplainedAtOnce() {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)
+        let actions = fleet.handle(.device(Self.strap, .disconnected(nil), objects: [.init(adapter: Self.hci0)]), now: Self.t0)
+        #expect(Self.explanations(actions) == [.linkLossExplained(Self.strap, adapter: Self.hci0, cause: .adapterPoweredOff, ago: .zero)])
+        // Said once: `Powered` false afterwards finds nothing left to explain.
+        #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)).isEmpty)
+    }
+}

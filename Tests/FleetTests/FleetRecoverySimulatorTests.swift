@@ -58,6 +58,9 @@ struct FleetRecoverySimulatorTests {
         #expect(causes.count == 1)
         #expect(causes.first?.metadata["cause"] == "adapter_powered_off")
         #expect(causes.first?.metadata["device_address"] == "\(Self.address)")
+        // BlueZ said "on-disabling" before the link went: the loss burns no failure.
+        #expect(await fleet.orchestrator.status().devices.first?.lastFailure == nil)
+        #expect(fleet.log?.entries.contains { $0.event == "failed" } == false)
         try await fleet.simulator.apply(FaultCommand(.adapterPower, adapter: "hci0", powered: true))
         try await fleet.waitForStatus("the strap to be ready after power returns") { $0.pinnedReady == 1 }
         await fleet.stop()
