@@ -19,7 +19,7 @@ extension BlueZClient {
     /// Every call goes through here: D-Bus errors become `BlueZError`, with a timeout always.
     /// None may start bluetoothd (`autoStart` false): Debian installs `org.bluez` as a D-Bus
     /// activatable service, so a call made while bluetoothd is away would ask the bus to start
-    /// it, undoing an operator's `systemctl stop bluetooth`; it fails at once (`ServiceUnknown`,
+    /// it, undoing an operator's `systemctl stop bluetooth`; it fails at once (`NameHasNoOwner`,
     /// bluetoothd not ready) and the daemon waits for bluetoothd to come back on its own.
     func bluezCall(
         _ path: DBusObjectPath, _ interface: String, _ member: String, _ body: [DBusValue] = [],

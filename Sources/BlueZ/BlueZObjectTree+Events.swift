@@ -52,16 +52,18 @@ extension BlueZObjectTree {
         var events: [BlueZEvent] = []
         switch interface {
         case BlueZInterfaces.adapter:
-            // `PowerState` (BlueZ ≥ 5.66) says "on-disabling" as soon as a power-off is asked
-            // for, before the kernel ends the adapter's links and long before `Powered` turns
-            // false: from then on the adapter is as good as off (no new attempt should start on
-            // it, and the links it loses are lost to the power-off). "on" again means a power-off
-            // that failed was taken back (`Powered` never changed, so it says nothing).
-            if let state = try changed.decodeIfPresent(String.self, forKey: "PowerState") {
-                events.append(.adapterPowerChanged(AdapterID(path.lastElement), powered: BlueZAdapter.isOn(powerState: state)))
-            }
-            if let powered = try changed.decodeIfPresent(Bool.self, forKey: "Powered") {
-                events.append(.adapterPowerChanged(AdapterID(path.lastElement), powered: powered))
+            // One event from the adapter as the mirror has it once the change is applied
+            // (`BlueZAdapter.powered`: `Powered`, and `PowerState` "on" where bluetoothd has it),
+            // whichever of the two the signal carries: `PowerState` (BlueZ ≥ 5.66) says
+            // "on-disabling" as soon as a power-off is asked for, before the kernel ends the
+            // adapter's links and long before `Powered` turns false, so the adapter is off from
+            // then on (no new attempt starts on it, and the links it loses are lost to the
+            // power-off); "on" again means a power-off that failed was taken back.
+            let powered = try changed.decodeIfPresent(Bool.self, forKey: "Powered")
+            let state = try changed.decodeIfPresent(String.self, forKey: "PowerState")
+            if powered != nil || state != nil {
+                propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
+                return [.adapterPowerChanged(AdapterID(path.lastElement), powered: adapter(at: path)?.powered ?? false)]
             }
         case BlueZInterfaces.device:
             events = try Self.deviceEvents(path, changed)

@@ -80,11 +80,12 @@ extension BlueZSimulator {
     /// links' `Connected` false follows, then `Powered` with `PowerState` "off" or "on".
     func setAdapterPowered(_ name: String, _ powered: Bool) async {
         guard let adapter = adapters[name] else { return }
+        // Recorded before the first await, so that of two requests that overlap the later wins.
+        adapters[name]?.powered = powered
         if adapter.powered != powered {
             await setProperties(
                 ["PowerState": .string(powered ? "off-enabling" : "on-disabling")], of: Self.adapterInterfaceName, at: adapter.path)
         }
-        adapters[name]?.powered = powered
         if !powered {
             adapters[name]?.discoveryTask?.cancel()
             adapters[name]?.discoveryTask = nil

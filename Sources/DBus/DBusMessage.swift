@@ -20,7 +20,7 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
     public var noReplyExpected = false
     /// For a method call: whether the bus may start the destination's service (D-Bus
     /// activation) when nobody owns the name. False: the call fails at once with
-    /// `ServiceUnknown` instead (`NO_AUTO_START`).
+    /// `NameHasNoOwner` instead (`NO_AUTO_START`).
     public var autoStart = true
     public var body: [DBusValue]
 

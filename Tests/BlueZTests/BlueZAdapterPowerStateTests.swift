@@ -27,6 +27,23 @@ struct BlueZAdapterPowerStateTests {
         }
     }
 
+    /// A signal may carry both: the event is the adapter as the mirror has it afterwards.
+    @Test func bothPropertiesInOneSignalGiveOneEventThatAgreesWithTheMirror() throws {
+        var tree = try BlueZObjectTree(managedObjects: BlueZObjectTreeTests.managedObjects())
+        let enabling = try tree.apply(
+            propertiesChanged: Self.adapterPath, interface: "org.bluez.Adapter1",
+            changed: ["Powered": .boolean(true), "PowerState": .string("off-enabling")], invalidated: [])
+        #expect(enabling == [.adapterPowerChanged(AdapterID("hci0"), powered: false)])
+        #expect(tree.adapters.first?.powered == false)
+        // A power-off bluetoothd did not ask for (btmgmt): `Powered` false, `PowerState` still "on".
+        _ = try tree.apply(
+            propertiesChanged: Self.adapterPath, interface: "org.bluez.Adapter1", changed: ["PowerState": .string("on")], invalidated: [])
+        let stopped = try tree.apply(
+            propertiesChanged: Self.adapterPath, interface: "org.bluez.Adapter1",
+            changed: ["Powered": .boolean(false), "PowerState": .string("on")], invalidated: [])
+        #expect(stopped == [.adapterPowerChanged(AdapterID("hci0"), powered: false)])
+    }
+
     @Test func aSnapshotTakenWhilePoweringOffCountsTheAdapterOff() throws {
         var tree = try BlueZObjectTree(managedObjects: BlueZObjectTreeTests.managedObjects())
         #expect(tree.adapters.first?.powered == true)
