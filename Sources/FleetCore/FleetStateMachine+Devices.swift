@@ -93,6 +93,14 @@ extension FleetStateMachine {
     mutating func deviceOutput(_ output: DeviceOutput, now: MonotonicInstant, _ actions: inout [Action]) {
         switch output {
         case .requestAttempt(let id):
+            if case .connected(let adapter, _)? = devices[id]?.link {
+                // BlueZ reports a link the machine no longer counts on (a teardown's `Disconnect`
+                // that did not take, or that has not yet): no grant would ever come while it is up,
+                // so the machine is told of it and adopts it. If the link does go, its loss follows.
+                actions.append(.deliver(id, .deviceFound(adapter: adapter)))
+                actions.append(.deliver(id, .connected))
+                break
+            }
             devices[id]?.wantsAttempt = true
             requestEvaluation(&actions)
         case .withdrawAttemptRequest(let id):
