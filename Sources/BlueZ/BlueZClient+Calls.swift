@@ -21,10 +21,17 @@ extension BlueZClient {
     /// activatable service, so a call made while bluetoothd is away would ask the bus to start
     /// it, undoing an operator's `systemctl stop bluetooth`; it fails at once (`NameHasNoOwner`,
     /// bluetoothd not ready) and the daemon waits for bluetoothd to come back on its own.
+    ///
+    /// While the client follows bluetoothd (`start()` to `stop()`), a call made while bluetoothd
+    /// is not on the bus is not sent at all, and fails the same way: whoever made it (a task the
+    /// fleet started, a retry) learns that bluetoothd left only after the client did.
     func bluezCall(
         _ path: DBusObjectPath, _ interface: String, _ member: String, _ body: [DBusValue] = [],
         timeout: Duration = .seconds(30)
     ) async throws(BlueZError) -> [DBusValue] {
+        if following, owner == nil {
+            throw BlueZError(name: DBusError.nameHasNoOwner, message: "bluetoothd is not on the bus: \(interface).\(member) not sent")
+        }
         do {
             return try await connection.call(
                 destination: BlueZInterfaces.service, path: path, interface: interface, member: member, body,

@@ -24,6 +24,9 @@ public actor BlueZClient {
     public var objectsRead: Bool { owner != nil && heldSignals == nil }
     /// Signals from bluetoothd that did not have the documented shape.
     public private(set) var malformedSignals = 0
+    /// Between `start()` and `stop()`: the client knows whether bluetoothd is on the bus, and
+    /// sends it nothing while it is not (`bluezCall`).
+    var following = false
 
     public nonisolated let events: AsyncStream<BlueZEvent>
     private let eventSink: AsyncStream<BlueZEvent>.Continuation
@@ -75,6 +78,7 @@ public actor BlueZClient {
             onEnd: { [weak self] _ in self?.assumeIsolated { $0.connectionLost() } })
         signalSubscription = subscription
         let owners = try await connection.watchNameOwner(BlueZInterfaces.service)
+        following = true
         var ownerIterator = owners.makeAsyncIterator()
         if let initial = await ownerIterator.next() { await ownerChanged(to: initial) }
         tasks.append(Task { [weak self] in
@@ -105,6 +109,7 @@ public actor BlueZClient {
 
     /// Stops following bluetoothd (the connection stays open: its owner closes it).
     public func stop() async {
+        following = false
         snapshotRetry?.cancel()
         snapshotRetry = nil
         for task in tasks { task.cancel() }
@@ -112,6 +117,13 @@ public actor BlueZClient {
         await signalSubscription?.cancel()
         signalSubscription = nil
         eventSink.finish()
+    }
+
+    /// Whether a connection may be attempted through the adapter at `path`, as the mirror has it
+    /// now: bluetoothd's objects read and the adapter powered (`PowerState` "on-disabling", a
+    /// power-off under way, counts as off: see `BlueZAdapter.isOn(powerState:)`).
+    public func isUsable(adapter path: DBusObjectPath) -> Bool {
+        objectsRead && tree.adapter(at: path)?.powered == true
     }
 
     // MARK: - Following bluetoothd

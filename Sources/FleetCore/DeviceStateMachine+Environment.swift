@@ -81,6 +81,11 @@ extension DeviceStateMachine {
             objectLostBeforeLink = true
             teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
             pursue(now: now, &effects)
+        case .connecting(let adapter?):
+            // A failed attempt, like any other the fleet may yet put down to its adapter or
+            // bluetoothd.
+            teardown(.alreadyGone, attemptOutcome: .failed(.gone), &effects)
+            failExplainably(.gone, error: nil, endedOn: adapter, now: now, random: &random, &effects)
         case .connecting, .discovering, .ready, .degraded:
             teardown(.alreadyGone, attemptOutcome: .failed(.gone), &effects)
             fail(.gone, error: nil, now: now, random: &random, &effects)

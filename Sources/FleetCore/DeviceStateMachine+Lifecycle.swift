@@ -72,6 +72,9 @@ extension DeviceStateMachine {
         _ effects: inout [DeviceEffect]
     ) {
         effects.append(.emit(.failed(failureClass, error: error, session: session)))
+        // A newer failure: the one kept for the fleet to explain is no longer the latest, and
+        // taking it back now would undo this one too (`failExplainably` keeps this one instead).
+        explainableFailure = nil
         // "In a row" means nothing else ended an attempt in between.
         objectLostBeforeLink = false
         switch reconnect.recordFailure(failureClass, now: now, random: &random) {

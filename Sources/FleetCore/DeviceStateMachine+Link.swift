@@ -61,7 +61,7 @@ extension DeviceStateMachine {
         random: inout some RandomNumberGenerator,
         _ effects: inout [DeviceEffect]
     ) {
-        guard case .connecting(_?) = state else { return }
+        guard case .connecting(let adapter?) = state else { return }
         if failure.kind == .unknownObject, !objectLostBeforeLink {
             // The object went before the call reached it (its removal may still be on its way
             // to us): as `deviceLost` during the attempt, the device is looked for again.
@@ -73,7 +73,9 @@ extension DeviceStateMachine {
         }
         let failureClass = BlueZErrorClassifier.classify(failure)
         teardown(.alreadyGone, attemptOutcome: .failed(failureClass), &effects)
-        fail(failureClass, error: failure, now: now, random: &random, &effects)
+        // The reply can overtake the news of its cause: bluetoothd answers a Connect its
+        // adapter's power-off (or its own exit) ended before the fleet hears of either.
+        failExplainably(failureClass, error: failure, endedOn: adapter, now: now, random: &random, &effects)
     }
 
     /// The attempt could not start: no object on the granted adapter, and no way to connect by
@@ -93,9 +95,18 @@ extension DeviceStateMachine {
     ) {
         // During a connect, the Connect reply (or the connect timer) reports the outcome.
         guard state.isLinked else { return }
+        let adapter = linkAdapter
         let failureClass = BlueZErrorClassifier.classifyDisconnect(reason)
         teardown(.alreadyGone, attemptOutcome: .failed(failureClass), &effects)
-        fail(failureClass, error: reason, now: now, random: &random, &effects)
+        if reason == nil, let adapter {
+            // BlueZ 5.66 reports a link its adapter's power-off or bluetoothd's exit ended just as
+            // it reports radio loss, and names the cause only afterwards (`Powered` false, or
+            // leaving the bus): recorded now, so that a real loss is retried at once, and taken
+            // back if the fleet learns that cause within its window.
+            failExplainably(failureClass, error: reason, endedOn: adapter, now: now, random: &random, &effects)
+        } else {
+            fail(failureClass, error: reason, now: now, random: &random, &effects)
+        }
     }
 
     mutating func servicesResolved(

@@ -42,9 +42,11 @@ extension DeviceStateMachine {
             teardown(.release, attemptOutcome: .cancelled, &effects)
             fail(.gone, error: nil, now: now, random: &random, &effects)
         case .connect:
-            guard case .connecting(_?) = state else { return }
+            guard case .connecting(let adapter?) = state else { return }
             teardown(.release, attemptOutcome: .failed(.transient), &effects)
-            fail(.transient, error: nil, now: now, random: &random, &effects)
+            // Like every failed attempt, one the fleet may yet put down to its adapter or
+            // bluetoothd (a Connect a power-off left unanswered).
+            failExplainably(.transient, error: nil, endedOn: adapter, now: now, random: &random, &effects)
         case .discovery, .write:
             // Services that never resolve, or a write that never completes, mean a link that is
             // up in name only: drop it and reconnect.

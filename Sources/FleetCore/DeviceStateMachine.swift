@@ -11,6 +11,9 @@
 /// - Every operation that can hang (resolve, connect, service discovery, subscribe/read, write)
 ///   runs under a timer; a stale timer (wrong generation or disarmed) changes nothing.
 /// - With `policyUpdated(wanted: false)` it releases everything it holds and stays `idle`.
+/// - bluetoothd and the adapters are never the device's failure: losing them records none, and
+///   a failure the fleet afterwards puts down to them (`linkLossExplained`) is taken back, if it
+///   is still the latest and nothing happened since.
 /// - Once bluetoothd, a powered adapter and the device are available and the device is wanted,
 ///   every state leads back to `ready` (property-tested).
 /// - Every state change is reported by a final `.emit(.stateChanged)` effect.
@@ -33,6 +36,10 @@ public struct DeviceStateMachine: Hashable, Sendable {
 
     /// Set after a `gone` failure: find the device again before the next connect.
     var needsRediscovery = false
+    /// The most recent failure while the fleet may still put it down to its adapter or
+    /// bluetoothd (`linkLossExplained`): what recording it changed, so that it can be taken back.
+    /// nil when the most recent failure cannot be explained so.
+    var explainableFailure: ExplainableFailure?
     /// Set when an attempt lost the device's object before its link came up; cleared by a link,
     /// a recorded failure, an operator's reconnect, bluetoothd leaving or the device no longer
     /// being wanted.
@@ -85,6 +92,7 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .connectFailed(let failure): connectFailed(failure, now: now, random: &random, &effects)
         case .connectNeedsDiscovery: connectNeedsDiscovery(now: now, &effects)
         case .disconnected(let reason): disconnected(reason, now: now, random: &random, &effects)
+        case .linkLossExplained(let adapter, let cause): linkLossExplained(adapter, cause: cause, now: now, &effects)
         case .servicesResolved(let services, let characteristics):
             servicesResolved(services, characteristics, now: now, random: &random, &effects)
         case .notificationsEnabled(let characteristic): notificationsEnabled(characteristic, now: now, &effects)
@@ -164,6 +172,12 @@ public enum DeviceEvent: Hashable, Sendable, Codable {
     case connected
     /// The link went down; `nil` when BlueZ gave no reason (before 5.83).
     case disconnected(Failure?)
+    /// The fleet learned what ended the link (or the attempt at one) this device lost last on
+    /// `adapter`: the adapter powered off, or bluetoothd left, within
+    /// `FleetStateMachine.linkLossCauseWindow` of a loss BlueZ gave no reason for (or of a
+    /// failed attempt). Not the device's failure: the failure recorded for it is taken back,
+    /// unless something newer happened since (see `DeviceStateMachine+ExplainedLoss`).
+    case linkLossExplained(adapter: AdapterID, cause: FleetEvent.LinkLossCause)
     /// `Device1.Connect` returned an error.
     case connectFailed(Failure)
     /// The granted adapter holds no object for the device and cannot connect to it by address
@@ -337,6 +351,12 @@ extension DeviceEffect {
         case failed(FailureClass, error: Failure?, session: UInt64)
         /// A non-fatal problem on a linked device (a subscription or read-on-connect failed).
         case setupProblem(characteristic: String, error: Failure?, session: UInt64)
+        /// The failure `failed` reported last (of this class, in `session`) was taken back: the
+        /// fleet put it down to `cause` (its adapter powering off, or bluetoothd leaving), so it
+        /// counts against no budget, backoff or breaker. It was reported all the same: a
+        /// consumer that counts failures counts this one as explained, and one that shows the
+        /// last failure shows the one before it again.
+        case failureWithdrawn(FailureClass, cause: FleetEvent.LinkLossCause, session: UInt64)
 
         public typealias Failure = DeviceEvent.Failure
     }

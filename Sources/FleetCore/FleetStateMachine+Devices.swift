@@ -19,9 +19,12 @@ extension FleetStateMachine {
         }
         noteObjects(id, objects)
         guard let event else { return }
+        var explainedAtOnce: (adapter: AdapterID, cause: FleetEvent.LinkLossCause)?
         switch event {
         case .connected:
+            // A link is newer than any loss or failed attempt before it.
             devices[id]?.unexplainedLinkLoss = nil
+            devices[id]?.unexplainedAttemptFailure = nil
             if case .connected = devices[id]?.link { break }
             let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
             if let adapter {
@@ -37,8 +40,9 @@ extension FleetStateMachine {
                 if adapters[adapter]?.powered == false {
                     // Its adapter was already powering off (BlueZ's `PowerState` said so first).
                     actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .adapterPoweredOff, ago: .zero)))
+                    explainedAtOnce = (adapter, .adapterPoweredOff)
                 } else {
-                    devices[id]?.unexplainedLinkLoss = UnexplainedLinkLoss(adapter: adapter, at: now)
+                    devices[id]?.unexplainedLinkLoss = UnexplainedLoss(adapter: adapter, at: now)
                 }
             }
             devices[id]?.link = .disconnected
@@ -47,6 +51,11 @@ extension FleetStateMachine {
             break
         }
         actions.append(.deliver(id, event))
+        if let (adapter, cause) = explainedAtOnce {
+            // After the loss itself: a machine that recorded a failure for it takes it back (one
+            // that heard its adapter go first recorded none, and ignores this).
+            actions.append(.deliver(id, .linkLossExplained(adapter: adapter, cause: cause)))
+        }
         if event == .deviceLost { forgetPoolCandidateThatLeft(id, &actions) }
         requestEvaluation(&actions)
     }
@@ -116,7 +125,15 @@ extension FleetStateMachine {
                 devices[id]?.linksMade += 1
             case .failed:
                 devices[id]?.link = .disconnected
-                devices[id]?.recentFailures += 1
+                if let cause = knownCauseOfLosses(on: adapter) {
+                    // The adapter (or bluetoothd) was already gone when the attempt's end reached
+                    // the fleet: its end was theirs (a device machine that heard of it first
+                    // recorded no failure, and one that did not takes its failure back).
+                    actions.append(.deliver(id, .linkLossExplained(adapter: adapter, cause: cause)))
+                } else {
+                    devices[id]?.recentFailures += 1
+                    devices[id]?.unexplainedAttemptFailure = UnexplainedLoss(adapter: adapter, at: now)
+                }
             case .cancelled:
                 devices[id]?.link = .disconnected
             }
@@ -128,10 +145,20 @@ extension FleetStateMachine {
         case .lifecycle(let id, let event):
             guard let device = devices[id] else { break }
             actions.append(.publish(.lifecycle(id, event, context: device.context, at: now)))
-            if case .failed(let failureClass, _, _) = event { devices[id]?.lastFailure = failureClass }
-            if case .stateChanged(let from, let to, _, _) = event {
+            switch event {
+            case .failed(let failureClass, _, _):
+                devices[id]?.failureBeforeLast = device.lastFailure
+                devices[id]?.lastFailure = failureClass
+            case .failureWithdrawn:
+                // The machine takes back only its latest failure, so the one before is what the
+                // device's last failure is again.
+                devices[id]?.lastFailure = device.failureBeforeLast
+                devices[id]?.failureBeforeLast = nil
+            case .stateChanged(let from, let to, _, _):
                 devices[id]?.state = to
                 followWritability(id, from: from, to: to, &actions)
+            case .setupProblem:
+                break
             }
         case .resolving(let id, let looking):
             resolvingChanged(id, looking)

@@ -50,6 +50,9 @@ extension FleetStateMachine {
             }
             devices[grant.device]?.wantsAttempt = false
             devices[grant.device]?.link = .attempting(grant.adapter)
+            // A newer attempt: the failure before it stays the device's (its machine would not
+            // take it back now), whatever is learned of its cause.
+            devices[grant.device]?.unexplainedAttemptFailure = nil
             actions.append(.publish(.attemptGranted(grant.device, adapter: grant.adapter, at: now)))
             actions.append(.deliver(grant.device, .attemptGranted(adapter: grant.adapter)))
         }

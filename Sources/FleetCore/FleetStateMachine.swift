@@ -34,6 +34,8 @@ public struct FleetStateMachine: Sendable {
         public internal(set) var objects: [DeviceObject] = []
         /// The last RSSI each adapter reported (BlueZ stops reporting it once linked).
         public internal(set) var lastRSSI: [AdapterID: Int] = [:]
+        /// Failed attempts since the last link (the pool's score counts them against the device);
+        /// a failure the fleet puts down to the adapter or bluetoothd is not counted.
         var recentFailures = 0
         /// Where to try when BlueZ holds no object for the device: the last link's adapter, or
         /// the state file's.
@@ -42,6 +44,9 @@ public struct FleetStateMachine: Sendable {
         public internal(set) var linksMade: UInt64 = 0
         /// The class of the most recent failure, kept after the device recovered.
         public internal(set) var lastFailure: FailureClass?
+        /// The class `lastFailure` had before it, shown again when the device machine takes the
+        /// latest failure back (`failureWithdrawn`).
+        var failureBeforeLast: FailureClass?
         /// Whether the device's write options were handed to the write path.
         var writesConfigured = false
         /// Subscriptions added and removed by command; they outlive class changes and reloads.
@@ -54,12 +59,17 @@ public struct FleetStateMachine: Sendable {
         var poolServices: [String] = []
         /// A link loss BlueZ gave no reason for (BlueZ 5.66 has no `Disconnected` signal): its
         /// adapter and when, for a cause the fleet learns right after (`explainLinkLosses`).
-        var unexplainedLinkLoss: UnexplainedLinkLoss?
+        var unexplainedLinkLoss: UnexplainedLoss?
+        /// A granted attempt that failed while its adapter and bluetoothd seemed fine: bluetoothd
+        /// can answer a `Connect` its adapter's power-off (or its own exit) ended before it
+        /// reports that cause. Kept like `unexplainedLinkLoss`, until the next grant.
+        var unexplainedAttemptFailure: UnexplainedLoss?
 
         var context: FleetEvent.DeviceContext { FleetEvent.DeviceContext(name: name, adapter: link.adapter, pinned: pinned) }
     }
 
-    struct UnexplainedLinkLoss: Sendable, Hashable {
+    /// A link or attempt that ended on `adapter` at `at`, its cause not known yet.
+    struct UnexplainedLoss: Sendable, Hashable {
         var adapter: AdapterID
         var at: MonotonicInstant
     }
@@ -289,13 +299,18 @@ public struct FleetStateMachine: Sendable {
         case .bluetoothdAppeared(let held, let bluezAdapters, let powered):
             bluetoothdAppeared(held: held, adapters: bluezAdapters, powered: powered ?? [], &actions)
         case .bluetoothdVanished:
-            explainLinkLosses(on: nil, cause: .bluetoothdGone, now: now, &actions)
+            let explanations = explainLinkLosses(on: nil, cause: .bluetoothdGone, now: now, &actions)
             bluetoothdVanished(&actions)
+            // After the devices heard bluetoothd is gone: a device whose failure is taken back
+            // then waits for bluetoothd, rather than asking for an attempt first.
+            actions += explanations
         case .adapterChanged(let adapter, let powered):
+            var explanations: [Action] = []
             if !powered, adapters[adapter]?.powered == true {
-                explainLinkLosses(on: adapter, cause: .adapterPoweredOff, now: now, &actions)
+                explanations = explainLinkLosses(on: adapter, cause: .adapterPoweredOff, now: now, &actions)
             }
             adapterChanged(adapter, powered: powered, &actions)
+            actions += explanations
         case .adapterPowerChanged(let adapter, let powered):
             guard isSelected(adapter) else { break }
             deliverToAll(powered ? .adapterPowered(adapter) : .adapterUnpowered(adapter), &actions)
@@ -515,19 +530,43 @@ public struct FleetStateMachine: Sendable {
         requestEvaluation(&actions)
     }
 
-    /// Names the cause of the reasonless link losses on `adapter` (nil: any) in the last
-    /// `linkLossCauseWindow`: each is published once (`linkLossExplained`), so the journal says
-    /// what ended the link, not only that it ended.
+    /// Names the cause of the reasonless link losses and failed attempts on `adapter` (nil: any)
+    /// in the last `linkLossCauseWindow`: each link loss is published once
+    /// (`linkLossExplained`), so the journal says what ended the link, not only that it ended.
+    /// Returns the deliveries that tell each device's machine, which takes back the failure it
+    /// recorded for it (the caller appends them once the devices heard of the cause itself); a
+    /// failed attempt explained so no longer counts against the device's pool score.
     private mutating func explainLinkLosses(
         on adapter: AdapterID?, cause: FleetEvent.LinkLossCause, now: MonotonicInstant, _ actions: inout [Action]
-    ) {
+    ) -> [Action] {
+        var deliveries: [Action] = []
         for id in devices.keys.sorted() {
-            guard let loss = devices[id]?.unexplainedLinkLoss, adapter == nil || loss.adapter == adapter else { continue }
-            devices[id]?.unexplainedLinkLoss = nil
-            let ago = now.duration(since: loss.at)
-            guard ago <= Self.linkLossCauseWindow else { continue }
-            actions.append(.publish(.linkLossExplained(id, adapter: loss.adapter, cause: cause, ago: ago)))
+            if let loss = devices[id]?.unexplainedLinkLoss, adapter == nil || loss.adapter == adapter {
+                devices[id]?.unexplainedLinkLoss = nil
+                let ago = now.duration(since: loss.at)
+                if ago <= Self.linkLossCauseWindow {
+                    actions.append(.publish(.linkLossExplained(id, adapter: loss.adapter, cause: cause, ago: ago)))
+                    deliveries.append(.deliver(id, .linkLossExplained(adapter: loss.adapter, cause: cause)))
+                }
+            }
+            if let failure = devices[id]?.unexplainedAttemptFailure, adapter == nil || failure.adapter == adapter {
+                devices[id]?.unexplainedAttemptFailure = nil
+                if now.duration(since: failure.at) <= Self.linkLossCauseWindow {
+                    if let counted = devices[id]?.recentFailures, counted > 0 { devices[id]?.recentFailures = counted - 1 }
+                    deliveries.append(.deliver(id, .linkLossExplained(adapter: failure.adapter, cause: cause)))
+                }
+            }
         }
+        return deliveries
+    }
+
+    /// What has already ended every link and attempt on `adapter`, as the fleet's records stand:
+    /// bluetoothd gone, or the adapter off (or powering off: BlueZ's `PowerState`
+    /// "on-disabling" counts as off). nil while both seem fine.
+    func knownCauseOfLosses(on adapter: AdapterID) -> FleetEvent.LinkLossCause? {
+        if !bluetoothdPresent { return .bluetoothdGone }
+        if adapters[adapter]?.powered == false { return .adapterPoweredOff }
+        return nil
     }
 
     func isSelected(_ adapter: AdapterID) -> Bool {

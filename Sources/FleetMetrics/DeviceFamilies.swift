@@ -30,6 +30,7 @@ enum DeviceFamilies {
         var notifications = RenderedFamily(family: Catalogue.deviceNotifications)
         var decodeErrors = RenderedFamily(family: Catalogue.deviceDecodeErrors)
         var errors = RenderedFamily(family: Catalogue.deviceErrors)
+        var explainedErrors = RenderedFamily(family: Catalogue.deviceExplainedErrors)
 
         for record in records {
             let identity = record.labels.identity
@@ -70,7 +71,14 @@ enum DeviceFamilies {
                 errors.lines.append(ExpositionSample.line(
                     errors.family.name, identity + [("error_class", failureClass.rawValue)], ExpositionSample.value(count)))
             }
+            for (failureClass, count) in figures.explainedErrors {
+                explainedErrors.lines.append(ExpositionSample.line(
+                    explainedErrors.family.name, identity + [("error_class", failureClass.rawValue)], ExpositionSample.value(count)))
+            }
         }
-        return [state, connected, backoff, queueDepth, lastError, latency, reconnects, writes, notifications, decodeErrors, errors]
+        return [
+            state, connected, backoff, queueDepth, lastError, latency, reconnects, writes, notifications, decodeErrors, errors,
+            explainedErrors,
+        ]
     }
 }

@@ -16,5 +16,8 @@ struct DeviceFigures: Sendable {
     /// Per failure class, present from the class's first failure (a device that never fails
     /// does not carry nine zero series).
     var errors: [FailureClass: Int] = [:]
+    /// Of `errors`, those the fleet afterwards put down to the adapter or bluetoothd
+    /// (`failureWithdrawn`); present from the class's first one.
+    var explainedErrors: [FailureClass: Int] = [:]
     var readyLatency = LatencyHistogram(bounds: FleetMetricCatalogue.readyLatencyBuckets.map(\.secondsDouble))
 }

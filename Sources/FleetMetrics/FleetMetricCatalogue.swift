@@ -49,7 +49,15 @@ public enum FleetMetricCatalogue {
         help: "Values from the device that could not be decoded.")
     public static let deviceErrors = MetricFamily(
         "wearfleet_device_errors_total", .counter, labels: identity + ["error_class"],
-        help: "Failed attempts and lost links of the device, by failure class.")
+        help: "Failed attempts and lost links of the device, by failure class, as they were reported "
+            + "(those later put down to the adapter or bluetoothd included).")
+    /// A counter cannot go down: a failure the fleet later puts down to the adapter or bluetoothd
+    /// stays in `deviceErrors` and is counted here too, so the device's own failures are the
+    /// difference.
+    public static let deviceExplainedErrors = MetricFamily(
+        "wearfleet_device_explained_errors_total", .counter, labels: identity + ["error_class"],
+        help: "Failures in wearfleet_device_errors_total that were not the device's: its adapter powered off or bluetoothd "
+            + "left right after the link or attempt ended. Subtract them for the device's own failures.")
 
     // MARK: - Per adapter
 
@@ -103,7 +111,7 @@ public enum FleetMetricCatalogue {
     public static let all: [MetricFamily] = [
         deviceState, deviceConnectedSeconds, deviceBackoffDeadline, deviceQueueDepth, deviceLastError,
         deviceReadyLatency, deviceReconnectAttempts, deviceWrites, deviceNotifications, deviceDecodeErrors, deviceErrors,
-        adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered, adapterDiscoveryErrors,
+        deviceExplainedErrors, adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered, adapterDiscoveryErrors,
         pinnedReady, pinnedDevices, bluetoothdUp,
         mqttConnected, mqttPublished, mqttDropped, mqttReconnects, mqttRetainedFailures,
     ]

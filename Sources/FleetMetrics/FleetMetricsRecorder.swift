@@ -27,6 +27,8 @@ public final class FleetMetricsRecorder: FleetObserver {
         var linkedSince: MonotonicInstant?
         /// The last failure's class and Unix time: one `last_error` series, under that class.
         var lastError: (errorClass: FailureClass, timestamp: Double)?
+        /// The failure `lastError` showed before, shown again when the latest is withdrawn.
+        var errorBeforeLast: (errorClass: FailureClass, timestamp: Double)?
         var queueDepths: [OutgoingQoS: Int] = [:]
         /// The fleet's totals at the last refresh: counters advance by what is new since.
         var valuesSeen = 0
@@ -123,7 +125,14 @@ public final class FleetMetricsRecorder: FleetObserver {
                 if case .connecting(let adapter?) = to { record.adapter = adapter }
             case .failed(let failureClass, _, _):
                 record.figures.errors[failureClass, default: 0] += 1
+                record.errorBeforeLast = record.lastError
                 record.lastError = (failureClass, timestamp)
+            case .failureWithdrawn(let failureClass, _, _):
+                // `errors` keeps it (a counter never goes down); this says it was not the device's.
+                record.figures.explainedErrors[failureClass, default: 0] += 1
+                // Only the latest failure is ever withdrawn, so the one before is the last again.
+                record.lastError = record.errorBeforeLast
+                record.errorBeforeLast = nil
             case .setupProblem:
                 break  // logged by the orchestrator; the device stays linked
             }

@@ -90,3 +90,69 @@ extension FleetStateMachineLinkLossCauseTests {
         #expect(Self.explanations(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)).isEmpty)
     }
 }
+
+/// The device's machine is told too (`DeviceEvent.linkLossExplained`), after it heard of the
+/// loss and of the cause itself, so that it takes back the failure it recorded for the loss.
+extension FleetStateMachineLinkLossCauseTests {
+    static func explainedTo(_ actions: [FleetStateMachine.Action]) -> [DeviceEvent] {
+        FleetStateMachineTests.deliveries(actions, to: strap).filter { if case .linkLossExplained = $0 { true } else { false } }
+    }
+
+    @Test func theDeviceIsToldWhenItsAdapterPoweringOffExplainsItsLoss() {
+        var fleet = Self.lostLink(on: Self.hci0)
+        let actions = fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0.advanced(by: .milliseconds(40)))
+        #expect(Self.explainedTo(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .adapterPoweredOff)])
+    }
+
+    @Test func theDeviceIsToldNothingOfALossOutsideTheWindow() {
+        var fleet = Self.lostLink(on: Self.hci0)
+        let late = Self.t0.advanced(by: FleetStateMachine.linkLossCauseWindow + .milliseconds(1))
+        #expect(Self.explainedTo(fleet.handle(.adapterChanged(Self.hci0, powered: false), now: late)).isEmpty)
+    }
+
+    @Test func theDeviceHearsBluetoothdLeftBeforeItHearsItExplainsTheLoss() {
+        var fleet = Self.lostLink(on: Self.hci1)
+        _ = fleet.handle(.adapterRemoved(Self.hci0), now: Self.t0)
+        _ = fleet.handle(.adapterRemoved(Self.hci1), now: Self.t0)
+        let actions = fleet.handle(.bluetoothdVanished, now: Self.t0.advanced(by: .milliseconds(5)))
+        #expect(FleetStateMachineTests.deliveries(actions, to: Self.strap) == [
+            .bluetoothdVanished, .linkLossExplained(adapter: Self.hci1, cause: .bluetoothdGone),
+        ])
+    }
+
+    @Test func aLossOnAnAdapterAlreadyPoweringOffIsExplainedToTheDeviceRightAfterTheLoss() {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)
+        let actions = fleet.handle(.device(Self.strap, .disconnected(nil), objects: [.init(adapter: Self.hci0)]), now: Self.t0)
+        #expect(FleetStateMachineTests.deliveries(actions, to: Self.strap) == [
+            .disconnected(nil), .linkLossExplained(adapter: Self.hci0, cause: .adapterPoweredOff),
+        ])
+    }
+
+    @Test func aFailedAttemptIsExplainedToTheDeviceButNotPublishedAsALinkLoss() {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.deviceOutput(.attemptFinished(Self.strap, adapter: Self.hci0, outcome: .failed(.transient))), now: Self.t0)
+        let actions = fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0.advanced(by: .milliseconds(3)))
+        #expect(Self.explainedTo(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .adapterPoweredOff)])
+        #expect(Self.explanations(actions).isEmpty)
+    }
+
+    @Test func anAttemptEndingOnAnAdapterAlreadyOffIsExplainedAtOnce() {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)
+        let actions = fleet.handle(
+            .deviceOutput(.attemptFinished(Self.strap, adapter: Self.hci0, outcome: .failed(.bluetoothOff))), now: Self.t0)
+        #expect(Self.explainedTo(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .adapterPoweredOff)])
+    }
+
+    @Test func theWithdrawnFailureLeavesTheOneBeforeItAsTheLast() {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.deviceOutput(.lifecycle(Self.strap, .failed(.outOfSlots, error: nil, session: 1))), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.lifecycle(Self.strap, .failed(.transient, error: nil, session: 2))), now: Self.t0)
+        #expect(fleet.devices[Self.strap]?.lastFailure == .transient)
+        _ = fleet.handle(
+            .deviceOutput(.lifecycle(Self.strap, .failureWithdrawn(.transient, cause: .adapterPoweredOff, session: 2))), now: Self.t0)
+        #expect(fleet.devices[Self.strap]?.lastFailure == .outOfSlots)
+    }
+}

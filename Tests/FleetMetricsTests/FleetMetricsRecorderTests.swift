@@ -112,6 +112,31 @@ struct FleetMetricsRecorderTests {
         #expect(exposition.value("wearfleet_device_errors_total", labels(["error_class": "outOfSlots"])) == 1)
     }
 
+    /// A failure the fleet put down to the adapter or bluetoothd stays in `errors_total` (a
+    /// counter never goes down) and is counted in `explained_errors_total`; the last-error
+    /// gauge shows the failure before it again.
+    @Test func aWithdrawnFailureIsCountedAsExplainedAndTheLastErrorIsTheOneBefore() throws {
+        metrics.recorder.lifecycle(strap, .failed(.outOfSlots, error: nil, session: 1), at: clock.now())
+        clock.advance(by: .seconds(5))
+        metrics.recorder.lifecycle(strap, .failed(.transient, error: nil, session: 2), at: clock.now())
+        metrics.recorder.lifecycle(strap, .failureWithdrawn(.transient, cause: .adapterPoweredOff, session: 2), at: clock.now())
+        let exposition = try scrape()
+        #expect(exposition.value("wearfleet_device_errors_total", labels(["error_class": "transient"])) == 1)
+        #expect(exposition.value("wearfleet_device_explained_errors_total", labels(["error_class": "transient"])) == 1)
+        #expect(exposition.value("wearfleet_device_explained_errors_total", labels(["error_class": "outOfSlots"])) == nil)
+        #expect(exposition.values("wearfleet_device_last_error_timestamp_seconds") == [Self.wallStart])
+        #expect(exposition.value("wearfleet_device_last_error_timestamp_seconds", labels(["error_class": "outOfSlots"])) == Self.wallStart)
+        #expect(exposition.types["wearfleet_device_explained_errors_total"] == "counter")
+
+        // With nothing before it, the gauge goes away again.
+        let fresh = DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:02")!)
+        metrics.recorder.deviceAdded(FleetObservedDevice(id: fresh, name: "band", className: "strap", pinned: true))
+        metrics.recorder.lifecycle(fresh, .failed(.transient, error: nil, session: 1), at: clock.now())
+        metrics.recorder.lifecycle(fresh, .failureWithdrawn(.transient, cause: .bluetoothdGone, session: 1), at: clock.now())
+        let after = try scrape()
+        #expect(after.values("wearfleet_device_last_error_timestamp_seconds", ["address": "AA:BB:CC:00:00:02"]).isEmpty)
+    }
+
     @Test func movingToAnotherAdapterLeavesNoStaleGaugesAndKeepsCounters() throws {
         metrics.recorder.attemptGranted(strap, adapter: AdapterID("hci0"), at: clock.now())
         change(.idle, .connecting(adapter: AdapterID("hci0")))

@@ -78,6 +78,7 @@ struct RecordedInputCodingTests {
         .writeStarted, .writeCompleted, .writeFailed(DeviceEvent.Failure(.timeout)), .writeCreditAvailable,
         .timeout(.backoff, generation: 41), .attemptGranted(adapter: hci1), .policyUpdated(wanted: false), .restoreRequested,
         .reconnectRequested, .subscriptionAdded(characteristic: heartRate), .subscriptionRemoved(characteristic: heartRate),
+        .linkLossExplained(adapter: hci1, cause: .bluetoothdGone),
     ]
 
     static let deviceOutputs: [DeviceOutput] = [
@@ -110,6 +111,7 @@ struct RecordedInputCodingTests {
         .persist(DeviceEffect.StoreUpdate(servicesSeen: [], hasBeenReady: false, connectedNow: true)),
         .emit(.stateChanged(from: .ready, to: .backingOff(attempt: 1, deadline: .zero), session: 2, cause: .transient)),
         .emit(.setupProblem(characteristic: heartRate, error: nil, session: 2)),
+        .emit(.failureWithdrawn(.transient, cause: .adapterPoweredOff, session: 2)),
     ]
 
     // MARK: - Round trips
@@ -126,7 +128,7 @@ struct RecordedInputCodingTests {
     }
 
     @Test func everyDeviceEventAndEffectRoundTrips() throws {
-        #expect(Set(Self.deviceEvents.map(Self.kind)).count == 26, "one example of each of DeviceEvent's 26 cases")
+        #expect(Set(Self.deviceEvents.map(Self.kind)).count == 27, "one example of each of DeviceEvent's 27 cases")
         #expect(Set(Self.effects.map(Self.kind)).count == 17, "one example of each of DeviceEffect's 17 cases")
         for (index, event) in Self.deviceEvents.enumerated() {
             try Self.expectRoundTrip(RecordedInput(
@@ -279,6 +281,7 @@ struct RecordedInputCodingTests {
         case .reconnectRequested: "reconnectRequested"
         case .subscriptionAdded: "subscriptionAdded"
         case .subscriptionRemoved: "subscriptionRemoved"
+        case .linkLossExplained: "linkLossExplained"
         }
     }
 

@@ -6,7 +6,7 @@ import TestSupport
 
 /// A scripted stand-in for BlueZ: records every call, and connects, fails or hangs as told.
 final class ScriptedTransport: DeviceTransport {
-    enum ConnectBehaviour: Sendable { case succeed, fail(TransportFailure), hang, needsDiscovery }
+    enum ConnectBehaviour: Sendable { case succeed, fail(TransportFailure), hang, needsDiscovery, adapterUnavailable }
 
     private struct State {
         var calls: [String] = []
@@ -14,6 +14,7 @@ final class ScriptedTransport: DeviceTransport {
         var linkAdapters: [AdapterID?] = []
         var connectBehaviour: ConnectBehaviour = .succeed
         var hanging: [CheckedContinuation<Void, Never>] = []
+        var connectsAnswered = 0
     }
 
     private let state = Mutex(State())
@@ -27,6 +28,7 @@ final class ScriptedTransport: DeviceTransport {
 
     var calls: [String] { state.withLock { $0.calls } }
     var linkAdapters: [AdapterID?] { state.withLock { $0.linkAdapters } }
+    var connectsAnswered: Int { state.withLock { $0.connectsAnswered } }
 
     func setConnectBehaviour(_ behaviour: ConnectBehaviour) { state.withLock { $0.connectBehaviour = behaviour } }
 
@@ -47,6 +49,9 @@ final class ScriptedTransport: DeviceTransport {
         switch state.withLock({ $0.connectBehaviour }) {
         case .succeed: return .connected
         case .needsDiscovery: return .needsDiscovery
+        case .adapterUnavailable:
+            defer { state.withLock { $0.connectsAnswered += 1 } }
+            return .adapterUnavailable
         case .fail(let failure): throw failure
         case .hang:
             await withCheckedContinuation { continuation in state.withLock { $0.hanging.append(continuation) } }
@@ -172,6 +177,33 @@ struct DeviceActorTests {
         #expect(finished == .attemptFinished(device, adapter: Self.hci0, outcome: .cancelled))
         try await waitForState({ $0 == .resolving }, "resolving")
         #expect(await actor.state == .resolving)
+    }
+
+    /// The adapter was going when the attempt began (the mirror knew before the fleet): the
+    /// outcome is no event, and the fleet's news of the adapter ends the attempt with no failure.
+    @Test func aConnectTheAdapterCouldNotTakeWaitsForTheFleetsNewsAndRecordsNoFailure() async throws {
+        try await makeWanted()
+        transport.setConnectBehaviour(.adapterUnavailable)
+        await actor.handle(.attemptGranted(adapter: Self.hci0))
+        try await withTimeout(.seconds(5), "the connect to be answered") {
+            while transport.connectsAnswered == 0 { await Task.yield() }
+        }
+        // Give the answer time to reach the actor: it must change nothing there.
+        for _ in 0..<50 {
+            await Task.yield()
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(await actor.state == .connecting(adapter: Self.hci0))
+        await actor.handle(.adapterUnpowered(Self.hci0))
+        let outputsSeen = Mutex<[DeviceOutput]>([])
+        _ = try await outputs.first(within: .seconds(5), "the suspension") { output in
+            outputsSeen.withLock { $0.append(output) }
+            if case .lifecycle(_, .stateChanged(_, .suspended(.noPoweredAdapter), _, _)) = output { return true }
+            return false
+        }
+        let seen = outputsSeen.withLock { $0 }
+        #expect(!seen.contains { if case .lifecycle(_, .failed) = $0 { true } else { false } }, "no failure: \(seen)")
+        #expect(seen.contains(.attemptFinished(actor.device, adapter: Self.hci0, outcome: .failed(.bluetoothOff))))
     }
 
     @Test func aConnectFailureIsReportedToTheGateAndBacksOff() async throws {

@@ -81,6 +81,28 @@ struct JournalTruthTests {
         }
     }
 
+    /// A failure the fleet put down to the adapter or bluetoothd keeps its `failed` line; a
+    /// second line says it no longer counts, and why, beside the `link_loss_cause` line.
+    @Test func aWithdrawnFailureIsToldWithItsCause() throws {
+        let capture = LogCapture()
+        var log = FleetEventLog(logger: capture.logger(label: "test"), run: 7)
+        log.record(.deviceAdded(FleetObservedDevice(id: Self.strap, name: "Strap 1", className: nil, pinned: true)))
+        let context = FleetEvent.DeviceContext(name: "Strap 1", adapter: nil, pinned: true)
+        log.record(.lifecycle(Self.strap, .failed(.transient, error: nil, session: 3), context: context, at: .zero))
+        log.record(.linkLossExplained(Self.strap, adapter: Self.hci1, cause: .adapterPoweredOff, ago: .milliseconds(40)))
+        let withdrawal = DeviceEffect.LifecycleEvent.failureWithdrawn(.transient, cause: .adapterPoweredOff, session: 3)
+        log.record(.lifecycle(Self.strap, withdrawal, context: context, at: .zero))
+
+        #expect(capture.entries.map(\.event) == ["failed", "link_loss_cause", "failure_withdrawn"])
+        let withdrawn = try #require(capture.entries.last)
+        #expect(withdrawn.level == .notice)
+        #expect(withdrawn.message == "device failure withdrawn: its adapter powered off, not the device")
+        #expect(Self.string(withdrawn.metadata["error_class"]) == "transient")
+        #expect(Self.string(withdrawn.metadata["cause"]) == "adapter_powered_off")
+        #expect(Self.string(withdrawn.metadata["session_id"]) == "7-3")
+        #expect(Self.string(withdrawn.metadata["device_address"]) == "C4:7A:20:00:00:01")
+    }
+
     @Test func theSameSessionInTwoRunsHasTwoIDs() {
         #expect(FleetOrchestrator.sessionID(run: 1, session: 1) != FleetOrchestrator.sessionID(run: 2, session: 1))
         #expect(FleetOrchestrator.sessionID(run: 12, session: 4) == "12-4")

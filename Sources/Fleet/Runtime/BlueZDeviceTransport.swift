@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import FleetCore
+import Logging
 import Synchronization
 
 /// `DeviceTransport` over BlueZ: device operations become `Device1`/`GattCharacteristic1` calls
@@ -18,12 +19,18 @@ public final class BlueZDeviceTransport: DeviceTransport {
     /// How long to wait for the GATT objects after `ServicesResolved` (BlueZ can announce it
     /// before exporting everything).
     private let gattSettleTimeout: Duration
+    /// Where failures no caller hears of are told (a `Disconnect` bluetoothd refused).
+    private let logger: Logger
 
-    public init(client: BlueZClient, poller: NotificationSocketPoller, gattSettleTimeout: Duration = .seconds(2)) {
+    public init(
+        client: BlueZClient, poller: NotificationSocketPoller, gattSettleTimeout: Duration = .seconds(2),
+        logger: Logger = Logger(label: "wearfleet.bluez-transport")
+    ) {
         self.client = client
         self.centrals = Mutex([:])
         self.poller = poller
         self.gattSettleTimeout = gattSettleTimeout
+        self.logger = logger
     }
 
     /// Adds the adapter's central, unless it has one already (the first one stays).
@@ -72,10 +79,36 @@ public final class BlueZDeviceTransport: DeviceTransport {
     }
 
     /// `Device1.Disconnect` on `adapter`'s object for the device (nil: the connected object).
+    /// Best effort: nobody waits for its outcome (the link's end is BlueZ's `Connected` false, a
+    /// fact like any other), so a refusal is logged here, never thrown.
     public func disconnect(_ device: DeviceID, on adapter: AdapterID?) async {
         poller.remove(device: device)
         guard let path = await objectPath(device, on: adapter) else { return }
-        try? await client.disconnect(device: path)
+        do {
+            try await client.disconnect(device: path)
+        } catch {
+            let level = Self.disconnectFailureLevel(error, bluetoothdOnBus: await client.owner != nil)
+            let failureClass = BlueZErrorClassifier.classify(failure(error))
+            var metadata: Logger.Metadata = [
+                "event": "disconnect_failed", "device_address": "\(device.address)",
+                "bluez_error": "\(error.name): \(error.message)", "error_class": "\(failureClass.rawValue)",
+            ]
+            if let adapter { metadata["adapter"] = "\(adapter)" }
+            logger.log(level: level, "Device1.Disconnect failed", metadata: metadata)
+        }
+    }
+
+    /// How loudly a refused `Disconnect` is logged: at debug when it says the link or its object
+    /// is already gone (`NotConnected`, `DoesNotExist`, `UnknownObject`: what a disconnect
+    /// racing BlueZ's own end of the link gets) or that bluetoothd is (`ServiceUnknown`,
+    /// `NameHasNoOwner`, or any error once bluetoothd has left the bus): the link is down either
+    /// way. Anything else may have left a link up that the fleet counts as released: a warning.
+    static func disconnectFailureLevel(_ error: BlueZError, bluetoothdOnBus: Bool) -> Logger.Level {
+        guard bluetoothdOnBus else { return .debug }
+        switch error.kind {
+        case .notConnected, .doesNotExist, .unknownObject, .serviceUnavailable: return .debug
+        default: return .warning
+        }
     }
 
     public func awaitServices(

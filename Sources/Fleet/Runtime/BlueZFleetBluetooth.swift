@@ -29,7 +29,7 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
             receivers: { device, characteristic in pipeline.source(device: device, characteristic: characteristic).receive },
             hungUp: { device, characteristic in hangUpSink.yield((device, characteristic)) })
         self.poller = poller
-        self.transport = BlueZDeviceTransport(client: client, poller: poller)
+        self.transport = BlueZDeviceTransport(client: client, poller: poller, logger: logger)
     }
 
     public var deviceTransport: any DeviceTransport { transport }

@@ -50,8 +50,27 @@ public actor CentralActor {
     /// Debian ships it), that is remembered and the answer is `needsDiscovery`, never an error
     /// of the device's. `timeout` bounds the call (the device's class `connect` timeout and a
     /// margin).
+    ///
+    /// Nothing is sent to an adapter the mirror shows off or powering off, or while bluetoothd
+    /// is gone (`adapterUnavailable`): the fleet granted the attempt from its records, which
+    /// learn of a power-off only after the mirror does. A call that fails once the mirror shows
+    /// either was failed by it, and is answered the same way.
     public func connect(
         _ device: DeviceID, objectPath: DBusObjectPath?, timeout: Duration = .seconds(45)
+    ) async throws(BlueZError) -> ConnectOutcome {
+        guard await client.isUsable(adapter: path) else { return .adapterUnavailable }
+        do {
+            return try await connectCall(device, objectPath: objectPath, timeout: timeout)
+        } catch {
+            // When the reply overtakes the news instead, the fleet explains the failure as soon as
+            // the news arrives (`linkLossExplained`), and the device machine takes it back.
+            guard await client.isUsable(adapter: path) else { return .adapterUnavailable }
+            throw error
+        }
+    }
+
+    private func connectCall(
+        _ device: DeviceID, objectPath: DBusObjectPath?, timeout: Duration
     ) async throws(BlueZError) -> ConnectOutcome {
         if let objectPath {
             try await client.connect(device: objectPath, timeout: timeout)

@@ -94,6 +94,11 @@ public actor DeviceActor {
                     switch try await transport.connect(device, adapter: adapter, within: timeout) {
                     case .connected: return .connected
                     case .needsDiscovery: return .connectNeedsDiscovery
+                    case .adapterUnavailable:
+                        // The fleet is about to tell the machine why, and that ends the attempt
+                        // without a failure; the machine's connect timer still bounds the wait,
+                        // should that news never come.
+                        return nil
                     }
                 } catch {
                     return .connectFailed(error)

@@ -12,6 +12,12 @@ public enum ConnectOutcome: Sendable, Hashable {
     /// The adapter holds no object for the device and bluetoothd offers no way to connect by
     /// address (`Adapter1.ConnectDevice` without `--experimental`): discovery must find it.
     case needsDiscovery
+    /// The adapter is off or powering off (`PowerState` "on-disabling"), or bluetoothd is gone,
+    /// as the BlueZ mirror shows it: no `Connect` was sent, or the one sent failed because of
+    /// that. Not the device's failure, and no event of its own: the mirror hears bluetoothd
+    /// before the fleet's records do, and the fleet tells the device machine the cause
+    /// (`adapterUnpowered`, `bluetoothdVanished`), which ends the attempt recording no failure.
+    case adapterUnavailable
 }
 
 /// The operations a `DeviceActor` asks of the outside world for one device. (Looking for a

@@ -34,7 +34,9 @@ struct FleetEventLog: Sendable {
         case .lifecycle(let id, let lifecycle, let context, _):
             let session: UInt64 =
                 switch lifecycle {
-                case .stateChanged(_, _, let session, _), .failed(_, _, let session), .setupProblem(_, _, let session): session
+                case .stateChanged(_, _, let session, _), .failed(_, _, let session), .setupProblem(_, _, let session),
+                    .failureWithdrawn(_, _, let session):
+                    session
                 }
             remember(id, name: context.name, adapter: context.adapter, session: session)
         default:
@@ -98,11 +100,7 @@ struct FleetEventLog: Sendable {
                 "event": "read_failed", "characteristic": "\(characteristic)", "bluez_error": "\(failure.name): \(failure.message)",
             ]) { $1 })
         case .linkLossExplained(let id, let adapter, let cause, let ago):
-            let what = switch cause {
-            case .adapterPoweredOff: "its adapter powered off"
-            case .bluetoothdGone: "bluetoothd left"
-            }
-            logger.notice("the link loss was \(what)", metadata: deviceMetadata(id).merging([
+            logger.notice("the link loss was \(Self.phrase(cause))", metadata: deviceMetadata(id).merging([
                 "event": "link_loss_cause", "adapter": "\(adapter)", "cause": "\(cause.rawValue)",
                 "lost_ago_ms": "\(Int(ago / .milliseconds(1)))",
             ]) { $1 })
@@ -141,6 +139,20 @@ struct FleetEventLog: Sendable {
             metadata["characteristic"] = "\(characteristic)"
             if let error { metadata["bluez_error"] = "\(error.name): \(error.message)" }
             logger.warning("characteristic setup failed", metadata: metadata)
+        case .failureWithdrawn(let failureClass, let cause, _):
+            // The `failed` line before it stays in the journal; this one says it no longer counts.
+            metadata["event"] = "failure_withdrawn"
+            metadata["error_class"] = "\(failureClass.rawValue)"
+            metadata["cause"] = "\(cause.rawValue)"
+            logger.notice("device failure withdrawn: \(Self.phrase(cause)), not the device", metadata: metadata)
+        }
+    }
+
+    /// What a link loss's cause was, as the journal's messages say it.
+    private static func phrase(_ cause: FleetEvent.LinkLossCause) -> String {
+        switch cause {
+        case .adapterPoweredOff: "its adapter powered off"
+        case .bluetoothdGone: "bluetoothd left"
         }
     }
 }
