@@ -7,7 +7,7 @@ CONFIG     ?= debug
 BUILD_FLAGS = -c $(CONFIG)
 SWIFT_BUILD_DIR = .build/$(CONFIG)
 
-.PHONY: all deps build test unit-tests fidelity-tests system-test python-venv sim demo bench fuzz clean \
+.PHONY: all deps build test unit-tests fidelity-tests system-test real-stack-test python-venv sim demo bench fuzz clean \
         install install-build install-files uninstall
 
 all: build
@@ -22,14 +22,17 @@ build: deps
 
 ## test: deps + build + every test (the bleak fidelity suite must run, not skip) + fuzz smoke
 ## + the system test under a real systemd (counted as one test; skipped only without namespaces)
+## + the real-stack tier in a qemu guest (counted as one test; skipped only where qemu cannot run)
 test: build python-venv
 	@set -o pipefail; WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build 2>&1 | tee .build/test-output.log
 	$(MAKE) fuzz-smoke
 	$(MAKE) system-test
+	$(MAKE) real-stack-test
 	@passed=$$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} in .* passed after.*/\1/p' .build/test-output.log | tail -1); \
 		if [ -n "$$passed" ]; then \
 			skipped=0; \
-			if [ "$$(cat .build/system-test/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=1; fi; \
+			if [ "$$(cat .build/system-test/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=$$((skipped + 1)); fi; \
+			if [ "$$(cat .build/real-stack/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=$$((skipped + 1)); fi; \
 			echo "tests: $$passed passed, 0 failed, $$skipped skipped"; \
 		fi
 
@@ -39,6 +42,12 @@ test: build python-venv
 SYSTEM_TEST_CONFIG ?= $(CONFIG)
 system-test: build
 	@Tests/System/service-test.sh $(SYSTEM_TEST_CONFIG)
+
+## real-stack-test: wearfleetd against Debian's bluetoothd 5.66 and Linux's Bluetooth core in a qemu
+## guest (TCG) with bumble's virtual adapters and peripherals (Tests/RealStack; root; ~10 min;
+## results and logs in .build/real-stack/; skipped only where qemu cannot run)
+real-stack-test: build
+	@Tests/RealStack/real-stack-test.sh $(CONFIG)
 
 ## unit-tests: every Swift test (the bleak fidelity suite included when .build-venv exists)
 unit-tests:

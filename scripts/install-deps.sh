@@ -19,6 +19,12 @@ packages=(
     python3-venv    # the fidelity tests' pinned bleak environment (.build-venv)
     jq              # the system test reads journalctl -o json and busctl --json
     util-linux      # the system test's sandbox: unshare, nsenter, setpriv
+    qemu-system-x86 # the real-stack tier: a guest running Linux's Bluetooth core
+    linux-image-amd64  # the guest's kernel (with the bluetooth and hci_vhci modules)
+    busybox-static  # the guest's initramfs
+    bluez           # the guest's bluetoothd 5.66 (Debian's), bluetoothctl and btmon
+    kmod            # modprobe in the guest
+    procps          # pgrep in the guest's scenarios
 )
 
 missing=()

@@ -55,6 +55,8 @@ public struct AdapterDiscovery: Sendable, Hashable {
     public internal(set) var sameFailureInARow = 0
     /// No call before this instant (a failed call's backoff).
     public internal(set) var retryAt: MonotonicInstant?
+    /// A search has run `searchRefreshInterval`: discovery is stopped and started again.
+    public internal(set) var restartRequested = false
 
     /// Backoff after the first failed call, doubled per failure in a row up to `maximumRetryDelay`.
     public static let firstRetryDelay: Duration = .seconds(1)
@@ -66,12 +68,33 @@ public struct AdapterDiscovery: Sendable, Hashable {
     /// answer still on its way is for a discovery that is no more.
     mutating func reset() {
         running = false
+        restartRequested = false
+        startedAt = nil
         appliedFilter = nil
         inFlight = nil
         consecutiveFailures = 0
         lastFailure = nil
         sameFailureInARow = 0
         retryAt = nil
+    }
+
+    /// When bluetoothd last accepted `StartDiscovery` (nil while discovery is off).
+    public internal(set) var startedAt: MonotonicInstant?
+
+    /// How long a search for a missing device runs before discovery is stopped and started
+    /// again. On Linux 6.1 with bluetoothd 5.66 an adapter was seen with `Discovering` true for
+    /// minutes while its controller no longer scanned: the kernel paused the scan for an LE
+    /// connection attempt and neither resumed it nor told bluetoothd discovery had stopped (HCI
+    /// trace: no LE Set Scan Enable and no MGMT Discovering event after the connection; NOTES.md,
+    /// "The real stack"), so a device advertising next to it was never found. A fresh
+    /// `StartDiscovery` makes bluetoothd start the kernel's discovery anew, as mature BlueZ
+    /// clients' scanner watchdogs do. Well inside the resolve timeout (30 s by default), so a
+    /// stalled scan costs a search seconds, not a `gone` failure.
+    public static let searchRefreshInterval: Duration = .seconds(10)
+
+    /// Asks for discovery to be stopped and started again, when it runs.
+    mutating func requestRestart() {
+        if running { restartRequested = true }
     }
 
     /// The call that brings discovery closer to `wanted` (nil: off), or nil when none is due: one
@@ -82,6 +105,7 @@ public struct AdapterDiscovery: Sendable, Hashable {
         guard inFlight == nil else { return nil }
         let call: DiscoveryCall
         switch (wanted, running) {
+        case (.some, true) where restartRequested: call = .stop
         case (let filter?, _) where appliedFilter != filter: call = .setFilter(filter)
         case (.some, false): call = .start
         case (nil, true): call = .stop
@@ -110,8 +134,11 @@ public struct AdapterDiscovery: Sendable, Hashable {
             appliedFilter = filter
         case (.start, nil), (.start, .inProgress):
             running = true
+            startedAt = now
         case (.stop, nil), (.stop, .failed), (.stop, .notReady):
             running = false
+            restartRequested = false
+            startedAt = nil
             appliedFilter = nil
         default:
             failures += 1

@@ -41,6 +41,10 @@ public enum FleetEvent: Sendable, Hashable {
     public enum LinkLossCause: String, Sendable, Hashable, Codable {
         case adapterPoweredOff = "adapter_powered_off"
         case bluetoothdGone = "bluetoothd_gone"
+        /// The kernel ended a link that a bluetoothd which left without closing its links (killed,
+        /// crashed) had left behind: Linux closes such links ~2 s after their last user went, and
+        /// a bluetoothd started meanwhile first reports them connected, then lost.
+        case bluetoothdLeftLinksBehind = "bluetoothd_left_links_behind"
     }
 
     /// What the fleet knows of a device when one of its lifecycle events is published.

@@ -41,6 +41,11 @@ extension FleetStateMachine {
                     // Its adapter was already powering off (BlueZ's `PowerState` said so first).
                     actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .adapterPoweredOff, ago: .zero)))
                     explainedAtOnce = (adapter, .adapterPoweredOff)
+                } else if let left = bluetoothdLeftLinksAt, now.duration(since: left) <= Self.leftBehindLinkWindow {
+                    // A link the killed bluetoothd left behind, which the kernel closed; the new
+                    // bluetoothd reported it connected first (measured: NOTES.md, the real stack).
+                    actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .bluetoothdLeftLinksBehind, ago: .zero)))
+                    explainedAtOnce = (adapter, .bluetoothdLeftLinksBehind)
                 } else {
                     devices[id]?.unexplainedLinkLoss = UnexplainedLoss(adapter: adapter, at: now)
                 }

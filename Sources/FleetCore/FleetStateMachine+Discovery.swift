@@ -17,7 +17,8 @@ extension FleetStateMachine {
     /// Asks for the discovery calls that bring each adapter towards what is wanted: none to an
     /// adapter that is not powered or while bluetoothd is away (discovery ended with them), one
     /// at a time per adapter, none during a failed call's backoff (whose end the retry timer
-    /// marks). An adapter no longer selected is stopped.
+    /// marks). An adapter no longer selected is stopped. A search for a missing device that has
+    /// run `AdapterDiscovery.searchRefreshInterval` is restarted (the same timer marks when).
     mutating func driveDiscovery(now: MonotonicInstant, _ actions: inout [Action]) {
         guard running else { return }
         var earliestRetry: MonotonicInstant?
@@ -28,6 +29,16 @@ extension FleetStateMachine {
                 continue
             }
             let wanted = wantedDiscovery(on: adapter)
+            // A search for a missing device is refreshed every `searchRefreshInterval`
+            // (a stalled kernel scan otherwise hides the device for good).
+            if wanted == .anyDevice, let started = adapter.discovery.startedAt, adapter.discovery.inFlight == nil {
+                let due = started.advanced(by: AdapterDiscovery.searchRefreshInterval)
+                if now >= due {
+                    adapters[id]?.discovery.requestRestart()
+                } else {
+                    earliestRetry = min(earliestRetry ?? due, due)
+                }
+            }
             if let call = adapters[id]?.discovery.nextCall(wanted: wanted, now: now, number: discoveryCalls + 1) {
                 discoveryCalls += 1
                 actions.append(.discover(id, call, number: discoveryCalls))

@@ -80,6 +80,13 @@ public struct FleetStateMachine: Sendable {
     /// links just before it leaves the bus; a loss further back than this was something else.
     public static let linkLossCauseWindow: Duration = .seconds(2)
 
+    /// How long after a bluetoothd left with links still up a reasonless link loss is put down
+    /// to those links being closed: Linux ends a link ~2 s after its last user (the ATT socket
+    /// of the bluetoothd that went) closed, and a bluetoothd restarted at once first reports
+    /// such a link connected. Measured on Linux 6.1 with bluetoothd 5.66 killed: 2 s; the rest
+    /// is room for a slow gateway.
+    public static let leftBehindLinkWindow: Duration = .seconds(10)
+
     /// One BlueZ `Device1` object of a device, as the runtime read it from bluetoothd's mirror.
     public struct DeviceObject: Sendable, Hashable, Codable {
         public var adapter: AdapterID
@@ -254,6 +261,9 @@ public struct FleetStateMachine: Sendable {
     var evaluationRequested = false
     /// bluetoothd was there at start and its appearance is not applied yet.
     var bluetoothdExpected = false
+    /// When the last bluetoothd left the bus with links still up (killed, crashed); nil when it
+    /// ended them first. See `leftBehindLinkWindow`.
+    var bluetoothdLeftLinksAt: MonotonicInstant?
     /// `started` came while bluetoothd was expected: the pinned devices are wanted once it is here.
     var wantPinnedOnAppearance = false
     /// Seeds for device machines' jitter, drawn in creation order.
@@ -299,6 +309,10 @@ public struct FleetStateMachine: Sendable {
         case .bluetoothdAppeared(let held, let bluezAdapters, let powered):
             bluetoothdAppeared(held: held, adapters: bluezAdapters, powered: powered ?? [], &actions)
         case .bluetoothdVanished:
+            // A bluetoothd that stops in order ends its links first (they are all lost by now);
+            // one that was killed leaves them to the kernel, which closes them a moment later.
+            let linksLeftBehind = devices.values.contains { if case .connected = $0.link { true } else { false } }
+            bluetoothdLeftLinksAt = linksLeftBehind ? now : nil
             let explanations = explainLinkLosses(on: nil, cause: .bluetoothdGone, now: now, &actions)
             bluetoothdVanished(&actions)
             // After the devices heard bluetoothd is gone: a device whose failure is taken back

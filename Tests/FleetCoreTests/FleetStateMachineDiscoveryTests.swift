@@ -91,6 +91,28 @@ struct FleetStateMachineDiscoveryTests {
         #expect(fleet.adapters[Self.hci0]?.discovery.running == false)
     }
 
+    /// A search for a missing device is stopped and started again every
+    /// `searchRefreshInterval` (a stalled kernel scan, seen on the real stack), with the timer
+    /// set for it; a search that found its device is not.
+    @Test func aSearchForAMissingDeviceIsRefreshedOnItsTimer() {
+        var fleet = Self.running(powered: [Self.hci0])
+        Self.settle(&fleet, after: .deviceOutput(.resolving(Self.strap, true)))
+        #expect(fleet.adapters[Self.hci0]?.discovery.startedAt == Self.t0)
+        let due = Self.t0.advanced(by: AdapterDiscovery.searchRefreshInterval)
+        #expect(fleet.discoveryRetryTimer == due)
+        let early = Self.t0.advanced(by: AdapterDiscovery.searchRefreshInterval - .milliseconds(1))
+        #expect(Self.settle(&fleet, after: .retryDiscovery, now: early).isEmpty)
+        #expect(Self.settle(&fleet, after: .retryDiscovery, now: due) == [
+            .init(Self.hci0, .stop), .init(Self.hci0, .setFilter(.anyDevice)), .init(Self.hci0, .start),
+        ])
+        #expect(fleet.adapters[Self.hci0]?.discovery.startedAt == due)
+        #expect(fleet.adapters[Self.hci0]?.discovery.restartRequested == false)
+        // Found: discovery stops, and nothing is refreshed any more.
+        #expect(Self.settle(&fleet, after: .deviceOutput(.resolving(Self.strap, false)), now: due) == [.init(Self.hci0, .stop)])
+        let later = due.advanced(by: AdapterDiscovery.searchRefreshInterval * 2)
+        #expect(Self.settle(&fleet, after: .retryDiscovery, now: later).isEmpty)
+    }
+
     @Test func nothingIsAskedOfAnAdapterThatIsOffNorWhileBluetoothdIsAway() {
         var fleet = Self.running(powered: [])
         _ = fleet.handle(.adapterChanged(Self.hci0, powered: false), now: Self.t0)
@@ -274,19 +296,17 @@ struct FleetStateMachineDiscoveryTests {
             feed(.adapterChanged(Self.hci0, powered: true))
             feed(.adapterChanged(Self.hci1, powered: true))
             for _ in 0..<40 {
-                if let due = timer {
+                // Backoffs end; the refresh of a search for the missing strap is left to the end.
+                if let due = timer, fleet.adapters.values.contains(where: { $0.discovery.retryAt != nil }) {
                     now = max(now, due)
                     timer = nil
                     feed(.retryDiscovery)
                 }
-                guard !outstanding.isEmpty || timer != nil else { break }
+                guard !outstanding.isEmpty || fleet.adapters.values.contains(where: { $0.discovery.retryAt != nil }) else { break }
                 let answers = outstanding
                 outstanding = []
                 for (adapter, number) in answers { feed(.discoveryFinished(adapter, number: number, failure: nil)) }
             }
-            // Settled: a late retry timer asks for nothing and arms nothing.
-            let late = fleet.handle(.retryDiscovery, now: now.advanced(by: .seconds(3600)))
-            #expect(Self.calls(late).isEmpty && !Self.retryTimers(late).contains { $0 != nil }, "\(late)")
             for adapter in [Self.hci0, Self.hci1] {
                 guard let record = fleet.adapters[adapter] else { continue }
                 let wanted = fleet.wantedDiscovery(on: record)
@@ -294,6 +314,14 @@ struct FleetStateMachineDiscoveryTests {
                 if let wanted { #expect(record.discovery.appliedFilter == wanted) }
                 #expect(record.discovery.inFlight == nil)
             }
+            // Settled: a late timer asks for nothing and arms nothing, except the refresh of a
+            // search for the missing strap (a stop, where discovery runs unfiltered).
+            let late = fleet.handle(.retryDiscovery, now: now.advanced(by: .seconds(3600)))
+            for call in Self.calls(late) {
+                let wanted = fleet.adapters[call.adapter].flatMap { fleet.wantedDiscovery(on: $0) }
+                #expect(call.call == .stop && wanted == .anyDevice, "\(call) for \(String(describing: wanted))")
+            }
+            if fleet.resolving.isEmpty { #expect(!Self.retryTimers(late).contains { $0 != nil }, "\(late)") }
         }
     }
 }

@@ -156,3 +156,66 @@ extension FleetStateMachineLinkLossCauseTests {
         #expect(fleet.devices[Self.strap]?.lastFailure == .outOfSlots)
     }
 }
+
+/// A killed bluetoothd leaves its links to the kernel, which closes them ~2 s later; a bluetoothd
+/// started meanwhile reports them connected, then lost with no reason (seen on Linux 6.1 with
+/// bluetoothd 5.66, NOTES.md): that loss is the restart's, not the device's.
+@Suite("FleetStateMachine: links a killed bluetoothd left behind")
+struct FleetStateMachineLeftBehindLinkTests {
+    static let hci0 = FleetStateMachineTests.hci0
+    static let strap = FleetStateMachineTests.strap
+    static let t0 = FleetStateMachineTests.t0
+
+    static func at(_ milliseconds: Int) -> MonotonicInstant { t0.advanced(by: .milliseconds(milliseconds)) }
+
+    /// The strap linked on hci0 when bluetoothd vanished at t0 (`endedLinksFirst`: its link was
+    /// lost just before, as a bluetoothd stopping in order does), bluetoothd back at 200 ms and
+    /// the link reported at 500 ms.
+    static func restarted(endedLinksFirst: Bool = false) -> FleetStateMachine {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.device(strap, .connected, objects: [.init(adapter: hci0, connected: true)]), now: t0)
+        if endedLinksFirst {
+            _ = fleet.handle(.device(strap, .disconnected(nil), objects: [.init(adapter: hci0)]), now: t0)
+        }
+        _ = fleet.handle(.adapterRemoved(hci0), now: t0)
+        _ = fleet.handle(.bluetoothdVanished, now: t0)
+        _ = fleet.handle(.bluetoothdAppeared(held: [strap], adapters: [hci0], powered: [hci0]), now: at(200))
+        _ = fleet.handle(.device(strap, .connected, objects: [.init(adapter: hci0, connected: true)]), now: at(500))
+        return fleet
+    }
+
+    static func lose(_ fleet: inout FleetStateMachine, at milliseconds: Int) -> [FleetStateMachine.Action] {
+        fleet.handle(.device(strap, .disconnected(nil), objects: [.init(adapter: hci0)]), now: at(milliseconds))
+    }
+
+    static func delivered(_ actions: [FleetStateMachine.Action]) -> [DeviceEvent] {
+        actions.compactMap { action in
+            guard case .deliver(let id, let event) = action, id == strap, case .linkLossExplained = event else { return nil }
+            return event
+        }
+    }
+
+    @Test func theKernelClosingALinkLeftBehindIsExplainedAndTheDeviceTold() {
+        var fleet = Self.restarted()
+        let actions = Self.lose(&fleet, at: 2_100)
+        #expect(FleetStateMachineLinkLossCauseTests.explanations(actions) == [
+            .linkLossExplained(Self.strap, adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind, ago: .zero),
+        ])
+        #expect(Self.delivered(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind)])
+    }
+
+    @Test func aLossLaterThanTheWindowIsTheDevicesOwn() {
+        var fleet = Self.restarted()
+        let late = Int(FleetStateMachine.leftBehindLinkWindow / .milliseconds(1)) + 1
+        let actions = Self.lose(&fleet, at: late)
+        #expect(FleetStateMachineLinkLossCauseTests.explanations(actions).isEmpty)
+        #expect(Self.delivered(actions).isEmpty)
+    }
+
+    @Test func aBluetoothdThatEndedItsLinksFirstLeftNoneBehind() {
+        var fleet = Self.restarted(endedLinksFirst: true)
+        let actions = Self.lose(&fleet, at: 2_100)
+        #expect(FleetStateMachineLinkLossCauseTests.explanations(actions).isEmpty)
+        #expect(Self.delivered(actions).isEmpty)
+    }
+}

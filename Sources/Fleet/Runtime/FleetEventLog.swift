@@ -153,6 +153,7 @@ struct FleetEventLog: Sendable {
         switch cause {
         case .adapterPoweredOff: "its adapter powered off"
         case .bluetoothdGone: "bluetoothd left"
+        case .bluetoothdLeftLinksBehind: "the kernel closing a link a bluetoothd that went left behind"
         }
     }
 }
