@@ -36,16 +36,20 @@ extension FleetStateMachine {
                 devices[id]?.lastAdapter = adapter
             }
         case .disconnected, .deviceLost:
-            if case .disconnected(nil) = event, case .connected(let adapter, _)? = devices[id]?.link {
+            if case .disconnected(nil) = event, let left = bluetoothdLeftLinksAt,
+                now.duration(since: left) <= Self.leftBehindLinkWindow, let adapter = devices[id]?.link.adapter
+            {
+                // A link the killed bluetoothd left behind, which the kernel closed; the new
+                // bluetoothd reported it connected first (measured: NOTES.md, the real stack). Its
+                // `Connected` false can come before the fleet hears the attempt that adopted it
+                // ended, so an attempt's link counts too.
+                actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .bluetoothdLeftLinksBehind, ago: .zero)))
+                explainedAtOnce = (adapter, .bluetoothdLeftLinksBehind)
+            } else if case .disconnected(nil) = event, case .connected(let adapter, _)? = devices[id]?.link {
                 if adapters[adapter]?.powered == false {
                     // Its adapter was already powering off (BlueZ's `PowerState` said so first).
                     actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .adapterPoweredOff, ago: .zero)))
                     explainedAtOnce = (adapter, .adapterPoweredOff)
-                } else if let left = bluetoothdLeftLinksAt, now.duration(since: left) <= Self.leftBehindLinkWindow {
-                    // A link the killed bluetoothd left behind, which the kernel closed; the new
-                    // bluetoothd reported it connected first (measured: NOTES.md, the real stack).
-                    actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .bluetoothdLeftLinksBehind, ago: .zero)))
-                    explainedAtOnce = (adapter, .bluetoothdLeftLinksBehind)
                 } else {
                     devices[id]?.unexplainedLinkLoss = UnexplainedLoss(adapter: adapter, at: now)
                 }

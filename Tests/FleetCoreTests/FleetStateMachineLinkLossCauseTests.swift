@@ -204,6 +204,22 @@ struct FleetStateMachineLeftBehindLinkTests {
         #expect(Self.delivered(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind)])
     }
 
+    /// The new bluetoothd's `Connected` false can come before the fleet hears that the attempt
+    /// adopting the link ended: the attempt's adapter is the link's.
+    @Test func aLossDuringTheAttemptThatAdoptedTheLinkIsExplainedToo() {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.adapterRemoved(Self.hci0), now: Self.t0)
+        _ = fleet.handle(.bluetoothdVanished, now: Self.t0)
+        _ = fleet.handle(.bluetoothdAppeared(held: [Self.strap], adapters: [Self.hci0], powered: [Self.hci0]), now: Self.at(200))
+        _ = fleet.handle(.device(Self.strap, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.at(300))
+        _ = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.at(300))
+        _ = fleet.handle(.evaluate, now: Self.at(300))
+        #expect(fleet.devices[Self.strap]?.link == .attempting(Self.hci0))
+        let actions = Self.lose(&fleet, at: 2_100)
+        #expect(Self.delivered(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind)])
+    }
+
     @Test func aLossLaterThanTheWindowIsTheDevicesOwn() {
         var fleet = Self.restarted()
         let late = Int(FleetStateMachine.leftBehindLinkWindow / .milliseconds(1)) + 1
