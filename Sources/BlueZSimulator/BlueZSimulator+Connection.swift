@@ -20,6 +20,12 @@ extension BlueZSimulator {
             throw DBusError(name: DBusError.unknownObject, message: "No such object path")
         }
         guard let adapter = adapters[adapterName], adapter.powered else { throw BlueZError.notReady() }
+        if device.linkLeftBehind, device.linkAdapter == adapterName {
+            // bluetoothd answers a Connect on an LE link it already has at once, without an ATT
+            // bearer (`dev_connect` in src/device.c: `if (dev->le_state.connected) return …`),
+            // so the link still ends when the kernel closes it.
+            return
+        }
         // dev_connect makes the device permanent before it tries (`btd_device_set_temporary(dev,
         // false)`), whether or not the attempt succeeds: from now on it is remembered on this
         // adapter, like a bonded one.
@@ -147,15 +153,17 @@ extension BlueZSimulator {
 
     /// Ends a link (or an attempt): sockets close, notify sessions end, the GATT objects go
     /// unless the cache keeps them (`[GATT] Cache`), then `ServicesResolved` and `Connected`
-    /// turn false and `Disconnected(reason, message)` is emitted. With `announce` false
+    /// turn false and `Disconnected(reason, message)` is emitted — not when `reason` is nil,
+    /// as BlueZ 5.66, which has no such signal, reports a link's end. With `announce` false
     /// (bluetoothd died) nothing is sent on the bus.
-    func dropLink(_ address: String, reason: DisconnectReason, announce: Bool) async {
+    func dropLink(_ address: String, reason: DisconnectReason?, announce: Bool) async {
         guard var device = devices[address], device.link != .disconnected, let adapter = device.linkAdapter else { return }
         let wasUp = device.link.isUp
         let path = device.objects[adapter]?.path
         device.link = .disconnected
         device.linkAdapter = nil
         device.linkEpoch += 1
+        device.linkLeftBehind = false
         device.objects[adapter]?.lastSeen = .now
         device.linkLossTask?.cancel()
         device.linkLossTask = nil
@@ -183,6 +191,7 @@ extension BlueZSimulator {
             }
         }
         await setProperties(["Connected": .boolean(false)], of: Self.deviceInterfaceName, at: path)
+        guard let reason else { return }
         await emit(path, Self.deviceInterfaceName, "Disconnected", [.string(reason.dbusName), .string(reason.message)])
     }
 

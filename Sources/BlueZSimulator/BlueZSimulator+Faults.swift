@@ -40,7 +40,8 @@ extension BlueZSimulator {
         case .restart:
             let delay = fault.seconds ?? timings.restartDelay
             // Detached from the caller: the control call returns while bluetoothd is away.
-            backgroundTasks.append(Task { await self.restart(after: delay) })
+            let killed = fault.killed ?? false
+            backgroundTasks.append(Task { await self.restart(after: delay, killed: killed) })
         case .clear:
             if fault.device == nil { fleetFaults = FaultSettings() }
             for address in targets {
@@ -87,10 +88,7 @@ extension BlueZSimulator {
                 ["PowerState": .string(powered ? "off-enabling" : "on-disabling")], of: Self.adapterInterfaceName, at: adapter.path)
         }
         if !powered {
-            adapters[name]?.discoveryTask?.cancel()
-            adapters[name]?.discoveryTask = nil
-            adapters[name]?.discoveryClients.removeAll()
-            adapters[name]?.discoveryFilters.removeAll()
+            endDiscovery(on: name)
             for address in everyAddress where devices[address]?.linkAdapter == name {
                 await dropLink(address, reason: .local, announce: true)
             }

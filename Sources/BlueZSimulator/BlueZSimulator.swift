@@ -126,10 +126,14 @@ public actor BlueZSimulator {
             try await connection.export(adapterInterface(name), properties: adapterProperties(adapter), at: adapter.path)
         }
         // Permanent devices (bonded, or once connected or paired) are remembered across
-        // restarts: bluetoothd keeps them on disk, per adapter, and loads them at start.
+        // restarts: bluetoothd keeps them on disk, per adapter, and loads them at start. A link
+        // the kernel still holds (one a killed bluetoothd left behind) is exported too, connected:
+        // bluetoothd asks the kernel for its connections at start (`get_connections_complete` in
+        // src/adapter.c), creating a device it has no record of (`btd_adapter_get_device`).
         for address in everyAddress {
             guard let device = devices[address] else { continue }
-            for adapter in device.configuration.heardBy where device.objects[adapter]?.temporary == false {
+            for adapter in device.configuration.heardBy
+            where device.objects[adapter]?.temporary == false || device.isLinked(through: adapter) {
                 await exportDevice(address, on: adapter, seen: false)
             }
         }
@@ -139,22 +143,25 @@ public actor BlueZSimulator {
         }
     }
 
-    /// Drops the connection as a crashing bluetoothd would: no InterfacesRemoved, no
-    /// PropertiesChanged; the bus announces the name vanished. Links and sockets close.
-    func goDown() async {
+    /// Drops the connection as a dying bluetoothd's goes: no InterfacesRemoved, no
+    /// PropertiesChanged; the bus announces the name vanished. Sockets close, and so do the
+    /// links, silently — unless `leavingLinksUp` (bluetoothd was killed): then the kernel keeps
+    /// the links that are up (`leaveLinkBehind`).
+    func goDown(leavingLinksUp: Bool = false) async {
         guard let connection else { return }
         self.connection = nil
         clientWatchTask?.cancel()
         clientWatchTask = nil
         for name in adapterNames {
-            adapters[name]?.discoveryTask?.cancel()
-            adapters[name]?.discoveryTask = nil
-            adapters[name]?.discoveryClients.removeAll()
-            adapters[name]?.discoveryFilters.removeAll()
+            endDiscovery(on: name)
             adapters[name]?.attemptsInFlight = 0
         }
         for address in everyAddress {
-            await dropLink(address, reason: .unknown, announce: false)
+            if leavingLinksUp, devices[address]?.link.isUp == true {
+                leaveLinkBehind(address)
+            } else {
+                await dropLink(address, reason: nil, announce: false)
+            }
             devices[address]?.gattAdapter = nil
             devices[address]?.gattPaths.removeAll()
             devices[address]?.characteristics.removeAll()
@@ -163,13 +170,86 @@ public actor BlueZSimulator {
         await connection.close()
     }
 
-    /// A simulated bluetoothd restart: down now, back after `seconds` of simulated time with a
-    /// new unique name, every device disconnected and only bonded devices known.
-    func restart(after seconds: Double) async {
+    /// bluetoothd 5.66 stopping on SIGTERM (what `systemctl stop bluetooth` sends):
+    /// `adapter_shutdown` (src/adapter.c) powers each powered adapter off through the kernel's
+    /// management interface (`set_mode(MGMT_OP_SET_POWERED, 0x00)`, not the D-Bus property, so
+    /// no `PowerState` "on-disabling" first) and leaves the bus once the last is off. What a
+    /// client saw on Debian 12 (Linux 6.1, bumble controllers): the AcquireNotify sockets hang
+    /// up, then each link's `Connected` turns false with no reason, then `Powered` false (50–250
+    /// ms after the first link loss), then the name goes. The caller leaves the bus (`goDown`).
+    /// Returns the adapters it powered off, which the next bluetoothd powers on again.
+    private func stopAsOnSIGTERM() async -> [String] {
+        let poweredOff = adapterNames.filter { adapters[$0]?.powered == true }
+        // The power-off is asked of the kernel before anything is reported: from now on a
+        // Connect or StartDiscovery finds the adapter not ready, and an attempt in flight ends.
+        for name in poweredOff { adapters[name]?.powered = false }
+        await closeNotifySockets(address: nil)
+        for address in everyAddress where devices[address]?.link != .disconnected {
+            await dropLink(address, reason: nil, announce: true)
+        }
+        for name in poweredOff {
+            guard let adapter = adapters[name] else { continue }
+            endDiscovery(on: name)
+            await setProperties(
+                ["Discovering": .boolean(false), "Powered": .boolean(false), "PowerState": .string("off")],
+                of: Self.adapterInterfaceName, at: adapter.path)
+        }
+        return poweredOff
+    }
+
+    /// A link a killed bluetoothd leaves to the kernel: its sockets close with the process and
+    /// the delayed work of its connection gives up; no ATT bearer is left for the next
+    /// bluetoothd, so its services are not resolved. Linux ends the link
+    /// `leftBehindLinkTimeout` after its last user went (reason 0x13 on the air; BlueZ 5.66
+    /// reports `Connected` false alone, if it is back by then).
+    private func leaveLinkBehind(_ address: String) {
+        guard var device = devices[address], device.link.isUp, !device.linkLeftBehind else { return }
+        for path in Array(device.characteristics.keys) { device.characteristics[path]?.tearDown() }
+        device.link = .connected
+        device.linkLeftBehind = true
+        device.linkEpoch += 1
+        device.linkLossTask?.cancel()
+        device.linkLossTask = nil
+        devices[address] = device
+        let epoch = device.linkEpoch
+        let timeout = timings.duration(timings.leftBehindLinkTimeout)
+        backgroundTasks.append(
+            Task {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                await self.kernelEndsLeftBehindLink(address, epoch: epoch)
+            })
+    }
+
+    private func kernelEndsLeftBehindLink(_ address: String, epoch: Int) async {
+        guard let device = devices[address], device.linkEpoch == epoch, device.linkLeftBehind else { return }
+        await dropLink(address, reason: nil, announce: true)
+    }
+
+    /// Discovery on the adapter ends with its sessions and filters (power-off, bluetoothd gone).
+    func endDiscovery(on name: String) {
+        adapters[name]?.discoveryTask?.cancel()
+        adapters[name]?.discoveryTask = nil
+        adapters[name]?.discoveryClients.removeAll()
+        adapters[name]?.discoveryFilters.removeAll()
+    }
+
+    /// A simulated bluetoothd restart: stopped (as by SIGTERM) or `killed` (SIGKILL) now, and
+    /// back after `seconds` of simulated time with a new unique name, every device it keeps on
+    /// disk known again (see `stopAsOnSIGTERM`, `leaveLinkBehind` and `bringUp`).
+    func restart(after seconds: Double, killed: Bool) async {
         guard connection != nil else { return }
         restarts += 1
-        await goDown()
+        var poweredOff: [String] = []
+        if killed {
+            await goDown(leavingLinksUp: true)
+        } else {
+            poweredOff = await stopAsOnSIGTERM()
+            await goDown()
+        }
         try? await Task.sleep(for: timings.duration(seconds))
+        // bluetoothd powers its adapters on at start (`AutoEnable`, stock true).
+        for name in poweredOff { adapters[name]?.powered = true }
         do {
             try await bringUp()
         } catch {

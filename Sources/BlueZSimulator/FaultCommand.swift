@@ -23,7 +23,16 @@ public struct FaultCommand: Codable, Sendable, Hashable {
         case inRange = "in-range"
         /// Adapter power off (`powered` false) or on.
         case adapterPower = "adapter-power"
-        /// bluetoothd restarts: its name and every object vanish, and come back after `seconds`.
+        /// bluetoothd restarts and is back after `seconds` (the timings' `restartDelay` when none).
+        /// By default it is stopped as `systemctl stop bluetooth` stops it (SIGTERM), which
+        /// bluetoothd 5.66 answers by powering its adapters off through the kernel: the
+        /// AcquireNotify sockets hang up, every link's `Connected` turns false (no reason), each
+        /// powered adapter's `Powered` turns false (`PowerState` "off", no "on-disabling" first),
+        /// and then its name leaves the bus (no InterfacesRemoved). With `killed` true it dies
+        /// as by SIGKILL: its name leaves at once, with nothing announced; the links stay up in
+        /// the kernel, which ends them `leftBehindLinkTimeout` after the kill (`Connected` false,
+        /// no reason, once it is back), and meanwhile the restarted bluetoothd reports them
+        /// connected, with services not resolved.
         case restart
         /// Clears every standing fault of the target.
         case clear
@@ -37,10 +46,12 @@ public struct FaultCommand: Codable, Sendable, Hashable {
     public var seconds: Double?
     public var uuid: String?
     public var powered: Bool?
+    /// For `restart`: bluetoothd is killed (SIGKILL) rather than stopped (SIGTERM).
+    public var killed: Bool?
 
     public init(
         _ kind: Kind, device: String? = nil, adapter: String? = nil, error: String? = nil, probability: Double? = nil,
-        seconds: Double? = nil, uuid: String? = nil, powered: Bool? = nil
+        seconds: Double? = nil, uuid: String? = nil, powered: Bool? = nil, killed: Bool? = nil
     ) {
         self.kind = kind
         self.device = device
@@ -50,5 +61,6 @@ public struct FaultCommand: Codable, Sendable, Hashable {
         self.seconds = seconds
         self.uuid = uuid
         self.powered = powered
+        self.killed = killed
     }
 }

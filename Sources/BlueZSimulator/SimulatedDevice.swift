@@ -41,6 +41,10 @@ struct SimulatedDevice {
     var gattMissingService: BluetoothUUID?
     /// Bumped on every link change: delayed work started under an older epoch gives up.
     var linkEpoch = 0
+    /// The link outlived the bluetoothd that made it (killed): the kernel keeps it until its
+    /// `leftBehindLinkTimeout`, and the bluetoothd of now knows it only from the kernel, with no
+    /// ATT bearer on it (services not resolved, no GATT objects).
+    var linkLeftBehind = false
     var inRange: Bool
     var faults: FaultSettings
     var random: SeededRandom

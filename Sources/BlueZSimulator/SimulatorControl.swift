@@ -60,6 +60,12 @@ public enum SimulatorControl {
                     let seconds = try call.body.decode(Double.self, at: 0)
                     return try await apply(FaultCommand(.restart, seconds: seconds < 0 ? nil : seconds))
                 }),
+                // The `restart` fault with `killed`: bluetoothd dies as by SIGKILL, leaving its links
+                // to the kernel, and is started again after `down_seconds` (negative: `restartDelay`).
+                DBusMethod("KillBluetoothd", inputs: [.init("down_seconds", .double)], handler: .async { call in
+                    let seconds = try call.body.decode(Double.self, at: 0)
+                    return try await apply(FaultCommand(.restart, seconds: seconds < 0 ? nil : seconds, killed: true))
+                }),
                 DBusMethod(
                     "SetMotionStream", inputs: [.init("device", .string), .init("rate_hz", .double), .init("payload_size", .uint32)],
                     handler: .async { call in

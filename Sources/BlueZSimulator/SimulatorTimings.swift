@@ -24,6 +24,10 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
     public var slowMeasurementInterval: Double = 1
     /// How long bluetoothd stays away on a simulated restart when the fault gives no delay.
     public var restartDelay: Double = 2
+    /// How long Linux keeps an LE link whose last user went (the ATT socket of a bluetoothd that
+    /// was killed) before it ends the link itself: measured 2 s on Linux 6.1 with bluetoothd 5.66
+    /// killed by SIGKILL (a restarted bluetoothd first reports such a link connected).
+    public var leftBehindLinkTimeout: Double = 2
     /// Multiplies every delay above (0.1 runs ten times faster).
     public var timeScale: Double = 1
 
@@ -43,6 +47,9 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
         timings.heartRateInterval = 0.05
         timings.slowMeasurementInterval = 0.05
         timings.restartDelay = 0.2
+        // Well after `restartDelay`, as on a gateway where bluetoothd comes back at once: the
+        // restarted simulator reports the links left behind before they end.
+        timings.leftBehindLinkTimeout = 1
         return timings
     }
 
@@ -53,7 +60,7 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case connectLatency, connectTimeout, resolveDelay, temporaryTimeout, advertisingInterval, writeLatency
-        case pairLatency, heartRateInterval, slowMeasurementInterval, restartDelay, timeScale
+        case pairLatency, heartRateInterval, slowMeasurementInterval, restartDelay, leftBehindLinkTimeout, timeScale
     }
 
     /// Every key is optional in a scenario file: missing ones keep their defaults.
@@ -73,6 +80,7 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
         heartRateInterval = try value(.heartRateInterval, d.heartRateInterval)
         slowMeasurementInterval = try value(.slowMeasurementInterval, d.slowMeasurementInterval)
         restartDelay = try value(.restartDelay, d.restartDelay)
+        leftBehindLinkTimeout = try value(.leftBehindLinkTimeout, d.leftBehindLinkTimeout)
         timeScale = try value(.timeScale, d.timeScale)
     }
 }

@@ -14,9 +14,10 @@
 // decides itself on a link (missing services, a timeout of setup or writes) are not.
 //
 // Only the most recent failure can be taken back, and only while nothing happened since: no
-// newer attempt or link (`session` unchanged), and the reconnect controller as that failure left
-// it (no newer failure, ready connection, reset by command or reload). Anything newer is kept,
-// so a stale explanation can never undo a failure it does not explain.
+// newer link nor a newer attempt that has an outcome (`session` unchanged, or one more with
+// that attempt still connecting), and the reconnect controller as that failure left it (no
+// newer failure, ready connection, reset by command or reload). Anything newer is kept, so a
+// stale explanation can never undo a failure it does not explain.
 
 extension DeviceStateMachine {
     /// What recording one failure changed, kept so that it can be undone.
@@ -63,9 +64,15 @@ extension DeviceStateMachine {
     mutating func linkLossExplained(
         _ adapter: AdapterID, cause: FleetEvent.LinkLossCause, now: MonotonicInstant, _ effects: inout [DeviceEffect]
     ) {
-        guard let failure = explainableFailure, failure.adapter == adapter, failure.session == session,
-            reconnect == failure.reconnectAfter
-        else { return }
+        // The retry the failure led to may already be under way: on the real stack a stopping
+        // bluetoothd's `Powered` false came 0.5 s after the links' `Connected` false, later than
+        // the first retry (`fast_first_retry`, 250 ms) was granted. While that attempt has no
+        // outcome yet it is not something newer to keep; it goes on (and its adapter's going
+        // ends it without a failure).
+        guard let failure = explainableFailure else { return }
+        let retryInFlight: Bool
+        if session == failure.session + 1, case .connecting = state { retryInFlight = true } else { retryInFlight = false }
+        guard failure.adapter == adapter, failure.session == session || retryInFlight, reconnect == failure.reconnectAfter else { return }
         explainableFailure = nil
         reconnect = failure.reconnectBefore
         needsRediscovery = failure.needsRediscoveryBefore

@@ -200,15 +200,32 @@ import Testing
         #expect(reconnect.consecutiveFailures == 2)
     }
 
-    @Test func aLossExplainedAfterANewerAttemptBeganIsKept() throws {
+    /// Seen on the real stack: the first retry was granted before the power-off that explains
+    /// the loss was heard. The failure is taken back; the attempt in flight goes on.
+    @Test func aLossExplainedWhileItsRetryIsInFlightIsTakenBackAndTheAttemptGoesOn() throws {
         var h = try Self.ready()
+        let before = h.machine.reconnect
         _ = h.feed(.disconnected(nil))
         _ = try h.fire(.backoff)
         _ = h.feed(.attemptGranted(adapter: hci0))
-        let reconnect = h.machine.reconnect
-        #expect(h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff)).isEmpty)
-        #expect(h.machine.reconnect == reconnect)
+        #expect(Self.withdrawals(h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff))).count == 1)
+        #expect(h.machine.reconnect == before)
         #expect(h.state == .connecting(adapter: hci0), "the attempt in flight goes on")
+    }
+
+    /// Once that retry has an outcome (here: it failed too), the explanation takes back the
+    /// retry's failure only: the older one is newer news no more, and is kept.
+    @Test func aLossExplainedAfterItsRetryFailedTakesBackOnlyTheRetrysFailure() throws {
+        var h = try Self.ready()
+        let before = h.machine.reconnect
+        _ = h.feed(.disconnected(nil))
+        let afterLoss = h.machine.reconnect
+        _ = try h.fire(.backoff)
+        _ = h.feed(.attemptGranted(adapter: hci0))
+        _ = h.feed(.connectFailed(DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")))
+        #expect(Self.withdrawals(h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff))).count == 1)
+        #expect(h.machine.reconnect == afterLoss)
+        #expect(h.machine.reconnect != before)
     }
 
     @Test func anOperatorsReconnectInBetweenLeavesNothingToTakeBack() throws {
