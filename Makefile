@@ -44,7 +44,7 @@ system-test: build
 	@Tests/System/service-test.sh $(SYSTEM_TEST_CONFIG)
 
 ## real-stack-test: wearfleetd against Debian's bluetoothd 5.66 and Linux's Bluetooth core in a qemu
-## guest (TCG) with bumble's virtual adapters and peripherals (Tests/RealStack; root; ~10 min;
+## guest (TCG) with bumble's virtual adapters and peripherals (Tests/RealStack; root; ~7 min;
 ## results and logs in .build/real-stack/; skipped only where qemu cannot run)
 real-stack-test: build
 	@Tests/RealStack/real-stack-test.sh $(CONFIG)

@@ -15,7 +15,8 @@
 //
 // Only the most recent failure can be taken back, and only while nothing happened since: no
 // newer link nor a newer attempt that has an outcome (`session` unchanged, or one more with
-// that attempt still connecting), and the reconnect controller as that failure left it (no
+// that attempt still connecting or ended by the environment), no later than
+// `linkLossCauseWindow` after it, and the reconnect controller as that failure left it (no
 // newer failure, ready connection, reset by command or reload). Anything newer is kept, so a
 // stale explanation can never undo a failure it does not explain.
 
@@ -33,6 +34,9 @@ extension DeviceStateMachine {
         var reconnectAfter: ReconnectController
         var needsRediscoveryBefore: Bool
         var objectLostBeforeLinkBefore: Bool
+        /// When it was recorded: an explanation later than `FleetStateMachine.linkLossCauseWindow`
+        /// after it is for something else.
+        var at: MonotonicInstant
     }
 
     /// Records a failure that ended a link or attempt through `adapter` (call after teardown,
@@ -52,7 +56,7 @@ extension DeviceStateMachine {
         fail(failureClass, error: error, now: now, random: &random, &effects)
         explainableFailure = ExplainableFailure(
             adapter: adapter, failureClass: failureClass, session: session, reconnectBefore: reconnectBefore, reconnectAfter: reconnect,
-            needsRediscoveryBefore: needsRediscoveryBefore, objectLostBeforeLinkBefore: objectLostBeforeLinkBefore)
+            needsRediscoveryBefore: needsRediscoveryBefore, objectLostBeforeLinkBefore: objectLostBeforeLinkBefore, at: now)
     }
 
     /// The fleet learned that the link or attempt last lost on `adapter` was ended by `cause`:
@@ -65,14 +69,22 @@ extension DeviceStateMachine {
         _ adapter: AdapterID, cause: FleetEvent.LinkLossCause, now: MonotonicInstant, _ effects: inout [DeviceEffect]
     ) {
         // The retry the failure led to may already be under way: on the real stack a stopping
-        // bluetoothd's `Powered` false came 0.5 s after the links' `Connected` false, later than
-        // the first retry (`fast_first_retry`, 250 ms) was granted. While that attempt has no
-        // outcome yet it is not something newer to keep; it goes on (and its adapter's going
-        // ends it without a failure).
-        guard let failure = explainableFailure else { return }
-        let retryInFlight: Bool
-        if session == failure.session + 1, case .connecting = state { retryInFlight = true } else { retryInFlight = false }
-        guard failure.adapter == adapter, failure.session == session || retryInFlight, reconnect == failure.reconnectAfter else { return }
+        // bluetoothd's `Powered` false came 50–530 ms after the links' `Connected` false, at
+        // times later than the first retry (`fast_first_retry`, 250 ms) was granted. While that
+        // attempt has no outcome of its own it is not something newer to keep; it goes on (and
+        // its adapter's going ends it without a failure).
+        guard let failure = explainableFailure, now.duration(since: failure.at) <= FleetStateMachine.linkLossCauseWindow else { return }
+        // The retry granted since, still connecting, or ended by its adapter or bluetoothd going
+        // (no outcome of its own): nothing newer of the device's.
+        let retryWithoutOutcome: Bool
+        switch state {
+        case .connecting(_?), .suspended(.bluetoothdUnavailable), .suspended(.noPoweredAdapter):
+            retryWithoutOutcome = session == failure.session + 1
+        default:
+            retryWithoutOutcome = false
+        }
+        guard failure.adapter == adapter, failure.session == session || retryWithoutOutcome, reconnect == failure.reconnectAfter
+        else { return }
         explainableFailure = nil
         reconnect = failure.reconnectBefore
         needsRediscovery = failure.needsRediscoveryBefore

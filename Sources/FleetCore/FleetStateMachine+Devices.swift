@@ -36,9 +36,10 @@ extension FleetStateMachine {
                 devices[id]?.lastAdapter = adapter
             }
         case .disconnected, .deviceLost:
-            if case .disconnected(nil) = event, let left = bluetoothdLeftLinksAt,
+            if case .disconnected(nil) = event, let left = bluetoothdLeftLinksAt, linksLeftBehind.contains(id),
                 now.duration(since: left) <= Self.leftBehindLinkWindow, let adapter = devices[id]?.link.adapter
             {
+                linksLeftBehind.remove(id)
                 // A link the killed bluetoothd left behind, which the kernel closed; the new
                 // bluetoothd reported it connected first (measured: NOTES.md, the real stack). Its
                 // `Connected` false can come before the fleet hears the attempt that adopted it

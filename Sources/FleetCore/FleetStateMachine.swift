@@ -264,6 +264,9 @@ public struct FleetStateMachine: Sendable {
     /// When the last bluetoothd left the bus with links still up (killed, crashed); nil when it
     /// ended them first. See `leftBehindLinkWindow`.
     var bluetoothdLeftLinksAt: MonotonicInstant?
+    /// The devices linked when that bluetoothd left: only their next reasonless loss, within
+    /// the window, is put down to the kernel closing what it left.
+    var linksLeftBehind: Set<DeviceID> = []
     /// `started` came while bluetoothd was expected: the pinned devices are wanted once it is here.
     var wantPinnedOnAppearance = false
     /// Seeds for device machines' jitter, drawn in creation order.
@@ -311,8 +314,8 @@ public struct FleetStateMachine: Sendable {
         case .bluetoothdVanished:
             // A bluetoothd that stops in order ends its links first (they are all lost by now);
             // one that was killed leaves them to the kernel, which closes them a moment later.
-            let linksLeftBehind = devices.values.contains { if case .connected = $0.link { true } else { false } }
-            bluetoothdLeftLinksAt = linksLeftBehind ? now : nil
+            linksLeftBehind = Set(devices.compactMap { id, device in if case .connected = device.link { id } else { nil } })
+            bluetoothdLeftLinksAt = linksLeftBehind.isEmpty ? nil : now
             let explanations = explainLinkLosses(on: nil, cause: .bluetoothdGone, now: now, &actions)
             bluetoothdVanished(&actions)
             // After the devices heard bluetoothd is gone: a device whose failure is taken back

@@ -228,6 +228,18 @@ import Testing
         #expect(h.machine.reconnect != before)
     }
 
+    /// An explanation that comes later than `linkLossCauseWindow` after the failure is for
+    /// something else (a reviewer's case: a real loss, its retry waiting 20 s on a device out of
+    /// range, then the adapter powered off).
+    @Test func anExplanationLaterThanTheWindowTakesNothingBack() throws {
+        var h = try Self.ready()
+        _ = h.feed(.disconnected(nil))
+        let reconnect = h.machine.reconnect
+        h.now = h.now.advanced(by: FleetStateMachine.linkLossCauseWindow + .milliseconds(1))
+        #expect(Self.withdrawals(h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff))).isEmpty)
+        #expect(h.machine.reconnect == reconnect)
+    }
+
     @Test func anOperatorsReconnectInBetweenLeavesNothingToTakeBack() throws {
         var h = try Self.ready()
         _ = h.feed(.disconnected(nil))

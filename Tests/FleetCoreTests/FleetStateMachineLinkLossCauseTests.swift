@@ -220,6 +220,16 @@ struct FleetStateMachineLeftBehindLinkTests {
         #expect(Self.delivered(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind)])
     }
 
+    /// Only the link that was up when bluetoothd went: the device's next loss is its own.
+    @Test func aSecondLossOfTheSameDeviceIsItsOwn() {
+        var fleet = Self.restarted()
+        #expect(Self.delivered(Self.lose(&fleet, at: 2_100)).count == 1)
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.at(2_500))
+        let again = Self.lose(&fleet, at: 3_000)
+        #expect(FleetStateMachineLinkLossCauseTests.explanations(again).isEmpty)
+        #expect(Self.delivered(again).isEmpty)
+    }
+
     @Test func aLossLaterThanTheWindowIsTheDevicesOwn() {
         var fleet = Self.restarted()
         let late = Int(FleetStateMachine.leftBehindLinkWindow / .milliseconds(1)) + 1

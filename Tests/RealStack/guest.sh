@@ -6,8 +6,10 @@
 # end (a guest logging straight to 9p falls behind by tens of seconds).
 set -uo pipefail
 results=/realstack-results
-# shellcheck disable=SC1091
-source "$results/job.env"
+# job.env holds KEY=VALUE lines; read, not sourced, so a path with spaces or '$' is data.
+while IFS= read -r line; do
+    [[ $line == *=* ]] && printf -v "${line%%=*}" '%s' "${line#*=}"
+done < "$results/job.env"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 stage() { echo "$1" > "$results/stage"; echo "guest: $1" > /dev/console; }
@@ -28,6 +30,11 @@ stage booted
 # The system bus as Debian configures it (system.conf, bluez's bluetooth.conf, Debian's
 # org.bluez activation file), plus the daemon's own policy file as a package installs it.
 install -D -m 0644 "$REPO/systemd/org.wearfleet.Daemon.conf" /usr/share/dbus-1/system.d/org.wearfleet.Daemon.conf
+# Debian's org.bluez.service asks systemd to start bluetooth.service; there is no systemd here,
+# so its Exec= (/bin/false) would make an auto-start fail quietly. Pointing Exec= at bluetoothd
+# itself does what systemd would: a call that auto-starts org.bluez starts a bluetoothd, which
+# the "stopped" scenario would see.
+sed -i 's#^Exec=.*#Exec=/usr/libexec/bluetooth/bluetoothd -n#' /usr/share/dbus-1/system-services/org.bluez.service
 mkdir -p /run/dbus
 dbus-daemon --system --fork --nopidfile || { stage dbus-failed; exit 1; }
 

@@ -352,7 +352,11 @@ class HeartRateStrap:
             self.sequence = (self.sequence + 1) & 0xFFFF
             # Flags 0x08: 8-bit heart rate, Energy Expended present; then bpm, energy (LE).
             value = struct.pack("<BBH", 0x08, 60 + self.sequence % 40, self.sequence)
-            await self.device.notify_subscriber(connection, self.measurement, value)
+            try:
+                await self.device.notify_subscriber(connection, self.measurement, value)
+            except Exception as error:  # the link went as it was sent: not sent, and the pump goes on
+                logger.info("%s: measurement %d not sent: %s", self.name, self.sequence, error)
+                continue
             self.counters.sent.append(self.sequence)
 
     async def go_out_of_range(self, adapters: list[CorrectedController]):

@@ -32,6 +32,12 @@ started=$(date +%s)
 for binary in wearfleetd wearfleetctl; do
     [[ -x $build_dir/$binary ]] || { echo "real-stack-test: $build_dir/$binary is missing (make build)" >&2; exit 1; }
 done
+# Where qemu cannot run, say so before fetching anything.
+if ! command -v qemu-system-x86_64 >/dev/null || ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+    echo "SKIP: real-stack tier: qemu cannot run here (no qemu-system-x86_64 or no /boot/vmlinuz-*: make deps installs them)"
+    echo skipped > "$work/result"
+    exit 0
+fi
 "$repo/scripts/python-venv.sh" "$venv" "$here/requirements.txt"
 
 echo "real-stack-test: booting the guest (Debian's kernel under qemu, TCG); the scenarios take minutes"
@@ -68,6 +74,9 @@ print("real-stack-test: figures (measured under qemu TCG emulation, not on hardw
 for key, value in document["figures"].items():
     print(f"    {key}: {value}")
 print(f"real-stack-test: {len(document['scenarios'])} scenarios, {failed} failed, {sys.argv[2]} s in all")
+if not document.get("complete"):
+    print("real-stack-test: FAILED: the scenario driver did not finish (see driver.log)")
+    failed += 1
 sys.exit(1 if failed else 0)
 EOF
 }
@@ -79,10 +88,11 @@ if [[ ! -s $results/results.json ]]; then
     echo failed > "$work/result"
     exit 1
 fi
-if report | tee "$work/summary.txt" && ((status == 0)); then
+driver_status=$(cat "$results/driver-status" 2>/dev/null || echo missing)
+if report | tee "$work/summary.txt" && ((status == 0)) && [[ $driver_status == 0 ]]; then
     echo passed > "$work/result"
 else
-    echo "real-stack-test: FAILED (qemu exit $status); logs in $results" >&2
+    echo "real-stack-test: FAILED (qemu exit $status, driver exit $driver_status); logs in $results" >&2
     tail -n 30 "$results/driver.log" >&2 2>/dev/null || true
     echo failed > "$work/result"
     exit 1
