@@ -166,6 +166,9 @@ extension FleetStateMachine {
                 devices[id]?.failureBeforeLast = nil
             case .stateChanged(let from, let to, _, _):
                 devices[id]?.state = to
+                // Ready means services resolved: a link made anew, not one a killed bluetoothd left
+                // (bluetoothd has no GATT client on those); its next loss is its own.
+                if to == .ready { linksLeftBehind.remove(id) }
                 followWritability(id, from: from, to: to, &actions)
             case .setupProblem:
                 break

@@ -267,6 +267,9 @@ public struct FleetStateMachine: Sendable {
     /// The devices linked when that bluetoothd left: only their next reasonless loss, within
     /// the window, is put down to the kernel closing what it left.
     var linksLeftBehind: Set<DeviceID> = []
+    /// Devices linked on an adapter when it was removed (bluetoothd leaving removes every adapter
+    /// just before it is reported gone); kept until bluetoothd is reported gone or back.
+    var linksAtAdapterRemoval: Set<DeviceID> = []
     /// `started` came while bluetoothd was expected: the pinned devices are wanted once it is here.
     var wantPinnedOnAppearance = false
     /// Seeds for device machines' jitter, drawn in creation order.
@@ -314,7 +317,11 @@ public struct FleetStateMachine: Sendable {
         case .bluetoothdVanished:
             // A bluetoothd that stops in order ends its links first (they are all lost by now);
             // one that was killed leaves them to the kernel, which closes them a moment later.
+            // The translator removes the adapters first; their devices' machines may have let go
+            // of the links in between (`linksAtAdapterRemoval`).
             linksLeftBehind = Set(devices.compactMap { id, device in if case .connected = device.link { id } else { nil } })
+                .union(linksAtAdapterRemoval)
+            linksAtAdapterRemoval = []
             bluetoothdLeftLinksAt = linksLeftBehind.isEmpty ? nil : now
             let explanations = explainLinkLosses(on: nil, cause: .bluetoothdGone, now: now, &actions)
             bluetoothdVanished(&actions)
@@ -474,6 +481,7 @@ public struct FleetStateMachine: Sendable {
     private mutating func bluetoothdAppeared(
         held: Set<DeviceID>, adapters bluezAdapters: Set<AdapterID>, powered: Set<AdapterID>, _ actions: inout [Action]
     ) {
+        linksAtAdapterRemoval = []
         bluetoothdPresent = true
         bluetoothdExpected = false
         actions.append(.publish(.bluetoothdAppeared))
@@ -542,6 +550,7 @@ public struct FleetStateMachine: Sendable {
 
     private mutating func adapterRemoved(_ adapter: AdapterID, _ actions: inout [Action]) {
         guard adapters[adapter] != nil else { return }
+        for (id, device) in devices { if case .connected(adapter, _) = device.link { linksAtAdapterRemoval.insert(id) } }
         adapters[adapter]?.powered = false
         if adapters[adapter]?.selected == true { actions.append(.centralStopped(adapter)) }
         requestEvaluation(&actions)

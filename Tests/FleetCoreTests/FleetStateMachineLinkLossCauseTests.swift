@@ -230,6 +230,20 @@ struct FleetStateMachineLeftBehindLinkTests {
         #expect(Self.delivered(again).isEmpty)
     }
 
+    /// Seen on the real stack: between the adapters' removal and bluetoothd reported gone, the
+    /// device's machine let go of its link (an attempt outcome reached the fleet first).
+    @Test func aLinkLetGoBetweenTheAdaptersRemovalAndTheVanishStillCounts() {
+        var fleet = FleetStateMachineTests.running(FleetStateMachineTests.configuration())
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.adapterRemoved(Self.hci0), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.attemptFinished(Self.strap, adapter: Self.hci0, outcome: .failed(.bluetoothOff))), now: Self.t0)
+        #expect(fleet.devices[Self.strap]?.link == .disconnected)
+        _ = fleet.handle(.bluetoothdVanished, now: Self.t0)
+        _ = fleet.handle(.bluetoothdAppeared(held: [Self.strap], adapters: [Self.hci0], powered: [Self.hci0]), now: Self.at(200))
+        _ = fleet.handle(.device(Self.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.at(500))
+        #expect(Self.delivered(Self.lose(&fleet, at: 2_100)) == [.linkLossExplained(adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind)])
+    }
+
     @Test func aLossLaterThanTheWindowIsTheDevicesOwn() {
         var fleet = Self.restarted()
         let late = Int(FleetStateMachine.leftBehindLinkWindow / .milliseconds(1)) + 1
