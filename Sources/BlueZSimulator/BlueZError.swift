@@ -1,5 +1,6 @@
 import BluetoothVocabulary
 import DBus
+import Foundation
 
 /// The error replies bluetoothd sends, with BlueZ's exact names (from `BlueZErrorKind`, the table
 /// clients parse them with) and texts (`src/error.c` and the `doc/org.bluez.*.rst` pages), so
@@ -24,6 +25,24 @@ public enum BlueZError {
     public static func invalidArguments() -> DBusError { reply(.invalidArguments, "Invalid arguments in method call") }
     public static func invalidValueLength() -> DBusError { reply(.invalidValueLength, "Invalid Length") }
     public static func invalidOffset() -> DBusError { reply(.invalidOffset, "Invalid offset") }
+    /// What bluetoothd 5.66 answers when the device refused a GATT read or write with ATT error
+    /// `code` (`create_gatt_dbus_error` in `src/gatt-client.c`): a few codes have errors of their
+    /// own, the rest are `Failed` with the code in hex.
+    public static func attError(_ code: UInt8) -> DBusError {
+        switch code {
+        case 0x02: notPermitted("Read not permitted")
+        case 0x03: notPermitted("Write not permitted")
+        // Insufficient authentication, encryption, encryption key size.
+        case 0x05, 0x0f, 0x0c: notPermitted("Not paired")
+        case 0x07: reply(.invalidArguments, "Invalid offset")
+        case 0x0d: reply(.invalidArguments, "Invalid Length")
+        case 0x08: notAuthorized()
+        case 0x06: notSupported()
+        case 0: failed("Operation failed")
+        default: failed(String(format: "Operation failed with ATT error: 0x%02x", code))
+        }
+    }
+
     // MARK: - Connection failure texts (kernel errors as bluetoothd words them)
 
     public static let abortByLocal = "le-connection-abort-by-local"

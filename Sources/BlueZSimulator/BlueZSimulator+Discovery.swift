@@ -23,6 +23,8 @@ extension BlueZSimulator {
         guard adapters[name]?.discoveryClients.isEmpty == true else { return }
         adapters[name]?.discoveryTask?.cancel()
         adapters[name]?.discoveryTask = nil
+        // The kernel's discovery ends with the last client's: the next one scans afresh.
+        adapters[name]?.discoveryStalled = false
         await setProperties(["Discovering": .boolean(false)], of: Self.adapterInterfaceName, at: adapter.path)
     }
 
@@ -90,6 +92,11 @@ extension BlueZSimulator {
                 guard let heard = devices[address]?.random.unit(), heard < 0.8 else { continue }
                 if let uuids = filter.uuids, uuids.isDisjoint(with: device.advertisedUUIDs) { continue }
                 if let threshold = filter.rssi, object.rssi < threshold { continue }
+                // A stalled scan (`stall-discovery`) hears nothing: not even lastSeen moves.
+                if adapters[name]?.discoveryStalled == true {
+                    counters.advertisementsUnreported[address, default: 0] += 1
+                    continue
+                }
                 devices[address]?.objects[name]?.lastSeen = .now
                 if !object.exported {
                     _ = devices[address]?.nextRSSI(on: name)

@@ -1,4 +1,5 @@
 import DBus
+import GATT
 
 // Fault injection: standing faults, immediate faults, adapter power and bluetoothd restarts.
 
@@ -35,6 +36,22 @@ extension BlueZSimulator {
             }
         case .inRange:
             for address in targets { devices[address]?.inRange = true }
+        case .stallDiscovery:
+            for name in try adapterTargets(fault.adapter) { adapters[name]?.discoveryStalled = true }
+        case .rejectWrites:
+            let uuid = fault.uuid.flatMap { $0.isEmpty ? nil : $0 }
+            if let uuid, BluetoothUUID(uuid) == nil {
+                throw DBusError(name: DBusError.invalidArgs, message: "\(uuid) is not a Bluetooth UUID")
+            }
+            let code = fault.attError ?? Self.refusedWriteDefaultATTError
+            // 0 is success in ATT: a refusal needs a real error code.
+            guard (1...0xff).contains(code) else {
+                throw DBusError(name: DBusError.invalidArgs, message: "ATT error \(code) is not 1…255")
+            }
+            updateFaults(fleetWide: fault.device == nil, targets) {
+                $0.rejectWritesUUID = uuid
+                $0.rejectWritesATTError = uuid == nil ? nil : code
+            }
         case .adapterPower:
             for name in try adapterTargets(fault.adapter) { await setAdapterPowered(name, fault.powered ?? false) }
         case .restart:
@@ -43,7 +60,11 @@ extension BlueZSimulator {
             let killed = fault.killed ?? false
             backgroundTasks.append(Task { await self.restart(after: delay, killed: killed) })
         case .clear:
-            if fault.device == nil { fleetFaults = FaultSettings() }
+            if fault.device == nil {
+                fleetFaults = FaultSettings()
+                // A stall is the adapters' own fault: a fleet-wide clear lets their discovery hear again.
+                for name in try adapterTargets(fault.adapter) { adapters[name]?.discoveryStalled = false }
+            }
             for address in targets {
                 devices[address]?.faults = fault.device == nil ? FaultSettings() : FaultSettings().overriding(fleetFaults)
                 devices[address]?.linkLossTask?.cancel()
@@ -51,6 +72,10 @@ extension BlueZSimulator {
             }
         }
     }
+
+    /// What a `reject-writes` fault answers with when it names no code: the 0xfc a strap refused
+    /// writes with on the real stack.
+    public static let refusedWriteDefaultATTError = 0xfc
 
     private func updateFaults(fleetWide: Bool, _ targets: [String], _ change: (inout FaultSettings) -> Void) {
         if fleetWide { change(&fleetFaults) }

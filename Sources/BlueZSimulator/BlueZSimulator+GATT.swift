@@ -122,6 +122,7 @@ extension BlueZSimulator {
             await received(address, path, value)
             return
         }
+        let refusal = writeRefusal(address, path)
         guard !characteristic.writeInProgress else { throw BlueZError.inProgress() }
         devices[address]?.characteristics[path]?.writeInProgress = true
         counters.writesReceived[address, default: 0] += 1
@@ -131,12 +132,30 @@ extension BlueZSimulator {
             throw BlueZError.failed("Not connected")
         }
         devices[address]?.characteristics[path]?.writeInProgress = false
+        if let refusal {
+            counters.writesRefused[address, default: 0] += 1
+            throw BlueZError.attError(refusal)
+        }
         await received(address, path, value)
     }
 
-    /// What the device does with a value written to it.
+    /// The ATT error the device refuses writes to the characteristic at `path` with (a
+    /// `reject-writes` fault), nil when it takes them.
+    func writeRefusal(_ address: String, _ path: DBusObjectPath) -> UInt8? {
+        guard let device = devices[address], let text = device.faults.rejectWritesUUID, let refused = BluetoothUUID(text),
+            device.characteristics[path]?.layout.uuid == refused
+        else { return nil }
+        return UInt8(clamping: device.faults.rejectWritesATTError ?? Self.refusedWriteDefaultATTError)
+    }
+
+    /// What the device does with a value written to it. A write without response it refuses
+    /// (`reject-writes`) is dropped: such a write is never answered, so nobody hears of it.
     func received(_ address: String, _ path: DBusObjectPath, _ value: [UInt8]) async {
         guard let characteristic = devices[address]?.characteristics[path] else { return }
+        if writeRefusal(address, path) != nil {
+            counters.writesRefused[address, default: 0] += 1
+            return
+        }
         guard characteristic.layout.uuid == .motionBandControl else {
             devices[address]?.characteristics[path]?.value = value
             return

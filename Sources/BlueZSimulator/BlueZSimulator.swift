@@ -232,6 +232,7 @@ public actor BlueZSimulator {
         adapters[name]?.discoveryTask = nil
         adapters[name]?.discoveryClients.removeAll()
         adapters[name]?.discoveryFilters.removeAll()
+        adapters[name]?.discoveryStalled = false
     }
 
     /// A simulated bluetoothd restart: stopped (as by SIGTERM) or `killed` (SIGKILL) now, and

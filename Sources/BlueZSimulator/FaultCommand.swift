@@ -21,6 +21,20 @@ public struct FaultCommand: Codable, Sendable, Hashable {
         case outOfRange = "out-of-range"
         /// The device advertises again.
         case inRange = "in-range"
+        /// The adapter's discovery stops hearing anything while `Discovering` stays true, as Linux
+        /// 6.1 with bluetoothd 5.66 left a scan it had paused for an LE connection attempt: no
+        /// InterfacesAdded, no RSSI updates (so temporary objects expire), SetDiscoveryFilter
+        /// accepted without effect, until every client has stopped discovering (or it ended by
+        /// power-off or a restart) and one starts it again. It stalls the discovery running now;
+        /// on an adapter not discovering, the next discovery starts stalled. `adapter` nil:
+        /// every adapter.
+        case stallDiscovery = "stall-discovery"
+        /// The device refuses write requests to characteristic `uuid` with ATT error `attError`
+        /// (default 0xfc): after the write latency bluetoothd 5.66 answers as it words that code
+        /// (`org.bluez.Error.Failed` "Operation failed with ATT error: 0xfc" for codes without a
+        /// dedicated error). Writes without response to it are received and dropped. An empty
+        /// `uuid` ends it.
+        case rejectWrites = "reject-writes"
         /// Adapter power off (`powered` false) or on.
         case adapterPower = "adapter-power"
         /// bluetoothd restarts and is back after `seconds` (the timings' `restartDelay` when none).
@@ -48,10 +62,13 @@ public struct FaultCommand: Codable, Sendable, Hashable {
     public var powered: Bool?
     /// For `restart`: bluetoothd is killed (SIGKILL) rather than stopped (SIGTERM).
     public var killed: Bool?
+    /// For `reject-writes`: the ATT error code (1…255) the device answers with.
+    public var attError: Int?
 
     public init(
         _ kind: Kind, device: String? = nil, adapter: String? = nil, error: String? = nil, probability: Double? = nil,
-        seconds: Double? = nil, uuid: String? = nil, powered: Bool? = nil, killed: Bool? = nil
+        seconds: Double? = nil, uuid: String? = nil, powered: Bool? = nil, killed: Bool? = nil,
+        attError: Int? = nil
     ) {
         self.kind = kind
         self.device = device
@@ -62,5 +79,6 @@ public struct FaultCommand: Codable, Sendable, Hashable {
         self.uuid = uuid
         self.powered = powered
         self.killed = killed
+        self.attError = attError
     }
 }

@@ -14,10 +14,16 @@ public struct FaultSettings: Codable, Sendable, Hashable {
     public var missingService: String?
     /// Simulated seconds `Device1.Disconnect` takes before the link goes and it answers.
     public var disconnectDelay: Double?
+    /// A characteristic UUID whose write requests the device refuses with `rejectWritesATTError`
+    /// (its writes without response are dropped).
+    public var rejectWritesUUID: String?
+    /// The ATT error code (1…255) of those refusals; nil: 0xfc.
+    public var rejectWritesATTError: Int?
 
     public init(
         connectFailure: String? = nil, connectFailureProbability: Double? = nil, linkLossMeanSeconds: Double? = nil,
-        extraResolveDelay: Double? = nil, missingService: String? = nil, disconnectDelay: Double? = nil
+        extraResolveDelay: Double? = nil, missingService: String? = nil, disconnectDelay: Double? = nil,
+        rejectWritesUUID: String? = nil, rejectWritesATTError: Int? = nil
     ) {
         self.connectFailure = connectFailure
         self.connectFailureProbability = connectFailureProbability
@@ -25,6 +31,8 @@ public struct FaultSettings: Codable, Sendable, Hashable {
         self.extraResolveDelay = extraResolveDelay
         self.missingService = missingService
         self.disconnectDelay = disconnectDelay
+        self.rejectWritesUUID = rejectWritesUUID
+        self.rejectWritesATTError = rejectWritesATTError
     }
 
     /// These settings, with gaps filled from `fleet`.
@@ -35,6 +43,8 @@ public struct FaultSettings: Codable, Sendable, Hashable {
             linkLossMeanSeconds: linkLossMeanSeconds ?? fleet.linkLossMeanSeconds,
             extraResolveDelay: extraResolveDelay ?? fleet.extraResolveDelay,
             missingService: missingService ?? fleet.missingService,
-            disconnectDelay: disconnectDelay ?? fleet.disconnectDelay)
+            disconnectDelay: disconnectDelay ?? fleet.disconnectDelay,
+            rejectWritesUUID: rejectWritesUUID ?? fleet.rejectWritesUUID,
+            rejectWritesATTError: rejectWritesATTError ?? fleet.rejectWritesATTError)
     }
 }

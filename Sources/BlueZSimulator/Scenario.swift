@@ -1,5 +1,6 @@
 import DeterministicRandom
 import Foundation
+import GATT
 
 /// A fleet to simulate: adapters, wearables, standing faults and a fault schedule.
 ///
@@ -141,6 +142,14 @@ public struct Scenario: Codable, Sendable, Hashable {
                 let number = perKind[spec.kind, default: 1]
                 let name = spec.name.map { (spec.count ?? 1) > 1 ? "\($0) \(copy + 1)" : $0 }
                     ?? String(format: "%@ %02d", spec.kind.namePrefix, number)
+                let faults = (spec.faults ?? FaultSettings()).overriding(self.faults ?? FaultSettings())
+                if let uuid = faults.rejectWritesUUID, !uuid.isEmpty, BluetoothUUID(uuid) == nil {
+                    throw ScenarioError.invalid("devices[\(index)].faults.rejectWritesUUID", "'\(uuid)' is not a Bluetooth UUID")
+                }
+                // 0 is success in ATT: a refusal needs a real error code.
+                if let code = faults.rejectWritesATTError, !(1...0xff).contains(code) {
+                    throw ScenarioError.invalid("devices[\(index)].faults.rejectWritesATTError", "must be 1 to 255")
+                }
                 let rssi = spec.rssi ?? -45 - Int(own.next() % 40)
                 configs.append(
                     WearableConfiguration(
@@ -150,7 +159,7 @@ public struct Scenario: Codable, Sendable, Hashable {
                         notifyHz: max(1, min(1000, spec.notifyHz ?? 50)),
                         payloadSize: max(0, min(512, spec.payloadSize ?? 0)), timestamps: spec.timestamps ?? false,
                         inRange: spec.inRange ?? true,
-                        faults: (spec.faults ?? FaultSettings()).overriding(faults ?? FaultSettings()),
+                        faults: faults,
                         seed: own.next()))
             }
         }

@@ -10,6 +10,9 @@ struct SimulatedAdapter {
     /// Each client's SetDiscoveryFilter, kept as BlueZ keeps them (validated, merged on use).
     var discoveryFilters: [String: [String: DBusValue]] = [:]
     var discoveryTask: Task<Void, Never>?
+    /// A `stall-discovery` fault: the discovery (running, or the next one) reports nothing until
+    /// it ends.
+    var discoveryStalled = false
     /// Connection attempts in flight now.
     var attemptsInFlight = 0
 

@@ -56,6 +56,21 @@ public enum SimulatorControl {
                         FaultCommand(
                             .adapterPower, adapter: target(try call.body.decode(String.self, at: 0)), powered: try call.body.decode(Bool.self, at: 1)))
                 }),
+                // The `stall-discovery` fault: the adapter's discovery reports nothing until it ends.
+                DBusMethod("StallDiscovery", inputs: [.init("adapter", .string)], handler: .async { call in
+                    try await apply(FaultCommand(.stallDiscovery, adapter: target(try call.body.decode(String.self, at: 0))))
+                }),
+                // The `reject-writes` fault: writes to `uuid` are refused with ATT error `att_error`
+                // (0: 0xfc); an empty uuid ends it.
+                DBusMethod(
+                    "SetRejectWrites", inputs: [.init("device", .string), .init("uuid", .string), .init("att_error", .byte)],
+                    handler: .async { call in
+                        let code = try call.body.decode(UInt8.self, at: 2)
+                        return try await apply(
+                            FaultCommand(
+                                .rejectWrites, device: target(try call.body.decode(String.self, at: 0)),
+                                uuid: try call.body.decode(String.self, at: 1), attError: code == 0 ? nil : Int(code)))
+                    }),
                 DBusMethod("RestartBluetoothd", inputs: [.init("down_seconds", .double)], handler: .async { call in
                     let seconds = try call.body.decode(Double.self, at: 0)
                     return try await apply(FaultCommand(.restart, seconds: seconds < 0 ? nil : seconds))
@@ -122,6 +137,8 @@ public enum SimulatorControl {
             "NotificationsDropped": .uint64(UInt64(counters.notificationsDropped)),
             "WritesReceived": map(counters.writesReceived),
             "LinkDrops": map(counters.linkDrops),
+            "WritesRefused": map(counters.writesRefused),
+            "AdvertisementsUnreported": map(counters.advertisementsUnreported),
             "TotalNotificationsSent": .uint64(UInt64(counters.totalNotificationsSent)),
             "TotalWritesReceived": .uint64(UInt64(counters.totalWritesReceived)),
             "Restarts": .uint32(UInt32(clamping: restarts)),

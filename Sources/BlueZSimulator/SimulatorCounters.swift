@@ -14,6 +14,11 @@ public struct SimulatorCounters: Sendable, Hashable, Codable {
     public var notificationsDropped = 0
     /// Writes received (WriteValue or AcquireWrite datagrams), by device.
     public var writesReceived: [String: Int] = [:]
+    /// Writes the device refused (`reject-writes`): requests answered with an ATT error, and
+    /// writes without response dropped. Counted in `writesReceived` too.
+    public var writesRefused: [String: Int] = [:]
+    /// Advertisements a stalled discovery (`stall-discovery`) did not report, by device.
+    public var advertisementsUnreported: [String: Int] = [:]
     /// Link drops the simulator caused (link loss, out of range).
     public var linkDrops: [String: Int] = [:]
     /// `Device1.Disconnect` calls held by a `disconnect-delay` fault that have not answered yet.
