@@ -35,19 +35,23 @@ done
 kernel_version=${kernel#/boot/vmlinuz-}
 modules=/lib/modules/$kernel_version
 
+# What reaches the 9p root, in dependency order (modinfo's "depends"): virtio_ring, then virtio,
+# then its transports; netfs before fscache before 9p. The initramfs lists it for /init.
+modules_in_load_order=(virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
+    netfs fscache 9pnet 9pnet_virtio 9p overlay)
+
 # The initramfs: busybox (static) and the modules that reach the 9p root. Built once per kernel
 # and per version of the init script, beside the results (the build directory).
 cache_dir=$(dirname "$results")/initramfs
 mkdir -p "$cache_dir"
-init_sum=$(sha256sum "$here/initramfs-init" | cut -c1-16)
+init_sum=$( (cat "$here/initramfs-init"; echo "${modules_in_load_order[*]}") | sha256sum | cut -c1-16)
 initramfs=$cache_dir/initramfs-$kernel_version-$init_sum.cpio.gz
 if [[ ! -s $initramfs ]]; then
     staging=$(mktemp -d)
     trap 'rm -rf "$staging"' EXIT
     mkdir -p "$staging"/{bin,modules,proc,sys,dev}
     cp "$(command -v busybox)" "$staging/bin/busybox"
-    for module in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
-        netfs fscache 9pnet 9pnet_virtio 9p overlay; do
+    for module in "${modules_in_load_order[@]}"; do
         source_file=$(modinfo -k "$kernel_version" -F filename "$module")
         case $source_file in
             *.ko) cp "$source_file" "$staging/modules/$module.ko" ;;
@@ -56,6 +60,7 @@ if [[ ! -s $initramfs ]]; then
             *) echo "boot-vm: module $module not found for $kernel_version" >&2; exit 77 ;;
         esac
     done
+    printf '%s\n' "${modules_in_load_order[@]}" > "$staging/modules/load-order"
     install -m 0755 "$here/initramfs-init" "$staging/init"
     (cd "$staging" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) > "$initramfs.partial"
     mv "$initramfs.partial" "$initramfs"

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from bumble import hci, ll
 from bumble.att import ATT_Error, ErrorCode
 from bumble.controller import Controller
-from bumble.core import AdvertisingData, PhysicalTransport, UUID
+from bumble.core import AdvertisingData, PhysicalTransport
 from bumble.device import Device
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.host import Host

@@ -18,7 +18,6 @@ import asyncio
 import json
 import logging
 import os
-import re
 import signal
 import sys
 import time
