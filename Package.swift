@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "FleetMQTT",
             dependencies: [
-                "CMosquitto", "Fleet", "FleetCore", "GATT", "DetachedThread", .product(name: "Logging", package: "swift-log"),
+                "CMosquitto", "Fleet", "FleetControl", "FleetCore", "GATT", "DetachedThread", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -94,7 +94,14 @@ extension BlueZSimulator {
             throw BlueZError.failed("Not connected")
         }
         guard offset <= current.value.count else { throw BlueZError.invalidOffset() }
-        await setProperties(["Value": .bytes(current.value)], of: Self.characteristicInterfaceName, at: path)
+        // bluetoothd 5.66 stores every value it reads and announces it, changed or not, before
+        // it answers (src/gatt-client.c: chrc_read_cb → write_characteristic_cb).
+        if devices[address]?.characteristics[path]?.value != nil {
+            await setProperties(["Value": .bytes(current.value)], of: Self.characteristicInterfaceName, at: path)
+            await emit(
+                path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                [.string(Self.characteristicInterfaceName), .stringVariantMap(["Value": .bytes(current.value)]), .stringArray([])])
+        }
         return Array(current.value[offset...])
     }
 

@@ -35,6 +35,9 @@ public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
         }
     }
 
+    /// Every state's `name`, in the order they are declared (and documented).
+    public static let names = ["idle", "resolving", "connecting", "discovering", "ready", "degraded", "backingOff", "suspended"]
+
     public var description: String {
         switch self {
         case .connecting(let adapter?): "connecting(\(adapter))"

@@ -7,6 +7,10 @@ public enum FleetEvent: Sendable, Hashable {
     case deviceAdded(FleetObservedDevice)
     /// A device left the fleet (a reload unpinned it): forget what was kept about it.
     case deviceRemoved(DeviceID)
+    /// What the fleet holds of a device that stays in it changed — pinned or not, its class, its
+    /// name, held by `disconnect` or not — by a command, a reload or restored run-time pins; the
+    /// device as it is now. (Its link and state come as lifecycle events.)
+    case deviceUpdated(FleetObservedDevice)
     /// A lifecycle event from the device's state machine (state change, failure, setup problem),
     /// with what the fleet knows of the device at that moment.
     // The large cases are boxed (`indirect`), so the actions that carry events stay small.
@@ -70,11 +74,14 @@ public struct FleetObservedDevice: Sendable, Hashable {
     /// The device class whose settings the device uses; nil means the defaults.
     public var className: String?
     public var pinned: Bool
+    /// Held disconnected by a `disconnect` command until `reconnect` (or `pin`).
+    public var held: Bool
 
-    public init(id: DeviceID, name: String?, className: String?, pinned: Bool) {
+    public init(id: DeviceID, name: String?, className: String?, pinned: Bool, held: Bool = false) {
         self.id = id
         self.name = name
         self.className = className
         self.pinned = pinned
+        self.held = held
     }
 }

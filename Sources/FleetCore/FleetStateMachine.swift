@@ -298,7 +298,9 @@ public struct FleetStateMachine: Sendable {
         case .restore(let known):
             for device in known { restored[device.id] = device }
         case .restoreRuntimePins(let pins):
+            let before = observedDevices()
             restoreRuntimePins(pins)
+            publishUpdates(since: before, &actions)
         case .start:
             start(&actions)
         case .bluetoothdPresentAtStart:
@@ -351,9 +353,13 @@ public struct FleetStateMachine: Sendable {
             evaluationRequested = false
             evaluate(now: now, &actions)
         case .reload(let new, let objects):
+            let before = observedDevices()
             actions.append(.reply(.reloaded(reload(new, objects: objects, now: now, &actions))))
+            publishUpdates(since: before, &actions)
         case .command(let command):
+            let before = observedDevices()
             actions.append(.reply(self.command(command, now: now, &actions)))
+            publishUpdates(since: before, &actions)
         case .discoveryFinished(let adapter, let number, let failure):
             discoveryFinished(adapter, number: number, failure: failure, now: now, &actions)
         case .retryDiscovery:
@@ -361,6 +367,26 @@ public struct FleetStateMachine: Sendable {
         }
         driveDiscovery(now: now, &actions)
         return actions
+    }
+
+    /// Each device as its consumers see it (`FleetObservedDevice`): compared before and after the
+    /// inputs that change roles, so that every outlet hears of a change however it came.
+    private func observedDevices() -> [DeviceID: FleetObservedDevice] {
+        devices.reduce(into: [:]) { result, entry in result[entry.key] = observed(entry.key, entry.value) }
+    }
+
+    func observed(_ id: DeviceID, _ device: Device) -> FleetObservedDevice {
+        FleetObservedDevice(id: id, name: device.name, className: device.className, pinned: device.pinned, held: device.held)
+    }
+
+    /// Publishes `deviceUpdated` for every device that was in the fleet before and is still,
+    /// changed (a device added or removed was announced as such).
+    private func publishUpdates(since before: [DeviceID: FleetObservedDevice], _ actions: inout [Action]) {
+        for (id, device) in devices.sorted(by: { $0.key < $1.key }) {
+            guard let earlier = before[id] else { continue }
+            let now = observed(id, device)
+            if now != earlier { actions.append(.publish(.deviceUpdated(now))) }
+        }
     }
 
     // MARK: - Lifecycle
@@ -417,7 +443,7 @@ public struct FleetStateMachine: Sendable {
         device.lastAdapter = known?.lastAdapter
         devices[id] = device
         actions.append(.createDevice(machine, seed: seeds.next()))
-        actions.append(.publish(.deviceAdded(FleetObservedDevice(id: id, name: device.name, className: className, pinned: pinned))))
+        actions.append(.publish(.deviceAdded(observed(id, device))))
     }
 
     /// Tells a device added while running (a reload's new pin) what the others already know:
@@ -466,6 +492,14 @@ public struct FleetStateMachine: Sendable {
     /// Whether the pool admits a device with this name, these services and this RSSI (nil:
     /// not known), and with which priority and class: `[pool]`'s filters and rules, or the
     /// service filter alone.
+    /// The priority and class (nil: the defaults) a device the fleet does not have would join
+    /// the pool with, by the pool's rules or its service filter; nil when the pool is off or
+    /// would not take it.
+    public func poolCandidacy(name: String?, services: [String], rssi: Int?) -> (priority: Int, className: String?)? {
+        guard configuration.poolEnabled else { return nil }
+        return poolPlacement(name: name, services: services, rssi: rssi)
+    }
+
     func poolPlacement(name: String?, services: [String], rssi: Int?) -> (priority: Int, className: String?)? {
         if let admission = configuration.poolAdmission {
             guard let admitted = admission.admit(name: name, services: services, rssi: rssi) else { return nil }

@@ -2,18 +2,35 @@ import FleetCore
 import GATT
 
 /// Home Assistant MQTT discovery: one retained config per entity under the discovery prefix, that
-/// a stock Home Assistant turns into a device with sensors, no YAML needed.
+/// a stock Home Assistant turns into a device with sensors and controls, no YAML needed.
 ///
-/// Each wearable is a device (`identifiers` `wearfleet_<ADDR>`, `via_device` the gateway) whose
-/// entities read the daemon's own topics: heart rate, temperature and SpO2 from their value
-/// topics (with `expire_after`, so a silent wearable shows unavailable), battery, RSSI and the
-/// connection from the retained device state. Every entity is available only while the
-/// gateway's status is `online` and, for the measurements, while the device is linked
-/// (`availability_mode: all`). The gateway is a device of its own with a connectivity sensor.
+/// Each wearable is a device (`identifiers` `wearfleet_<ADDR>`, `via_device` the gateway). An
+/// entity is announced only once it has something to show, so none stays `unknown`: the
+/// connection (an `enum` of the device states) at once, a measurement once the device sent that
+/// kind of value, the battery once its level is known, the RSSI (disabled by default: BlueZ
+/// reports it only from advertisements, so a linked device has none) once heard. Every template
+/// reads a key the state always carries (`null` while unknown), so Home Assistant has nothing to
+/// warn about. The controls — a `Reconnect` button, a `Hold disconnected` switch, a `Read
+/// battery` button — are announced only for the ops `allow_commands` permits, and publish the
+/// device's own commands (`<prefix>/device/<ADDR>/command`). Every entity is available only
+/// while the gateway's status is `online` and, for the measurements and reads, while the device
+/// is linked (`availability_mode: all`). The gateway is a device of its own with a connectivity
+/// sensor and the daemon's version.
 struct HomeAssistantDiscovery: Sendable {
     let topics: MQTTTopics
+    /// The ops the broker may send (`allow_commands`): a control is announced only when its
+    /// commands are among them.
+    let commands: Set<String>
+    /// The daemon's version, the gateway device's `sw_version`.
+    let version: String
 
-    /// One entity a device gets once the daemon has what it reads.
+    init(topics: MQTTTopics, commands: Set<String> = [], version: String = "") {
+        self.topics = topics
+        self.commands = commands
+        self.version = version
+    }
+
+    /// One sensor a device gets once the daemon has what it reads.
     struct Sensor: Sendable {
         var object: String
         var name: String
@@ -29,6 +46,9 @@ struct HomeAssistantDiscovery: Sendable {
         /// Available only while the device is linked (a measurement), or whenever the gateway is
         /// (what the state itself says: battery, RSSI, connection).
         var needsLink = true
+        /// An `enum` sensor's states.
+        var options: [String]? = nil
+        var enabledByDefault = true
     }
 
     static let heartRate = Sensor(
@@ -45,52 +65,117 @@ struct HomeAssistantDiscovery: Sendable {
         deviceClass: "battery", diagnostic: true, needsLink: false)
     static let rssi = Sensor(
         object: "rssi", name: "RSSI", kind: nil, valueTemplate: "{{ value_json.rssi }}", unit: "dBm",
-        deviceClass: "signal_strength", diagnostic: true, needsLink: false)
+        deviceClass: "signal_strength", diagnostic: true, needsLink: false, enabledByDefault: false)
     static let connection = Sensor(
-        object: "connection", name: "Connection", kind: nil, valueTemplate: "{{ value_json.state }}", diagnostic: true,
-        icon: "mdi:bluetooth-connect", measurement: false, needsLink: false)
+        object: "connection", name: "Connection", kind: nil, valueTemplate: "{{ value_json.state }}", deviceClass: "enum",
+        diagnostic: true, icon: "mdi:bluetooth-connect", measurement: false, needsLink: false, options: DeviceState.names)
 
-    /// Announced as soon as the device joins; the others once it sent that kind of value.
-    static let always = [battery, rssi, connection]
     static let byKind = ["heart_rate": heartRate, "temperature": temperature, "spo2": spo2]
+
+    /// A button or switch that sends the device's commands.
+    struct Control: Sendable {
+        var component: String
+        var object: String
+        var name: String
+        var icon: String
+        /// The ops it sends: announced only when `allow_commands` has every one.
+        var ops: Set<String>
+        /// The button's payload, or the switch's `on` payload.
+        var payload: String
+        /// The switch's `off` payload and its state template (from the device state).
+        var offPayload: String? = nil
+        var stateTemplate: String? = nil
+        var needsLink = false
+    }
+
+    static let reconnect = Control(
+        component: "button", object: "reconnect", name: "Reconnect", icon: "mdi:bluetooth-connect", ops: ["reconnect"],
+        payload: #"{"id":"ha-reconnect","op":"reconnect"}"#)
+    static let hold = Control(
+        component: "switch", object: "hold", name: "Hold disconnected", icon: "mdi:bluetooth-off", ops: ["disconnect", "reconnect"],
+        payload: #"{"id":"ha-hold","op":"disconnect"}"#, offPayload: #"{"id":"ha-release","op":"reconnect"}"#,
+        stateTemplate: "{{ 'ON' if value_json.held else 'OFF' }}")
+    static let readBattery = Control(
+        component: "button", object: "read_battery", name: "Read battery", icon: "mdi:battery-sync", ops: ["read"],
+        payload: #"{"id":"ha-read-battery","op":"read","characteristic":"2a19"}"#, needsLink: true)
 
     var gatewayIdentifier: String { "wearfleet_gateway_\(topics.gatewayID)" }
     static func node(_ device: DeviceID) -> String { "wearfleet_\(MQTTTopics.segment(device))" }
 
     /// The configs `record` should have now, by topic.
     func configs(for record: MQTTDeviceRecord) -> [(topic: String, payload: [UInt8])] {
-        var sensors = Self.always
+        var sensors = [Self.connection]
+        if record.battery != nil { sensors.append(Self.battery) }
+        if record.rssi != nil { sensors.append(Self.rssi) }
         for kind in record.kinds.sorted() { if let sensor = Self.byKind[kind] { sensors.append(sensor) } }
+        var controls = [Self.reconnect, Self.hold]
+        if record.battery != nil { controls.append(Self.readBattery) }
         return sensors.map { (topic(record.id, $0), config($0, for: record)) }
+            + controls.filter { $0.ops.isSubset(of: commands) }.map { (topic(record.id, $0), config($0, for: record)) }
     }
 
     /// Every config topic a device may have had: cleared (empty retained) when it is forgotten.
     func allTopics(of device: DeviceID) -> [String] {
-        (Self.always + Self.byKind.values.sorted { $0.object < $1.object }).map { topic(device, $0) }
+        let sensors = [Self.connection, Self.battery, Self.rssi] + Self.byKind.values.sorted { $0.object < $1.object }
+        return sensors.map { topic(device, $0) } + [Self.reconnect, Self.hold, Self.readBattery].map { topic(device, $0) }
     }
 
     func topic(_ device: DeviceID, _ sensor: Sensor) -> String {
         topics.discovery(component: "sensor", node: Self.node(device), object: sensor.object)
     }
 
+    func topic(_ device: DeviceID, _ control: Control) -> String {
+        topics.discovery(component: control.component, node: Self.node(device), object: control.object)
+    }
+
     func config(_ sensor: Sensor, for record: MQTTDeviceRecord) -> [UInt8] {
-        let node = Self.node(record.id)
-        var object = JSONObjectWriter(capacity: 1024)
-        object.string("name", sensor.name)
-        object.string("unique_id", "\(node)_\(sensor.object)")
-        object.string("object_id", "\(node)_\(sensor.object)")
+        var object = entity(object: sensor.object, name: sensor.name, icon: sensor.icon, for: record)
         object.string("state_topic", sensor.kind.map { topics.value(record.id, kind: $0, characteristic: "") } ?? topics.state(record.id))
         object.string("value_template", sensor.valueTemplate)
         if let unit = sensor.unit { object.string("unit_of_measurement", unit) }
         if let deviceClass = sensor.deviceClass { object.string("device_class", deviceClass) }
+        if let options = sensor.options { object.strings("options", options) }
         if sensor.measurement { object.string("state_class", "measurement") }
         if sensor.diagnostic { object.string("entity_category", "diagnostic") }
-        if let icon = sensor.icon { object.string("icon", icon) }
+        if !sensor.enabledByDefault { object.bool("enabled_by_default", false) }
         if let expireAfter = sensor.expireAfter { object.integer("expire_after", expireAfter) }
         object.string("availability_mode", "all")
+        object.objects("availability", availability(record.id, needsLink: sensor.needsLink))
         object.object("device", device(record))
         object.object("origin", origin)
-        return Self.appending(key: "availability", json: availability(record.id, needsLink: sensor.needsLink), to: object.finish())
+        return object.finish()
+    }
+
+    func config(_ control: Control, for record: MQTTDeviceRecord) -> [UInt8] {
+        var object = entity(object: control.object, name: control.name, icon: control.icon, for: record)
+        object.string("command_topic", topics.command(record.id))
+        if let off = control.offPayload, let template = control.stateTemplate {
+            object.string("payload_on", control.payload)
+            object.string("payload_off", off)
+            object.string("state_topic", topics.state(record.id))
+            object.string("value_template", template)
+            object.string("state_on", "ON")
+            object.string("state_off", "OFF")
+        } else {
+            object.string("payload_press", control.payload)
+        }
+        object.integer("qos", 1)
+        object.string("availability_mode", "all")
+        object.objects("availability", availability(record.id, needsLink: control.needsLink))
+        object.object("device", device(record))
+        object.object("origin", origin)
+        return object.finish()
+    }
+
+    /// The keys every entity starts with: its name, ids and icon.
+    private func entity(object: String, name: String, icon: String?, for record: MQTTDeviceRecord) -> JSONObjectWriter {
+        let node = Self.node(record.id)
+        var entity = JSONObjectWriter(capacity: 1024)
+        entity.string("name", name)
+        entity.string("unique_id", "\(node)_\(object)")
+        entity.string("object_id", "\(node)_\(object)")
+        if let icon { entity.string("icon", icon) }
+        return entity
     }
 
     /// The gateway's own device: a connectivity sensor on its status topic.
@@ -108,26 +193,17 @@ struct HomeAssistantDiscovery: Sendable {
         device.string("name", "Wearfleet \(topics.gatewayID)")
         device.string("manufacturer", "Wearfleet")
         device.string("model", "wearfleetd")
+        if !version.isEmpty { device.string("sw_version", version) }
         object.object("device", device)
         object.object("origin", origin)
         let topic = topics.discovery(component: "binary_sensor", node: gatewayIdentifier, object: "status")
         return (topic, object.finish())
     }
 
-    /// `object` (a finished JSON object) with one more member whose value is `json` as is: the
-    /// writer has objects and arrays of strings, not arrays of objects.
-    static func appending(key: String, json: [UInt8], to object: [UInt8]) -> [UInt8] {
-        var bytes = object
-        guard bytes.last == UInt8(ascii: "}") else { return object }
-        bytes.removeLast()
-        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-        bytes += Array("\"\(key)\":".utf8) + json + [UInt8(ascii: "}")]
-        return bytes
-    }
-
     private var origin: JSONObjectWriter {
         var origin = JSONObjectWriter(capacity: 48)
         origin.string("name", "wearfleetd")
+        if !version.isEmpty { origin.string("sw_version", version) }
         return origin
     }
 
@@ -141,24 +217,21 @@ struct HomeAssistantDiscovery: Sendable {
         return device
     }
 
-    /// `[gateway status, device state]`: the gateway must be online and, for measurements, the
-    /// device linked.
-    private func availability(_ device: DeviceID, needsLink: Bool) -> [UInt8] {
+    /// `[gateway status, device state]`: the gateway must be online and, for measurements and
+    /// reads, the device linked.
+    private func availability(_ device: DeviceID, needsLink: Bool) -> [JSONObjectWriter] {
         var gateway = JSONObjectWriter(capacity: 96)
         gateway.string("topic", topics.gatewayStatus)
         gateway.string("payload_available", "online")
         gateway.string("payload_not_available", "offline")
-        var list = Array("[".utf8) + gateway.finish()
-        if needsLink {
-            var state = JSONObjectWriter(capacity: 192)
-            state.string("topic", topics.state(device))
-            state.string(
-                "value_template",
-                "{{ 'online' if value_json.state in ['ready', 'degraded', 'discovering'] else 'offline' }}")
-            state.string("payload_available", "online")
-            state.string("payload_not_available", "offline")
-            list += Array(",".utf8) + state.finish()
-        }
-        return list + Array("]".utf8)
+        guard needsLink else { return [gateway] }
+        var state = JSONObjectWriter(capacity: 192)
+        state.string("topic", topics.state(device))
+        state.string(
+            "value_template",
+            "{{ 'online' if value_json.state in ['ready', 'degraded', 'discovering'] else 'offline' }}")
+        state.string("payload_available", "online")
+        state.string("payload_not_available", "offline")
+        return [gateway, state]
     }
 }

@@ -1,5 +1,6 @@
 import Fleet
 import FleetConfiguration
+import FleetControl
 import FleetCore
 import FoundationEssentials
 import GATT
@@ -28,6 +29,15 @@ actor MQTTBridge {
     /// The discovery configs last published, by topic: only a new or changed one is sent (Home
     /// Assistant's birth message resends all of them through the client's retained set).
     private var publishedConfigs: [String: [UInt8]] = [:]
+    /// The gateway API's retained `info` and `devices` last published (`MQTTBridge+Gateway`).
+    var publishedInfo: [UInt8]?
+    var publishedDevices: [UInt8]?
+    /// A device was added, removed or changed since `devices` was last published.
+    var devicesChanged = false
+    /// The fleet's status, for the gateway's `info` (adapters, configuration).
+    let status: (@Sendable () async -> FleetStatus)?
+    /// The `[mqtt]` settings `info` summarizes (nothing secret is published).
+    let settings: MQTTSettings?
 
     /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
     private let sessionRun: UInt64?
@@ -40,13 +50,17 @@ actor MQTTBridge {
 
     init(
         client: MQTTClient, route: MQTTValueRoute, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
-        fleet: any FleetCommands, sessionRun: UInt64? = nil, logger: Logger
+        fleet: any FleetCommands, sessionRun: UInt64? = nil, settings: MQTTSettings? = nil,
+        status: (@Sendable () async -> FleetStatus)? = nil, logger: Logger
     ) {
         self.client = client
+        self.settings = settings
+        self.status = status
         self.sessionRun = sessionRun
         self.route = route
         self.topics = topics
-        discovery = homeAssistantDiscovery ? HomeAssistantDiscovery(topics: topics) : nil
+        discovery = homeAssistantDiscovery
+            ? HomeAssistantDiscovery(topics: topics, commands: Set(allowed.map(\.rawValue)), version: WearfleetVersion.current) : nil
         self.allowed = allowed
         self.fleet = fleet
         self.logger = logger
@@ -66,16 +80,31 @@ actor MQTTBridge {
     /// one's start), and its retained topics are deleted here — this connection's, and the old
     /// ones too when the reload moved them (same broker: a broker the reload left is not reached).
     func start(devices: [FleetStatus.Device], earlier: Handover? = nil) {
-        client.publish(MQTTMessage(topic: topics.gatewayStatus, text: "online", qos: 1, retain: true))
-        if let discovery {
-            let gateway = discovery.gatewayConfig()
-            client.publish(MQTTMessage(topic: gateway.topic, payload: gateway.payload, qos: 1, retain: true))
+        start(status: FleetStatus(bluetoothdPresent: true, devices: devices, adapters: []), earlier: earlier)
+    }
+
+    /// As `start(devices:earlier:)`, from a whole status: the gateway's `info` too. Every
+    /// device's state goes out before the gateway's `online` (a restart finds the previous run's
+    /// retained states at the broker: `online` first would make their stale `ready` available
+    /// again until the new states arrive), and a device's discovery after its state.
+    func start(status: FleetStatus, earlier: Handover? = nil) {
+        if let earlier {
+            let present = Set(status.devices.map(\.id))
+            for id in earlier.devices.subtracting(present).sorted() {
+                forget(id)
+                guard earlier.topics != topics else { continue }
+                let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
+                for topic in old + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
+                    client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+                }
+            }
         }
-        for device in devices {
+        for device in status.devices {
             var record = MQTTDeviceRecord(id: device.id)
             record.name = device.name
             record.className = device.className
             record.pinned = device.pinned
+            record.held = device.held
             record.state = device.state.name
             record.reason = LiveStateRecord.reason(device.state, cause: device.lastFailure)
             record.adapter = device.adapter
@@ -86,16 +115,13 @@ actor MQTTBridge {
             publishState(device.id)
             publishDiscovery(device.id)
         }
-        guard let earlier else { return }
-        let present = Set(devices.map(\.id))
-        for id in earlier.devices.subtracting(present).sorted() {
-            forget(id)
-            guard earlier.topics != topics else { continue }
-            let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
-            for topic in [earlier.topics.state(id)] + old where publishedConfigs[topic] == nil {
-                client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
-            }
+        if let discovery {
+            let gateway = discovery.gatewayConfig()
+            client.publish(MQTTMessage(topic: gateway.topic, payload: gateway.payload, qos: 1, retain: true))
         }
+        publishInfo(status)
+        publishDevices()
+        client.publish(MQTTMessage(topic: topics.gatewayStatus, text: "online", qos: 1, retain: true))
     }
 
     // MARK: - The fleet's activity
@@ -108,6 +134,7 @@ actor MQTTBridge {
         var iterator = feed.makeAsyncIterator()
         while let activity = await iterator.next(isolation: self) {
             handle(activity)
+            if case .fleet(let event) = activity, Self.changesInfo(event), let status { publishInfo(await status()) }
             let now = feed.dropped
             if now > dropped {
                 counters.addDropped(now - dropped)
@@ -144,6 +171,8 @@ actor MQTTBridge {
             switch event {
             case .batteryLevel(let level):
                 stateChanged = record.battery != Int(level.percent)
+                // The battery sensor (and its read button) are announced with the first level.
+                discoveryChanged = discoveryChanged || record.battery == nil
                 record.battery = Int(level.percent)
             case .deviceInformation(let information) where information.field == .modelNumber:
                 discoveryChanged = discoveryChanged || record.model != information.value
@@ -166,11 +195,30 @@ actor MQTTBridge {
             record.name = observed.name ?? record.name
             record.className = observed.className
             record.pinned = observed.pinned
+            record.held = observed.held
+            // A device's machine starts idle; its first state change may be a while off.
+            record.state = record.state ?? DeviceState.idle.name
             records[observed.id] = record
             describe(observed.id)
             publishState(observed.id)
             publishDiscovery(observed.id)
+            publishEvent("device_added", record)
+        case .deviceUpdated(let observed):
+            guard var record = records[observed.id] else { return }
+            let before = record
+            record.name = observed.name ?? record.name
+            record.className = observed.className
+            record.pinned = observed.pinned
+            record.held = observed.held
+            records[observed.id] = record
+            describe(observed.id)
+            publishState(observed.id)
+            if record.name != before.name { publishDiscovery(observed.id) }
+            if record.pinned != before.pinned { publishEvent(record.pinned ? "device_pinned" : "device_unpinned", record) }
+            if record.held != before.held { publishEvent(record.held ? "device_held" : "device_released", record) }
+            devicesChanged = true
         case .deviceRemoved(let id):
+            if let record = records[id] { publishEvent("device_removed", record) }
             forget(id)
         case .lifecycle(let id, .stateChanged(_, let to, let session, let cause), let context, _):
             var record = records[id] ?? MQTTDeviceRecord(id: id)
@@ -185,6 +233,7 @@ actor MQTTBridge {
             describe(id)
             publishState(id)
             if nameChanged { publishDiscovery(id) }
+            devicesChanged = true
         default:
             break
         }
@@ -194,10 +243,14 @@ actor MQTTBridge {
     func refresh(from status: FleetStatus) {
         for device in status.devices {
             guard var record = records[device.id] else { continue }
+            let heardFirst = record.rssi == nil && device.rssi != nil
             record.rssi = device.rssi
             records[device.id] = record
             publishState(device.id)
+            // The RSSI sensor is announced once the device was heard advertising.
+            if heardFirst { publishDiscovery(device.id) }
         }
+        publishInfo(status)
     }
 
     /// Forgets the devices it knows that `status` no longer has: a reload's removals may still
@@ -215,13 +268,16 @@ actor MQTTBridge {
         records[id] = nil
         publishedState[id] = nil
         route.forget(id)
-        // Empty retained messages delete what the broker kept: the state and every config the
-        // device may have (an earlier run may have announced sensors this one has not seen yet).
-        client.publish(MQTTMessage(topic: topics.state(id), payload: [], qos: 1, retain: true))
+        devicesChanged = true
+        // Empty retained messages delete what the broker kept: every config the device may have
+        // (an earlier run may have announced entities this one has not), then its state — in
+        // this order, so that Home Assistant drops the entities before their state topic empties
+        // (the other way round, each template would fail on the empty payload).
         for topic in discovery?.allTopics(of: id) ?? [] {
             publishedConfigs[topic] = nil
             client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
         }
+        client.publish(MQTTMessage(topic: topics.state(id), payload: [], qos: 1, retain: true))
     }
 
     /// Tells the route what the device's values carry (session, name, adapter).

@@ -12,6 +12,8 @@ struct MQTTDeviceRecord: Sendable, Equatable {
     var name: String?
     var className: String?
     var pinned = false
+    /// Held disconnected by a `disconnect` command until `reconnect`.
+    var held = false
     var state: String?
     /// Why the device is in its state, when the state has one (`degraded(…)`, `suspended(…)`,
     /// or the failure class that ended a link).
@@ -31,23 +33,26 @@ struct MQTTDeviceRecord: Sendable, Equatable {
         self.id = id
     }
 
-    /// `{"device":…,"state":…,"reason":…,"adapter":…,"rssi":…,"pinned":…,"class":…,"name":…,
-    /// "gateway":…,"session":…,"last_value_time":…,"battery":…}`, keys in this order; a key whose
-    /// value is not known is left out (as in the value JSON).
+    /// `{"device":…,"state":…,"reason":…,"adapter":…,"rssi":…,"pinned":…,"held":…,"class":…,
+    /// "name":…,"gateway":…,"session":…,"last_value_time":…,"battery":…}`, keys in this order.
+    /// What Home Assistant's templates read (`state`, `rssi`, `held`, `battery`) is always there,
+    /// `null` while unknown; any other key whose value is not known is left out (as in the value
+    /// JSON).
     func stateJSON(gateway: String) -> [UInt8] {
         var object = JSONObjectWriter(capacity: 256)
         object.string("device", id.address.description)
-        optional(&object, "state", state)
+        if let state { object.string("state", state) } else { object.null("state") }
         optional(&object, "reason", reason)
         optional(&object, "adapter", adapter?.name)
-        if let rssi { object.integer("rssi", rssi) }
+        if let rssi { object.integer("rssi", rssi) } else { object.null("rssi") }
         object.bool("pinned", pinned)
+        object.bool("held", held)
         optional(&object, "class", className)
         optional(&object, "name", name)
         object.string("gateway", gateway)
         if let session { object.string("session", session) }
         optional(&object, "last_value_time", lastValueAt.map(LiveValueRecord.utcSeconds))
-        if let battery { object.integer("battery", battery) }
+        if let battery { object.integer("battery", battery) } else { object.null("battery") }
         return object.finish()
     }
 

@@ -107,13 +107,14 @@ actor MQTTOutlet {
         }
         let bridge = MQTTBridge(
             client: client, route: route, topics: connection.topics, homeAssistantDiscovery: settings.homeAssistantDiscovery,
-            allowed: settings.allowCommands, fleet: orchestrator, sessionRun: await orchestrator.sessionRun, logger: logger)
+            allowed: settings.allowCommands, fleet: orchestrator, sessionRun: await orchestrator.sessionRun, settings: settings,
+            status: { await orchestrator.status() }, logger: logger)
         // Subscribe to the fleet before reading its status, so nothing falls between the two.
         // Values go straight from the ingest thread to the client's queue (the tap: a lock and an
         // append), rendered on the client's thread; events go through the bridge.
         let feed = orchestrator.fleetEvents(bufferingNewest: 8192)
         let tap = orchestrator.pipeline.tap { value in client.publishValue(value) }
-        await bridge.start(devices: await orchestrator.status().devices, earlier: earlier)
+        await bridge.start(status: await orchestrator.status(), earlier: earlier)
         guard !stopped else {
             // Stopped while this connection was being set up (the awaits above): it ends here.
             orchestrator.pipeline.untap(tap)
@@ -127,6 +128,10 @@ actor MQTTOutlet {
                 group.addTask { await bridge.consume(feed, counting: counters) }
                 group.addTask { await bridge.learn(from: route.notable) }
                 group.addTask { await bridge.serve(client.events) }
+                group.addTask {
+                    // The gateway's `devices` while the fleet changes: at most once a second.
+                    while (try? await Task.sleep(for: .seconds(1))) != nil { await bridge.flushDevices() }
+                }
                 group.addTask {
                     // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).
                     while (try? await Task.sleep(for: .seconds(30))) != nil {

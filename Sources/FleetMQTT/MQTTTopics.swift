@@ -15,6 +15,12 @@ public struct MQTTTopics: Sendable, Equatable {
 
     /// `online` (retained) while the daemon runs, `offline` after a clean stop or as the Will.
     public var gatewayStatus: String { "\(prefix)/gateway/\(gatewayID)/status" }
+    /// The gateway API (Zigbee2MQTT's `bridge/…` shape): retained `info` (version, adapters,
+    /// allowed commands, configuration), retained `devices` (every fleet device) and `event`
+    /// (devices added, removed, pinned, unpinned, held, released).
+    public var gatewayInfo: String { "\(prefix)/gateway/\(gatewayID)/info" }
+    public var gatewayDevices: String { "\(prefix)/gateway/\(gatewayID)/devices" }
+    public var gatewayEvent: String { "\(prefix)/gateway/\(gatewayID)/event" }
     /// Subscribed: commands for any device.
     public var commandFilter: String { "\(prefix)/device/+/command" }
     /// Subscribed: Home Assistant's birth message (`online`) asks for discovery again.
@@ -27,6 +33,8 @@ public struct MQTTTopics: Sendable, Equatable {
 
     public func device(_ device: DeviceID) -> String { "\(prefix)/device/\(Self.segment(device))" }
     public func state(_ device: DeviceID) -> String { "\(self.device(device))/state" }
+    /// Where the device's commands are published (subscribed through `commandFilter`).
+    public func command(_ device: DeviceID) -> String { "\(self.device(device))/command" }
     public func commandResult(_ segment: String) -> String { "\(prefix)/device/\(segment)/command/result" }
 
     /// `…/<kind>`, or `…/raw/<uuid>` and `…/invalid/<uuid>`, whose values are only told apart

@@ -36,5 +36,5 @@ extension OutgoingWriteType {
 
 extension DeviceState {
     /// Every value of the `state` label, in the order the states are documented.
-    static let metricNames = ["idle", "resolving", "connecting", "discovering", "ready", "degraded", "backingOff", "suspended"]
+    static let metricNames = names
 }

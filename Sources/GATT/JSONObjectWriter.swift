@@ -68,6 +68,19 @@ public struct JSONObjectWriter: Sendable {
         buffer.append(UInt8(ascii: "\""))
     }
 
+    /// `null`: a key a reader may look up whose value is not known (a template that reads a
+    /// missing key is warned about; one that reads `null` is not).
+    public mutating func null(_ key: String) {
+        self.key(key)
+        buffer.append(contentsOf: "null".utf8)
+    }
+
+    /// An array of objects.
+    public mutating func objects(_ key: String, _ objects: some Sequence<JSONObjectWriter>) {
+        self.key(key)
+        appendArray(objects) { $1.appendObject(to: &$0) }
+    }
+
     /// A nested object.
     public mutating func object(_ key: String, _ object: JSONObjectWriter) {
         self.key(key)

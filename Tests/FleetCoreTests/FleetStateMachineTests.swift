@@ -278,6 +278,24 @@ struct FleetStateMachineTests {
         #expect(Self.deliveries(actions, to: Self.watch).first == .policyUpdated(wanted: true))
     }
 
+    /// Every outlet hears of a device's new role however it came: a reload that unpins it with
+    /// the pool on, a command that holds it or lets it go.
+    @Test func aRoleOrHoldThatChangesIsPublishedAsTheDeviceNowIs() {
+        var fleet = Self.running(Self.configuration(pinned: [Self.strap, Self.watch], pool: true))
+        let reload = fleet.handle(.reload(Self.configuration(pinned: [Self.strap], pool: true), objects: [:]), now: Self.t0)
+        #expect(reload.contains(.publish(.deviceUpdated(FleetObservedDevice(id: Self.watch, name: nil, className: "pool", pinned: false)))))
+        #expect(!reload.contains { if case .publish(.deviceUpdated(let device)) = $0 { device.id == Self.strap } else { false } })
+        let hold = fleet.handle(.command(.disconnect(Self.strap)), now: Self.t0)
+        #expect(hold.contains(.publish(.deviceUpdated(FleetObservedDevice(id: Self.strap, name: nil, className: "strap", pinned: true, held: true)))))
+        let release = fleet.handle(.command(.reconnect(Self.strap)), now: Self.t0)
+        #expect(release.contains(.publish(.deviceUpdated(FleetObservedDevice(id: Self.strap, name: nil, className: "strap", pinned: true)))))
+        // Nothing changed, nothing published; a refused command changes nothing either.
+        let again = fleet.handle(.command(.reconnect(Self.strap)), now: Self.t0)
+        #expect(!again.contains { if case .publish(.deviceUpdated) = $0 { true } else { false } })
+        #expect(DeviceState.names == [DeviceState.idle, .resolving, .connecting(adapter: nil), .discovering, .ready,
+            .degraded(.writesFailing), .backingOff(attempt: 1, deadline: Self.t0), .suspended(.noPoweredAdapter)].map(\.name))
+    }
+
     @Test func aReloadThatChangesNothingTouchesNoDevice() {
         let configuration = Self.configuration(pinned: [Self.strap, Self.watch])
         var fleet = Self.running(configuration)

@@ -2,6 +2,7 @@ import BlueZ
 import BlueZSimulator
 import Fleet
 import FleetCore
+import Synchronization
 import Testing
 import TestSupport
 
@@ -108,6 +109,23 @@ struct FleetCommandsSimulatorTests {
         await #expect(throws: FleetCommandError.notConnected(strap)) {
             _ = try await fleet.orchestrator.read(strap, characteristic: Self.batteryLevel)
         }
+        await fleet.stop()
+    }
+
+    /// bluetoothd announces every value it reads as a change of `Value` before it answers (so
+    /// does the simulator): the fleet takes the value once, not once more from the answer.
+    @Test func aReadIsOneValue() async throws {
+        let (fleet, strap, _) = try await Self.start(seed: 56)
+        let taken = Mutex(0)
+        let tap = fleet.orchestrator.pipeline.tap { value in
+            if value.device == strap, value.characteristic == Self.batteryLevel { taken.withLock { $0 += 1 } }
+        }
+        for expected in 1...3 {
+            #expect(try await fleet.orchestrator.read(strap, characteristic: "2a19") == [87])
+            // The announcement precedes the answer on the bus, so it was taken when read returned.
+            #expect(taken.withLock { $0 } == expected)
+        }
+        fleet.orchestrator.pipeline.untap(tap)
         await fleet.stop()
     }
 

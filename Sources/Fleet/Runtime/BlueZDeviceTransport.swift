@@ -159,6 +159,10 @@ public final class BlueZDeviceTransport: DeviceTransport {
 
     /// `ReadValue` of a characteristic under `adapter`'s object for the device (nil: the
     /// connected object).
+    /// bluetoothd's `PropertiesChanged` of `Value` for every read reaches the pipeline (the
+    /// client's value receivers) before `ReadValue` answers.
+    public var readValuesAnnounced: Bool { true }
+
     public func read(_ device: DeviceID, characteristic uuid: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8] {
         let characteristic = try await characteristic(device, uuid: uuid, on: adapter)
         do {

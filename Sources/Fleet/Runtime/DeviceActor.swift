@@ -124,7 +124,7 @@ public actor DeviceActor {
             run {
                 do throws(TransportFailure) {
                     let bytes = try await transport.read(device, characteristic: characteristic, on: link)
-                    output(.value(device, characteristic: characteristic, bytes: bytes))
+                    if !transport.readValuesAnnounced { output(.value(device, characteristic: characteristic, bytes: bytes)) }
                     return .valueReceived(characteristic: characteristic)
                 } catch {
                     return .readFailed(characteristic: characteristic, error)

@@ -48,6 +48,11 @@ public protocol DeviceTransport: Sendable {
     func awaitServices(_ device: DeviceID, on adapter: AdapterID?, requiring: GATTRequirement) async throws(TransportFailure)
         -> (services: Set<String>, characteristics: Set<String>)
     func read(_ device: DeviceID, characteristic: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8]
+    /// Whether the transport hands every value it reads to the value pipeline by itself before
+    /// `read` returns: bluetoothd announces each value it reads as a change of `Value`
+    /// (src/gatt-client.c, `chrc_read_cb`), which takes the notifications' way. A reader then
+    /// must not ingest the bytes again, or every read would be two values.
+    var readValuesAnnounced: Bool { get }
     func subscribe(_ device: DeviceID, characteristic: String, via path: DeviceEffect.NotifyPath, on adapter: AdapterID?)
         async throws(TransportFailure)
     /// Like `subscribe(_:characteristic:via:on:)`, with the call bounded by the class's
@@ -61,6 +66,9 @@ public protocol DeviceTransport: Sendable {
 }
 
 extension DeviceTransport {
+    /// Transports other than bluetoothd's (test doubles) announce nothing by themselves.
+    public var readValuesAnnounced: Bool { false }
+
     /// Disconnects the device's connected object, whichever adapter it is on.
     public func disconnect(_ device: DeviceID) async {
         await disconnect(device, on: nil)

@@ -87,6 +87,13 @@ struct FleetEventLog: Sendable {
             ]) { $1 })
         case .lifecycle(let id, let lifecycle, _, _):
             log(id, lifecycle)
+        case .deviceUpdated(let device):
+            var metadata = deviceMetadata(device.id)
+            metadata["event"] = "device_updated"
+            metadata["pinned"] = "\(device.pinned)"
+            metadata["held"] = "\(device.held)"
+            if let className = device.className { metadata["class"] = "\(className)" }
+            logger.info("device \(device.pinned ? "pinned" : "in the pool")\(device.held ? ", held" : "")", metadata: metadata)
         case .runtimePinsChanged(let pins):
             logger.notice("run-time pins changed", metadata: [
                 "event": "runtime_pins_changed", "pinned": "\(pins.map(\.id.address.description).joined(separator: " "))",

@@ -71,7 +71,7 @@ extension FleetOrchestrator: FleetCommands {
             publish(.readFinished(device, characteristic: uuid, failure: error))
             throw .failed(error)
         }
-        pipeline.ingest(device: device, characteristic: uuid, bytes: bytes)
+        if !bluetooth.deviceTransport.readValuesAnnounced { pipeline.ingest(device: device, characteristic: uuid, bytes: bytes) }
         publish(.readFinished(device, characteristic: uuid, failure: nil))
         return bytes
     }

@@ -648,7 +648,8 @@ public actor FleetOrchestrator {
                 id: id, name: device.name, pinned: device.pinned, className: device.className, state: device.state,
                 adapter: device.link.adapter, rssi: device.lastRSSI.values.max(), lastValue: counters.lastSummary,
                 sessions: await actors[id]?.session ?? 0, reconnects: device.linksMade > 0 ? device.linksMade - 1 : 0,
-                notifications: counters.notifications, decodeErrors: counters.decodeErrors, lastFailure: device.lastFailure))
+                notifications: counters.notifications, decodeErrors: counters.decodeErrors, lastFailure: device.lastFailure,
+                held: device.held))
         }
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in fleet.adapters.sorted(by: { $0.key < $1.key }) where record.selected {
@@ -658,8 +659,11 @@ public actor FleetOrchestrator {
                 id: id, powered: record.powered, slots: fleet.slots(of: id), linksAndAttempts: used, attemptsInFlight: attempting,
                 discovering: record.discovery.running, discoveryErrors: record.discovery.failures))
         }
-        return FleetStatus(
+        var status = FleetStatus(
             bluetoothdPresent: fleet.bluetoothdPresent, devices: statusDevices, adapters: statusAdapters, capturedAt: clock.now())
+        status.poolEnabled = fleet.configuration.poolEnabled
+        status.classNames = fleet.configuration.classes.keys.sorted()
+        return status
     }
 }
 

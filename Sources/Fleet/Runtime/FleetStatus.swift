@@ -20,11 +20,13 @@ public struct FleetStatus: Sendable {
         public var decodeErrors: Int
         /// The class of the most recent failure, kept after the device recovered.
         public var lastFailure: FailureClass?
+        /// Held disconnected by a `disconnect` command until `reconnect` (or `pin`).
+        public var held: Bool
 
         public init(
             id: DeviceID, name: String? = nil, pinned: Bool, className: String? = nil, state: DeviceState,
             adapter: AdapterID? = nil, rssi: Int? = nil, lastValue: String? = nil, sessions: UInt64 = 0,
-            reconnects: UInt64 = 0, notifications: Int = 0, decodeErrors: Int = 0, lastFailure: FailureClass? = nil
+            reconnects: UInt64 = 0, notifications: Int = 0, decodeErrors: Int = 0, lastFailure: FailureClass? = nil, held: Bool = false
         ) {
             self.id = id
             self.name = name
@@ -39,6 +41,7 @@ public struct FleetStatus: Sendable {
             self.notifications = notifications
             self.decodeErrors = decodeErrors
             self.lastFailure = lastFailure
+            self.held = held
         }
     }
 
@@ -70,6 +73,9 @@ public struct FleetStatus: Sendable {
 
     public var bluetoothdPresent: Bool
     public var devices: [Device]
+    /// Whether the configuration's pool is on, and the classes it defines (the gateway's `info`).
+    public var poolEnabled = false
+    public var classNames: [String] = []
     public var adapters: [Adapter]
     /// When the snapshot was taken, on the clock device deadlines (`backingOff`, `suspended`)
     /// are on; nil when unknown. Lets readers say "retry in 4 s" instead of showing an instant.

@@ -1,0 +1,102 @@
+import Fleet
+import FleetConfiguration
+import FleetControl
+import FleetCore
+import GATT
+
+// The gateway API on the broker, in Zigbee2MQTT's shape under `<prefix>/gateway/<gateway_id>/`:
+// retained `info` and `devices`, and `event` for devices that come, go or change role. Each
+// retained message is sent only when its bytes changed.
+
+extension MQTTBridge {
+    /// The fleet events after which `info` is built again (adapters, bluetoothd, a reload).
+    static func changesInfo(_ event: FleetEvent) -> Bool {
+        switch event {
+        case .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .reloaded, .deviceAdded, .deviceRemoved: true
+        default: false
+        }
+    }
+
+    /// `info`: `{"gateway","version","bluetoothd","adapters":[{"id","powered","slots","used",
+    /// "discovering"}],"commands":[…],"devices":{"total","pinned","ready"},"configuration":{…}}`.
+    /// The configuration summary names the pool, the classes and the MQTT topics, never a
+    /// password, a key or the broker's credentials.
+    func publishInfo(_ status: FleetStatus) {
+        var object = JSONObjectWriter(capacity: 768)
+        object.string("gateway", topics.gatewayID)
+        object.string("version", WearfleetVersion.current)
+        object.bool("bluetoothd", status.bluetoothdPresent)
+        object.objects("adapters", status.adapters.map { adapter in
+            var entry = JSONObjectWriter(capacity: 96)
+            entry.string("id", adapter.id.name)
+            entry.bool("powered", adapter.powered)
+            entry.integer("slots", adapter.slots)
+            entry.integer("used", adapter.linksAndAttempts)
+            entry.bool("discovering", adapter.discovering)
+            return entry
+        })
+        object.strings("commands", allowed.map(\.rawValue).sorted())
+        var devices = JSONObjectWriter(capacity: 64)
+        devices.integer("total", status.devices.count)
+        devices.integer("pinned", status.pinnedTotal)
+        devices.integer("ready", status.devices.filter { $0.state == .ready }.count)
+        object.object("devices", devices)
+        var configuration = JSONObjectWriter(capacity: 256)
+        configuration.bool("pool", status.poolEnabled)
+        configuration.strings("classes", status.classNames)
+        configuration.string("topic_prefix", topics.prefix)
+        configuration.bool("homeassistant_discovery", discovery != nil)
+        configuration.string("discovery_prefix", topics.discoveryPrefix)
+        if let settings {
+            configuration.string("protocol", settings.protocolVersion == .v5 ? "5" : "3.1.1")
+            configuration.bool("tls", settings.tls)
+        }
+        object.object("configuration", configuration)
+        let payload = object.finish()
+        guard payload != publishedInfo else { return }
+        publishedInfo = payload
+        client.publish(MQTTMessage(topic: topics.gatewayInfo, payload: payload, qos: 1, retain: true))
+    }
+
+    /// `devices`: every fleet device, by address: `[{"address","address_type","name","role"
+    /// (pinned|pool),"class","state","held"}, …]`. Sent when a device came, went or changed
+    /// (`flushDevices`, at most once a second while the fleet changes).
+    func publishDevices() {
+        devicesChanged = false
+        var payload: [UInt8] = Array("[".utf8)
+        for (index, record) in records.values.sorted(by: { $0.id < $1.id }).enumerated() {
+            if index > 0 { payload.append(UInt8(ascii: ",")) }
+            deviceSummary(record).appendObject(to: &payload)
+        }
+        payload.append(UInt8(ascii: "]"))
+        guard payload != publishedDevices else { return }
+        publishedDevices = payload
+        client.publish(MQTTMessage(topic: topics.gatewayDevices, payload: payload, qos: 1, retain: true))
+    }
+
+    /// Publishes `devices` if the fleet changed since it was last sent.
+    func flushDevices() {
+        if devicesChanged { publishDevices() }
+    }
+
+    /// `event` (not retained): `{"type":"device_added","data":{"address",…}}`.
+    func publishEvent(_ type: String, _ record: MQTTDeviceRecord) {
+        devicesChanged = true
+        var object = JSONObjectWriter(capacity: 256)
+        object.string("type", type)
+        object.object("data", deviceSummary(record))
+        client.publish(MQTTMessage(topic: topics.gatewayEvent, payload: object.finish(), qos: 1, retain: false))
+    }
+
+    private func deviceSummary(_ record: MQTTDeviceRecord) -> JSONObjectWriter {
+        var device = JSONObjectWriter(capacity: 192)
+        device.string("address", record.id.address.description)
+        device.string("address_type", record.id.addressType.rawValue)
+        if let name = record.name { device.string("name", name) } else { device.null("name") }
+        device.string("role", record.pinned ? "pinned" : "pool")
+        device.string("class", record.className ?? FleetStateMachine.defaultClassName)
+        if let state = record.state { device.string("state", state) } else { device.null("state") }
+        device.bool("held", record.held)
+        return device
+    }
+}

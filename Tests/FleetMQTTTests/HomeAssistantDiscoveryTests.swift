@@ -1,0 +1,147 @@
+import FleetCore
+@testable import FleetMQTT
+import Foundation
+import Testing
+
+@Suite struct HomeAssistantDiscoveryTests {
+    static let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "gw1", discoveryPrefix: "homeassistant")
+    let discovery = HomeAssistantDiscovery(topics: topics, commands: ["read", "disconnect", "reconnect"], version: "9.8.7")
+
+    private func record(battery: Int? = 80, rssi: Int? = nil) -> MQTTDeviceRecord {
+        var record = MQTTDeviceRecord(id: DeviceID(address: BluetoothAddress("C0:FF:EE:00:00:01")!))
+        record.name = "Ward watch"
+        record.model = "W-1"
+        record.manufacturer = "Acme"
+        record.kinds = ["heart_rate", "spo2", "temperature", "battery"]
+        record.battery = battery
+        record.rssi = rssi
+        return record
+    }
+
+    private func json(_ payload: [UInt8]) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
+    }
+
+    @Test func everyConfigHasTheFieldsHomeAssistantNeeds() throws {
+        let configs = discovery.configs(for: record())
+        #expect(configs.map(\.topic) == [
+            "homeassistant/sensor/wearfleet_C0FFEE000001/connection/config", "homeassistant/sensor/wearfleet_C0FFEE000001/battery/config",
+            "homeassistant/sensor/wearfleet_C0FFEE000001/heart_rate/config", "homeassistant/sensor/wearfleet_C0FFEE000001/spo2/config",
+            "homeassistant/sensor/wearfleet_C0FFEE000001/temperature/config", "homeassistant/button/wearfleet_C0FFEE000001/reconnect/config",
+            "homeassistant/switch/wearfleet_C0FFEE000001/hold/config", "homeassistant/button/wearfleet_C0FFEE000001/read_battery/config",
+        ])
+        for (topic, payload) in configs {
+            let config = try json(payload)
+            let parts = topic.split(separator: "/")
+            let (component, object) = (parts[1], parts[3])
+            #expect(config["unique_id"] as? String == "wearfleet_C0FFEE000001_\(object)")
+            #expect(config["object_id"] as? String == "wearfleet_C0FFEE000001_\(object)")
+            let device = try #require(config["device"] as? [String: Any])
+            #expect(device["identifiers"] as? [String] == ["wearfleet_C0FFEE000001"])
+            #expect(device["via_device"] as? String == "wearfleet_gateway_gw1")
+            #expect(device["model"] as? String == "W-1" && device["manufacturer"] as? String == "Acme" && device["name"] as? String == "Ward watch")
+            let availability = try #require(config["availability"] as? [[String: Any]])
+            #expect(availability.first?["topic"] as? String == "wearfleet/gateway/gw1/status")
+            #expect(config["availability_mode"] as? String == "all")
+            #expect((config["origin"] as? [String: Any])?["sw_version"] as? String == "9.8.7")
+            if component == "sensor" {
+                #expect((config["state_topic"] as? String)?.hasPrefix("wearfleet/device/C0FFEE000001/") == true)
+                #expect((config["value_template"] as? String)?.hasPrefix("{{ value_json.") == true)
+                if object != "connection" { #expect(config["state_class"] as? String == "measurement") }
+            } else {
+                #expect(config["command_topic"] as? String == "wearfleet/device/C0FFEE000001/command")
+                #expect(config["qos"] as? Int == 1)
+            }
+            if ["heart_rate", "spo2", "temperature", "read_battery"].contains(object) {
+                #expect(availability.count == 2, "\(object) is available only while the device is linked")
+            } else {
+                #expect(availability.count == 1, "\(object) is available whenever the gateway is")
+            }
+            if ["heart_rate", "spo2", "temperature"].contains(object) { #expect(config["expire_after"] is Int) }
+        }
+        let battery = try json(configs[1].payload)
+        #expect(battery["device_class"] as? String == "battery" && battery["unit_of_measurement"] as? String == "%")
+        #expect(battery["entity_category"] as? String == "diagnostic")
+    }
+
+    @Test func theConnectionIsAnEnumOfEveryState() throws {
+        let connection = try json(try #require(discovery.configs(for: record()).first { $0.topic.hasSuffix("/connection/config") }).payload)
+        #expect(connection["device_class"] as? String == "enum")
+        #expect(connection["options"] as? [String] == DeviceState.names)
+        #expect(connection["state_class"] == nil && connection["unit_of_measurement"] == nil)
+    }
+
+    @Test func controlsSendTheDevicesOwnCommands() throws {
+        let configs = Dictionary(uniqueKeysWithValues: discovery.configs(for: record()).map { ($0.topic.split(separator: "/")[3], $0.payload) })
+        let reconnect = try json(try #require(configs["reconnect"]))
+        #expect(reconnect["payload_press"] as? String == #"{"id":"ha-reconnect","op":"reconnect"}"#)
+        let hold = try json(try #require(configs["hold"]))
+        #expect(hold["payload_on"] as? String == #"{"id":"ha-hold","op":"disconnect"}"#)
+        #expect(hold["payload_off"] as? String == #"{"id":"ha-release","op":"reconnect"}"#)
+        #expect(hold["state_topic"] as? String == "wearfleet/device/C0FFEE000001/state")
+        #expect(hold["value_template"] as? String == "{{ 'ON' if value_json.held else 'OFF' }}")
+        let read = try json(try #require(configs["read_battery"]))
+        #expect(read["payload_press"] as? String == #"{"id":"ha-read-battery","op":"read","characteristic":"2a19"}"#)
+        // Each payload is a request the broker's command parser takes.
+        for payload in [reconnect["payload_press"], hold["payload_on"], hold["payload_off"], read["payload_press"]] {
+            #expect(throws: Never.self) { try MQTTCommandRequest.parse(Array(try #require(payload as? String).utf8)) }
+        }
+    }
+
+    @Test func aControlIsAnnouncedOnlyWhenAllowCommandsHasItsOps() {
+        func objects(_ commands: Set<String>) -> [Substring] {
+            HomeAssistantDiscovery(topics: Self.topics, commands: commands).configs(for: record())
+                .filter { !$0.topic.contains("/sensor/") }.map { $0.topic.split(separator: "/")[3] }
+        }
+        #expect(objects([]) == [])
+        #expect(objects(["reconnect"]) == ["reconnect"])
+        #expect(objects(["disconnect"]) == [], "the hold switch needs reconnect to be let go")
+        #expect(objects(["disconnect", "reconnect"]) == ["reconnect", "hold"])
+        #expect(objects(["read"]) == ["read_battery"])
+    }
+
+    @Test func nothingIsAnnouncedBeforeItHasSomethingToShow() {
+        var bare = record(battery: nil, rssi: nil)
+        bare.kinds = []
+        #expect(discovery.configs(for: bare).map { $0.topic.split(separator: "/")[3] } == ["connection", "reconnect", "hold"])
+    }
+
+    @Test func rssiIsAnnouncedOnceHeardAndDisabledByDefault() throws {
+        let rssi = try #require(discovery.configs(for: record(rssi: -70)).first { $0.topic.hasSuffix("/rssi/config") })
+        #expect(try json(rssi.payload)["enabled_by_default"] as? Bool == false)
+    }
+
+    @Test func theGatewayCarriesTheDaemonsVersion() throws {
+        let gateway = try json(discovery.gatewayConfig().payload)
+        #expect((gateway["device"] as? [String: Any])?["sw_version"] as? String == "9.8.7")
+    }
+
+    @Test func aForgottenDeviceClearsEveryConfigItCouldHave() {
+        let full = record(rssi: -60)
+        #expect(Set(discovery.allTopics(of: full.id)) == Set(discovery.configs(for: full).map(\.topic)))
+    }
+}
+
+@Suite struct MQTTDeviceRecordTests {
+    @Test func stateJSONHasTheDocumentedKeysInOrder() {
+        var record = MQTTDeviceRecord(id: DeviceID(address: BluetoothAddress("C0:FF:EE:00:00:01")!))
+        // What the templates read is there while unknown, as null.
+        #expect(String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self)
+            == #"{"device":"C0:FF:EE:00:00:01","state":null,"rssi":null,"pinned":false,"held":false,"gateway":"gw1","battery":null}"#)
+        record.state = "ready"
+        record.reason = "transient"
+        record.adapter = AdapterID("hci0")
+        record.rssi = -61
+        record.pinned = true
+        record.held = true
+        record.className = "watch"
+        record.name = "W"
+        record.session = "12-3"
+        record.lastValueAt = Date(timeIntervalSince1970: 1_795_549_412.75)
+        record.battery = 87
+        #expect(String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self) == """
+            {"device":"C0:FF:EE:00:00:01","state":"ready","reason":"transient","adapter":"hci0","rssi":-61,"pinned":true,"held":true,\
+            "class":"watch","name":"W","gateway":"gw1","session":"12-3","last_value_time":"2026-11-24T19:43:32Z","battery":87}
+            """)
+    }
+}
