@@ -5,11 +5,12 @@
 extension FleetStateMachine {
     /// What discovery on `adapter` should be now: unfiltered while a device is missing (a pinned
     /// or restored device is looked for whatever it advertises and however weak it is heard;
+    /// so is everything during a scan someone asked for, `scan(until:)`;
     /// pool admission applies its own filters to what else appears), the configured pool filter
     /// (`scan_services`, `min_rssi`) while only the pool looks for candidates there, else off.
     func wantedDiscovery(on adapter: Adapter) -> DiscoveryFilter? {
         guard running, adapter.selected else { return nil }
-        if !resolving.isEmpty { return .anyDevice }
+        if !resolving.isEmpty || scanUntil != nil { return .anyDevice }
         if adapter.poolSearching { return DiscoveryFilter(uuids: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI) }
         return nil
     }
@@ -22,6 +23,10 @@ extension FleetStateMachine {
     mutating func driveDiscovery(now: MonotonicInstant, _ actions: inout [Action]) {
         guard running else { return }
         var earliestRetry: MonotonicInstant?
+        // A scan asked for ends at its deadline (the retry timer wakes the machine then).
+        if let until = scanUntil {
+            if now >= until { scanUntil = nil } else { earliestRetry = until }
+        }
         for id in adapters.keys.sorted() {
             guard let adapter = adapters[id] else { continue }
             guard bluetoothdPresent, adapter.powered else {

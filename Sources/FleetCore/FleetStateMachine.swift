@@ -185,6 +185,10 @@ public struct FleetStateMachine: Sendable {
         case discoveryFinished(AdapterID, number: UInt64, failure: DeviceEvent.Failure?)
         /// A failed discovery call's backoff ended (`scheduleDiscoveryRetry`).
         case retryDiscovery
+        /// Someone asked what the radio hears (`nearby` with a scan): every selected adapter
+        /// discovers, unfiltered, until `until` (or longer, if the fleet needs it anyway). A
+        /// later deadline extends a scan running; an earlier one changes nothing.
+        case scan(until: MonotonicInstant)
     }
 
     /// What the owner must do, in order.
@@ -281,6 +285,8 @@ public struct FleetStateMachine: Sendable {
     var discoveryCalls: UInt64 = 0
     /// When the discovery retry timer was last set for (nil: not set).
     var discoveryRetryTimer: MonotonicInstant?
+    /// A scan asked for (`scan(until:)`) runs until then.
+    public internal(set) var scanUntil: MonotonicInstant?
     /// The jitter of discovery retries (its own sequence: device seeds stay as they were).
     var discoveryJitter: SeededRandom
 
@@ -364,6 +370,8 @@ public struct FleetStateMachine: Sendable {
             discoveryFinished(adapter, number: number, failure: failure, now: now, &actions)
         case .retryDiscovery:
             discoveryRetryTimer = nil
+        case .scan(let until):
+            if scanUntil.map({ until > $0 }) ?? true { scanUntil = until }
         }
         driveDiscovery(now: now, &actions)
         return actions

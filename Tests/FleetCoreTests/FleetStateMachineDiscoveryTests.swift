@@ -91,6 +91,26 @@ struct FleetStateMachineDiscoveryTests {
         #expect(fleet.adapters[Self.hci0]?.discovery.running == false)
     }
 
+    /// A scan asked for (`nearby` with a scan) makes every powered adapter discover unfiltered
+    /// until its deadline, with the timer set for it; a later one extends it, an earlier one
+    /// does not cut it short.
+    @Test func aScanAskedForDiscoversUntilItsDeadline() {
+        var fleet = Self.running(powered: [Self.hci0, Self.hci1])
+        let until = Self.t0.advanced(by: .seconds(5))
+        #expect(Self.settle(&fleet, after: .scan(until: until)) == [
+            .init(Self.hci0, .setFilter(.anyDevice)), .init(Self.hci1, .setFilter(.anyDevice)),
+            .init(Self.hci0, .start), .init(Self.hci1, .start),
+        ])
+        #expect(fleet.discoveryRetryTimer == until)
+        #expect(Self.settle(&fleet, after: .scan(until: Self.t0.advanced(by: .seconds(2)))).isEmpty)
+        #expect(fleet.scanUntil == until)
+        let later = Self.t0.advanced(by: .seconds(8))
+        _ = fleet.handle(.scan(until: later), now: Self.t0)
+        #expect(Self.settle(&fleet, after: .retryDiscovery, now: until).isEmpty, "extended: still scanning")
+        #expect(Self.settle(&fleet, after: .retryDiscovery, now: later) == [.init(Self.hci0, .stop), .init(Self.hci1, .stop)])
+        #expect(fleet.scanUntil == nil)
+    }
+
     /// A search for a missing device is stopped and started again every
     /// `searchRefreshInterval` (a stalled kernel scan, seen on the real stack), with the timer
     /// set for it; a search that found its device is not.

@@ -65,7 +65,7 @@ struct RecordedInputCodingTests {
         .reload(configuration, objects: [strap: objects, band: []]),
         .command(.pin(band, FleetPinOptions(className: "strap", priority: 2, name: "Band"), objects: objects)),
         .discoveryFinished(hci1, number: 7, failure: DeviceEvent.Failure(.notReady, message: "Resource Not Ready")),
-        .discoveryFinished(hci0, number: 8, failure: nil), .retryDiscovery,
+        .discoveryFinished(hci0, number: 8, failure: nil), .retryDiscovery, .scan(until: MonotonicInstant.zero.advanced(by: .seconds(5))),
     ]
 
     static let deviceEvents: [DeviceEvent] = [
@@ -200,7 +200,7 @@ struct RecordedInputCodingTests {
     static let allFleetInputKinds: Set<String> = [
         "restore", "restoreRuntimePins", "start", "started", "stop", "bluetoothdAppeared", "bluetoothdVanished", "adapterChanged", "adapterPowerChanged",
         "adapterRemoved", "device", "deviceOutput", "evaluate", "reload", "command", "discoveryFinished", "retryDiscovery",
-        "bluetoothdPresentAtStart",
+        "bluetoothdPresentAtStart", "scan",
     ]
 
     static func kind(_ input: FleetStateMachine.Input) -> String {
@@ -223,6 +223,7 @@ struct RecordedInputCodingTests {
         case .discoveryFinished: "discoveryFinished"
         case .retryDiscovery: "retryDiscovery"
         case .bluetoothdPresentAtStart: "bluetoothdPresentAtStart"
+        case .scan: "scan"
         }
     }
 

@@ -143,6 +143,14 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     func objects(of device: DeviceID) async -> [FleetStateMachine.DeviceObject] {
         world.withLock { Self.sorted($0.objects[device]) }
     }
+    /// Every object of the world, heard now when it has an RSSI.
+    func sightings() async -> [FleetSighting] {
+        world.withLock { world in
+            world.objects.sorted { $0.key < $1.key }.flatMap { id, objects in
+                Self.sorted(objects).map { FleetSighting(id: id, object: $0) }
+            }
+        }
+    }
     var deviceTransport: any DeviceTransport { self }
     func dropNotifySockets(of device: DeviceID) {}
     func addAdapter(_ adapter: AdapterID) throws { record("addAdapter \(adapter)") }

@@ -129,6 +129,21 @@ struct FleetCommandsSimulatorTests {
         await fleet.stop()
     }
 
+    /// What the radio hears that the fleet does not manage: the spare strap, heard advertising,
+    /// and not the pinned one.
+    @Test func nearbyListsTheDevicesOutsideTheFleet() async throws {
+        let (fleet, strap, spare) = try await Self.start(seed: 57)
+        // Every device is where the fleet wants it, so the fleet does not discover: a bounded
+        // scan hears the spare advertising.
+        let nearby = await fleet.orchestrator.nearby(scanning: .seconds(2))
+        #expect(!nearby.contains { $0.id == strap }, "a fleet device is not nearby")
+        let heard = try #require(nearby.first { $0.id == spare })
+        #expect(heard.rssi != nil && heard.adapters == [AdapterID("hci0")] && !heard.connected)
+        #expect(heard.services.contains(FleetSimulatorFixture.heartRateService))
+        #expect(heard.poolClass == nil, "the pool is off")
+        await fleet.stop()
+    }
+
     @Test func unsubscribingStopsNotificationsAndSubscribingStartsThemAgain() async throws {
         let (fleet, strap, _) = try await Self.start(seed: 55)
         let heartRate = FleetSimulatorFixture.heartRate

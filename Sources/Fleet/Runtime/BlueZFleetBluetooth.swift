@@ -2,6 +2,7 @@ import BlueZ
 import DBus
 import FleetCore
 import Logging
+import Synchronization
 
 /// `FleetBluetooth` over BlueZ's D-Bus API: the client's mirror and events become fleet inputs
 /// (`BlueZEventTranslator`), each adapter has a `CentralActor`, device operations go through
@@ -16,11 +17,16 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     private let transport: BlueZDeviceTransport
     /// Where bluetoothd's failures that reach no device are told (tree fetches, discovery).
     private let logger: Logger
+    /// When each device object was last heard advertising (`sightings()`), kept by the facts
+    /// loop from the client's events.
+    private let hearings = Hearings()
+    private let clock: any MonotonicClock
 
     /// `pipeline` receives the values of notification sockets (the fd path); `logger` hears
     /// what the centrals learn of bluetoothd.
-    public init(client: BlueZClient, pipeline: ValuePipeline, logger: Logger) throws {
+    public init(client: BlueZClient, pipeline: ValuePipeline, clock: any MonotonicClock = SystemMonotonicClock(), logger: Logger) throws {
         self.client = client
+        self.clock = clock
         self.pipeline = pipeline
         self.logger = logger
         let (hangUps, hangUpSink) = AsyncStream<(DeviceID, String)>.makeStream()
@@ -40,9 +46,12 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         let events = client.events
         let client = self.client
         let logger = self.logger
+        let hearings = self.hearings
+        let clock = self.clock
         let task = Task {
             var translator = BlueZEventTranslator()
             for await event in events {
+                hearings.note(event, now: clock.now())
                 if case .snapshotFailed(let attempt, let error, let retryIn) = event {
                     Self.logSnapshotFailure(attempt: attempt, error: error, retryIn: retryIn, logger: logger)
                 }
@@ -97,6 +106,47 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
 
     public func objects(of device: DeviceID) async -> [FleetStateMachine.DeviceObject] {
         Self.objects(of: device, in: await client.tree)
+    }
+
+    public func sightings() async -> [FleetSighting] {
+        let tree = await client.tree
+        let heard = hearings.snapshot
+        return tree.devices.compactMap { device in
+            guard let id = device.identity else { return nil }
+            let object = FleetStateMachine.DeviceObject(
+                adapter: device.adapterID, name: device.alias ?? device.name, services: device.uuids, rssi: device.rssi.map(Int.init),
+                connected: device.connected)
+            return FleetSighting(id: id, object: object, paired: device.paired, heardAt: heard[device.path])
+        }
+    }
+
+    /// When each device object was last heard advertising: bluetoothd reports RSSI and TX power
+    /// only from advertisements (and inquiry), so a device object that comes with one, or an
+    /// update of one, is a sighting. Written by the facts loop, read by `sightings()`.
+    final class Hearings: Sendable {
+        private let heard = Mutex<[DBusObjectPath: MonotonicInstant]>([:])
+
+        var snapshot: [DBusObjectPath: MonotonicInstant] { heard.withLock { $0 } }
+
+        func note(_ event: BlueZEvent, now: MonotonicInstant) {
+            switch event {
+            case .appeared(_, _, let devices):
+                heard.withLock { heard in
+                    heard = [:]
+                    for device in devices where device.rssi != nil { heard[device.path] = now }
+                }
+            case .vanished:
+                heard.withLock { $0 = [:] }
+            case .deviceAdded(let device) where device.rssi != nil || device.txPower != nil:
+                heard.withLock { $0[device.path] = now }
+            case .deviceUpdated(let path, let fields) where !fields.isDisjoint(with: [.rssi, .txPower]):
+                heard.withLock { $0[path] = now }
+            case .deviceRemoved(let path, _):
+                heard.withLock { _ = $0.removeValue(forKey: path) }
+            default:
+                break
+            }
+        }
     }
 
     public func dropNotifySockets(of device: DeviceID) {

@@ -16,6 +16,9 @@ public protocol FleetBluetooth: GATTWriteChannel {
     func stop() async
     /// The device's objects on every adapter, as bluetoothd has them now.
     func objects(of device: DeviceID) async -> [FleetStateMachine.DeviceObject]
+    /// Every device object bluetoothd holds, with when each was last heard advertising: what
+    /// the radio hears, for `FleetOrchestrator.nearby()`.
+    func sightings() async -> [FleetSighting]
     /// The operations a device actor asks for.
     var deviceTransport: any DeviceTransport { get }
     /// The device's notification sockets close (its link is gone, or it left the fleet).

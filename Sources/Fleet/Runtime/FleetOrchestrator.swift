@@ -91,7 +91,7 @@ public actor FleetOrchestrator {
     ) throws {
         let pipeline = ValuePipeline(logger: logger)
         self.init(
-            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline, logger: logger),
+            configuration: configuration, bluetooth: try BlueZFleetBluetooth(client: client, pipeline: pipeline, clock: clock, logger: logger),
             pipeline: pipeline,
             clock: clock, logger: logger, seed: seed)
     }
@@ -318,7 +318,7 @@ public actor FleetOrchestrator {
     private func forgetCoalescible(after input: FleetStateMachine.Input) {
         guard !coalescible.isEmpty else { return }
         switch input {
-        case .evaluate, .retryDiscovery, .discoveryFinished:
+        case .evaluate, .retryDiscovery, .discoveryFinished, .scan:
             return
         case .device(let id, _, _):
             coalescible[id] = nil
@@ -664,6 +664,27 @@ public actor FleetOrchestrator {
         status.poolEnabled = fleet.configuration.poolEnabled
         status.classNames = fleet.configuration.classes.keys.sorted()
         return status
+    }
+}
+
+extension FleetOrchestrator {
+    /// The longest scan `nearby(scanning:)` makes: its answer must come within a D-Bus call's
+    /// usual 25 s.
+    public static let longestNearbyScan: Duration = .seconds(20)
+
+    /// The devices the radio hears that are not in the fleet (see `FleetNearbyDevice`), as
+    /// bluetoothd reports them now; with `scanning`, after every selected adapter has
+    /// discovered, unfiltered, for that long (at most `longestNearbyScan`) — the fleet
+    /// discovers only while it looks for a device, so a gateway whose devices are all linked
+    /// hears nothing new without one.
+    public func nearby(scanning: Duration? = nil) async -> [FleetNearbyDevice] {
+        if let scanning, scanning > .zero {
+            let until = clock.now().advanced(by: min(scanning, Self.longestNearbyScan))
+            enqueue(.scan(until: until))
+            try? await clock.sleep(until: until)
+        }
+        let sightings = await bluetooth.sightings()
+        return FleetNearbyDevice.list(sightings, excluding: machine, now: clock.now())
     }
 }
 
