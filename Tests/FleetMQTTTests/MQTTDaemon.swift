@@ -28,7 +28,11 @@ final class MQTTDaemon: Sendable {
     ///   - extra: more `[mqtt]` lines.
     ///   - metricsPort: a loopback port to serve `/metrics` on (default: metrics off).
     ///   - bandClass: more `[classes.band]` lines.
-    init(broker: PrivateBroker, url: String? = nil, mqtt extra: String = "", metricsPort: Int? = nil, bandClass: String = "") async throws {
+    ///   - allowCommands: `allow_commands`.
+    init(
+        broker: PrivateBroker, url: String? = nil, mqtt extra: String = "", metricsPort: Int? = nil, bandClass: String = "",
+        allowCommands: [String] = ["write", "read"]
+    ) async throws {
         bus = try PrivateBus()
         let scenario = Scenario(
             seed: 18, adapters: [AdapterSpec(name: "hci0", slots: 5)],
@@ -69,7 +73,7 @@ final class MQTTDaemon: Sendable {
             enabled = true
             url = "\(url ?? broker.url)"
             gateway_id = "gw1"
-            allow_commands = ["write", "read"]
+            allow_commands = [\(allowCommands.map { "\"\($0)\"" }.joined(separator: ", "))]
             \(extra)
 
             """
