@@ -63,7 +63,8 @@ let package = Package(
         .target(name: "TOML"),
         // The configuration file: reading, merging drop-ins, validating with file:line errors, and
         // mapping onto FleetCore's inputs.
-        .target(name: "FleetConfiguration", dependencies: ["TOML", "FleetCore", "GATT"]),
+        // `allow_commands` takes the catalogue's ops (FleetControl).
+        .target(name: "FleetConfiguration", dependencies: ["TOML", "FleetCore", "GATT", "FleetControl"]),
         // The known-devices file: atomic saves, recovery from a bad file.
         .target(name: "FleetState", dependencies: ["FleetCore", .product(name: "Logging", package: "swift-log")]),
         .target(
@@ -87,7 +88,9 @@ let package = Package(
         ),
         // The control interface's names, records, client and text/JSON rendering: shared by the
         // daemon (which exports it) and wearfleetctl (which reads it).
-        .target(name: "FleetControl", dependencies: ["DBus"]),
+        // The command catalogue (each command declared once, with its one argument checker) lives here
+        // too, so that it needs only the pure vocabularies besides DBus.
+        .target(name: "FleetControl", dependencies: ["DBus", "BluetoothVocabulary", "GATT"]),
         // What Glibc's module leaves out: accept4, pipe2, recvmmsg and pthread_setname_np (GNU
         // extensions), and the epoll declarations for the fd path's poller.
         .target(name: "CSocketSupport"),
@@ -156,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "FleetMQTTTests",
             dependencies: [
-                "FleetMQTT", "Fleet", "FleetCore", "GATT", "BlueZSimulator", "DBus", "ProcessSupport", "TestSupport",
+                "FleetMQTT", "Fleet", "FleetControl", "FleetCore", "GATT", "BlueZSimulator", "DBus", "ProcessSupport", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -175,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "FleetControlTests",
             dependencies: [
-                "FleetControl", "Fleet", "FleetCore", "FleetReplay", "DBus", "BlueZSimulator", "TestSupport",
+                "FleetControl", "Fleet", "FleetConfiguration", "FleetCore", "FleetReplay", "DBus", "BlueZSimulator", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,13 +1,9 @@
+import FleetControl
+
 /// `[mqtt]`: the fleet on an MQTT broker. Off unless `enabled = true`.
 public struct MQTTSettings: Equatable, Sendable {
-    /// The command ops a broker may send (`allow_commands`).
-    public enum CommandOp: String, CaseIterable, Sendable, Comparable {
-        case write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe
-
-        public static func < (lhs: CommandOp, rhs: CommandOp) -> Bool {
-            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
-        }
-    }
+    /// The command ops a broker may send (`allow_commands`): the catalogue's (`CommandCatalogue`).
+    public typealias CommandOp = CommandName
 
     public enum ProtocolVersion: String, Sendable, Equatable {
         case v311 = "3.1.1"
@@ -34,7 +30,8 @@ public struct MQTTSettings: Equatable, Sendable {
     public var gatewayID: String?
     public var homeAssistantDiscovery = true
     public var discoveryPrefix = "homeassistant"
-    /// Ops accepted from `<prefix>/device/<ADDR>/command`; none by default.
+    /// Ops accepted from `<prefix>/device/<ADDR>/command` and `<prefix>/gateway/<id>/request/<op>`;
+    /// none by default.
     public var allowCommands: Set<CommandOp> = []
 
     public init() {}

@@ -93,3 +93,16 @@ public struct ControlCommandResult: Sendable, Hashable, Encodable {
         return bytes
     }
 }
+
+extension ControlCommandResult {
+    /// What wearfleetctl prints for `command`, answered `outcome`: the address and UUID as they
+    /// were typed (`words`), the bytes written and the QoS asked for.
+    public init(_ command: CheckedCommand, words: [String: String], outcome: CommandOutcome) {
+        let value: [UInt8]? = if case .bytes(let bytes) = outcome { bytes } else { nil }
+        let word: String? = if case .word(let word) = outcome { word } else { nil }
+        self.init(
+            command: command.name.rawValue, address: words["address"] ?? command.address?.description ?? "",
+            uuid: words["uuid"] ?? command.uuid("uuid"), value: value, bytes: command.bytes("value")?.count,
+            qos: command.given["qos"].map(\.text), outcome: word)
+    }
+}

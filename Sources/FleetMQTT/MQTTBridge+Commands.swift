@@ -1,4 +1,5 @@
 import Fleet
+import FleetControl
 import FleetConfiguration
 import FleetCore
 import FoundationEssentials
@@ -6,7 +7,10 @@ import GATT
 import Logging
 
 // The broker's messages to the bridge: commands for devices (`<prefix>/device/<ADDR>/command`),
-// each device's run in order in a lane of its own, and Home Assistant's birth message.
+// each device's run in order in a lane of its own, gateway requests
+// (`MQTTBridge+GatewayRequests`) in a lane of theirs, and Home Assistant's birth message. Every
+// command is checked and run as the catalogue declares it (`CommandArgumentChecker`,
+// `FleetCommandRunner`), as the D-Bus methods are.
 
 extension MQTTBridge {
     // MARK: - The broker's messages
@@ -16,14 +20,26 @@ extension MQTTBridge {
     /// handled here at once.
     func serve(_ events: AsyncStream<MQTTClient.Event>) async {
         answerDroppedCommands()
+        // Gateway requests run one at a time, in order, on a lane of their own.
+        let (requests, submit) = AsyncStream.makeStream(
+            of: GatewayRequest.self, bufferingPolicy: .bufferingOldest(Self.commandsWaitingPerDevice))
         await withDiscardingTaskGroup { group in
+            group.addTask { for await request in requests { await self.gatewayRequest(request.op, request.payload) } }
             for await event in events {
                 if case .message(let topic, let payload) = event, let segment = topics.commandDevice(in: topic) {
                     if queueCommand(payload, for: segment) { group.addTask { await self.runCommands(for: segment) } }
+                } else if case .message(let topic, let payload) = event, let op = topics.gatewayRequestOp(in: topic) {
+                    if case .dropped = submit.yield(GatewayRequest(op: op, payload: payload)) {
+                        client.counters.addDropped(1)
+                        Self.refuseGatewayRequest(
+                            payload, op: op, topics: topics, client: client,
+                            error: "too many requests waiting for the gateway (\(Self.commandsWaitingPerDevice))")
+                    }
                 } else {
                     await handle(event)
                 }
             }
+            submit.finish()
         }
     }
 
@@ -53,8 +69,12 @@ extension MQTTBridge {
     /// A command the client dropped unread (its event buffer was full) is answered with an error.
     func answerDroppedCommands() {
         client.onDroppedMessage { [topics, client] topic, payload in
-            guard let segment = topics.commandDevice(in: topic) else { return }
-            Self.refuse(payload, for: segment, topics: topics, client: client, error: "dropped unread: the daemon fell behind; send it again")
+            let error = "dropped unread: the daemon fell behind; send it again"
+            if let segment = topics.commandDevice(in: topic) {
+                Self.refuse(payload, for: segment, topics: topics, client: client, error: error)
+            } else if let op = topics.gatewayRequestOp(in: topic) {
+                Self.refuseGatewayRequest(payload, op: op, topics: topics, client: client, error: error)
+            }
         }
     }
 
@@ -64,7 +84,7 @@ extension MQTTBridge {
         let op: String?
         do {
             let request = try MQTTCommandRequest.parse(payload)
-            (id, op) = (request.id, request.operation.op.rawValue)
+            (id, op) = (request.id, request.op)
         } catch {
             (id, op) = (error.id, error.op)
         }
@@ -93,6 +113,8 @@ extension MQTTBridge {
                 }
             } else if let segment = topics.commandDevice(in: topic) {
                 await command(payload, for: segment)
+            } else if let op = topics.gatewayRequestOp(in: topic) {
+                await gatewayRequest(op, payload)
             }
         }
     }
@@ -101,70 +123,45 @@ extension MQTTBridge {
         let resultTopic = topics.commandResult(segment)
         func answer(_ bytes: [UInt8]) { client.publish(MQTTMessage(topic: resultTopic, payload: bytes, qos: 1, retain: false)) }
         let request: MQTTCommandRequest
-        do {
+        let command: CheckedCommand
+        do throws(MQTTCommandRequest.Rejection) {
             request = try MQTTCommandRequest.parse(payload)
+            // The topic's segment is 12 hex digits (`MQTTTopics.commandDevice`): always an address.
+            guard let address = BluetoothAddress(topicSegment: segment) else {
+                throw MQTTCommandRequest.Rejection(id: request.id, op: request.op, message: "not a device address: \(segment)")
+            }
+            command = try request.checked(scope: .device, device: address)
         } catch {
             logger.warning("mqtt: command refused: \(error.message)", metadata: ["event": "mqtt_command_refused", "device": "\(segment)"])
             answer(MQTTCommandResult.failure(error.id, op: error.op, error: error.message))
             return
         }
-        let op = request.operation.op
+        let op = command.name
         guard allowed.contains(op) else {
             logger.warning(
                 "mqtt: command \(op.rawValue) refused: not in allow_commands", metadata: ["event": "mqtt_command_refused", "device": "\(segment)"])
             answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: "\(op.rawValue) is not allowed (allow_commands in [mqtt])"))
             return
         }
-        // The fleet's device with that address, else one of the address type a `pin` gives
-        // (public unless given, as on D-Bus): a random-address wearable the fleet has not met.
-        let addressType: AddressType? = if case .pin(_, let type) = request.operation { type } else { nil }
-        let device = records.keys.first { MQTTTopics.segment($0) == segment }
-            ?? BluetoothAddress(topicSegment: segment).map { DeviceID(address: $0, addressType: addressType ?? .public) }
-        guard let device else {
-            answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: "not a device address: \(segment)"))
-            return
-        }
-        logger.info("mqtt: command \(op.rawValue) for \(device)", metadata: ["event": "mqtt_command", "device": "\(device)"])
-        do {
-            switch request.operation {
-            case .write(let characteristic, let bytes, let mode, let qos, let replace):
-                // Answered once the outcome is known, as the D-Bus `Write` is: a device's
-                // commands from the broker are taken one at a time, in order (`serve`), so a
-                // later command for the device sees this write done (or refused).
-                let outcome: FleetWriteOutcome
-                do {
-                    outcome = try await fleet.writeAndWait(
-                        device, characteristic: characteristic, bytes: bytes, qos: qos, mode: mode, replaceable: replace,
-                        budget: FleetOrchestrator.writeAnswerBudget)
-                } catch {
-                    answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.description))
-                    return
-                }
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue) { $0.string("write", outcome.description) })
-            case .read(let characteristic):
-                let bytes = try await fleet.read(device, characteristic: characteristic)
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue) { $0.hex("hex", bytes) })
-            case .disconnect:
-                try await fleet.disconnect(device)
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
-            case .reconnect:
-                try await fleet.reconnect(device)
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
-            case .pin(let options, _):
-                try await fleet.pin(device, options: options)
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
-            case .subscribe(let characteristic):
-                try await fleet.subscribe(device, characteristic: characteristic)
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
-            case .unsubscribe(let characteristic):
-                try await fleet.unsubscribe(device, characteristic: characteristic)
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
-            case .unpin:
-                try await fleet.unpin(device)
-                answer(MQTTCommandResult.success(request.id, op: op.rawValue))
-            }
+        logger.info("mqtt: command \(op.rawValue) for \(segment)", metadata: ["event": "mqtt_command", "device": "\(segment)"])
+        // A write is answered once its outcome is known, as the D-Bus `Write` is: a device's
+        // commands from the broker are taken one at a time, in order (`serve`), so a later
+        // command for the device sees this one done (or refused).
+        do throws(FleetCommandRunner.Failure) {
+            let outcome = try await runner.run(command)
+            answer(MQTTCommandResult.success(request.id, op: op.rawValue) { MQTTCommandResult.write(outcome, of: command.declaration, into: &$0) })
         } catch {
-            answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.description))
+            answer(MQTTCommandResult.failure(request.id, op: op.rawValue, error: error.message))
         }
+    }
+
+    /// The runner of the broker's commands: a device is the fleet's one with the address (as
+    /// published), else the public one, or the `address_type` a `pin` gives.
+    var runner: FleetCommandRunner {
+        FleetCommandRunner(fleet: fleet) { address in await self.knownDevice(address) }
+    }
+
+    private func knownDevice(_ address: BluetoothAddress) -> DeviceID? {
+        records.keys.first { $0.address == address }
     }
 }

@@ -1,190 +1,97 @@
-import FleetConfiguration
+import FleetControl
 import FleetCore
 import FoundationEssentials
 import GATT
 
-/// One request from `<prefix>/device/<ADDR>/command`, checked before anything is asked of the
-/// fleet: a JSON object with `id` (a string or a number, echoed in the result) and `op`, plus the
-/// op's arguments and nothing else.
+/// One request from the broker, read as far as JSON goes: its identifier, its op and its
+/// arguments as raw values. What the arguments mean is the command catalogue's to say
+/// (`checked`, through `CommandArgumentChecker`), as it is for D-Bus and wearfleetctl.
 ///
-/// | op | arguments |
-/// |---|---|
-/// | `write` | `characteristic` (UUID), `hex` (the bytes), optional `mode` (`request`, `command`, `auto`), `qos` (`control`, `normal`, `bulk`), `replace` (bool) |
-/// | `read`, `subscribe`, `unsubscribe` | `characteristic` |
-/// | `disconnect`, `reconnect`, `unpin` | — |
-/// | `pin` | optional `class`, `priority` (integer), `name`, `address_type` |
+/// - Device scope, `<prefix>/device/<ADDR>/command`: `{"id":…,"op":…, arguments…}`; the device
+///   is the topic's, `id` is required and echoed on `…/command/result`.
+/// - Gateway scope, `<prefix>/gateway/<id>/request/<op>`: `{"transaction":…, arguments…}`; the op
+///   is the topic's, `transaction` is optional and echoed on `…/response/<op>`.
 public struct MQTTCommandRequest: Sendable, Equatable {
-    public enum Operation: Sendable, Equatable {
-        /// `replace`: may replace a still-queued `replace` write to the characteristic within the
-        /// class's `coalescing_window` (only the newest value matters).
-        case write(characteristic: String, bytes: [UInt8], mode: OutgoingWriteMode, qos: OutgoingQoS?, replace: Bool = false)
-        case read(characteristic: String)
-        case subscribe(characteristic: String)
-        case unsubscribe(characteristic: String)
-        case disconnect, reconnect, unpin
-        /// `addressType`: the device's (`address_type`: public or random) when the fleet does
-        /// not know it yet; nil is public, as on D-Bus.
-        case pin(FleetPinOptions, addressType: AddressType?)
-
-        public var op: MQTTSettings.CommandOp {
-            switch self {
-            case .write: .write
-            case .read: .read
-            case .disconnect: .disconnect
-            case .reconnect: .reconnect
-            case .unpin: .unpin
-            case .pin: .pin
-            case .subscribe: .subscribe
-            case .unsubscribe: .unsubscribe
-            }
-        }
-    }
-
-    /// The request's `id` as it came: a JSON string or number (its text), echoed unchanged.
+    /// The request's `id` or `transaction` as it came: a JSON string or number (its text),
+    /// echoed unchanged.
     public enum Identifier: Sendable, Equatable {
         case string(String)
         case number(String)
     }
 
-    public var id: Identifier
-    public var operation: Operation
+    public var id: Identifier?
+    public var op: String
+    /// The arguments by their JSON keys.
+    public var arguments: [String: RawCommandValue]
 
-    /// A request refused before it reached the fleet: with the `id` when one could be read.
+    /// A request refused before it reached the fleet: with the `id` and op when they could be read.
     public struct Rejection: Error, Sendable, Equatable {
         public var id: Identifier?
         public var op: String?
         public var message: String
     }
 
-    /// Parses `payload`; never throws anything but a `Rejection`.
+    /// The largest request read.
+    static let maximumBytes = 16_384
+
+    /// A device-scope request; never throws anything but a `Rejection`.
     public static func parse(_ payload: [UInt8]) throws(Rejection) -> MQTTCommandRequest {
-        guard payload.count <= 16_384 else { throw Rejection(id: nil, op: nil, message: "request larger than 16384 bytes") }
-        let fields: [String: JSONField]
-        do {
-            fields = try JSONDecoder().decode([String: JSONField].self, from: Data(payload))
-        } catch {
-            throw Rejection(id: nil, op: nil, message: "not a JSON object")
-        }
-        var id: Identifier?
-        switch fields["id"] {
+        var fields = try object(payload)
+        let id: Identifier
+        switch fields.removeValue(forKey: "id") {
         case .string(let text)?: id = .string(text)
         case .number(let text)?: id = .number(text)
         case nil: throw Rejection(id: nil, op: nil, message: "'id' is missing")
         default: throw Rejection(id: nil, op: nil, message: "'id' must be a string or a number")
         }
-        guard let identifier = id else { throw Rejection(id: nil, op: nil, message: "'id' is missing") }
-        func reject(_ message: String, op: String? = nil) -> Rejection { Rejection(id: identifier, op: op, message: message) }
-        guard case .string(let opText)? = fields["op"] else { throw reject("'op' must be a string") }
-        guard let op = MQTTSettings.CommandOp(rawValue: opText) else {
-            throw reject("unknown op \"\(opText)\" (known: \(MQTTSettings.CommandOp.allCases.map(\.rawValue).joined(separator: ", ")))")
+        guard case .string(let op)? = fields.removeValue(forKey: "op") else {
+            throw Rejection(id: id, op: nil, message: "'op' must be a string")
         }
-        var arguments = fields
-        arguments["id"] = nil
-        arguments["op"] = nil
-        let allowed: Set<String> = switch op {
-        case .write: ["characteristic", "hex", "mode", "qos", "replace"]
-        case .read, .subscribe, .unsubscribe: ["characteristic"]
-        case .disconnect, .reconnect, .unpin: []
-        case .pin: ["class", "priority", "name", "address_type"]
-        }
-        if let unexpected = arguments.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw reject("\(opText) takes no argument '\(unexpected)'", op: opText)
-        }
-        func string(_ key: String, required: Bool) throws(Rejection) -> String? {
-            switch arguments[key] {
-            case .string(let text)?: return text
-            case nil where !required: return nil
-            case nil: throw reject("\(opText) needs '\(key)'", op: opText)
-            default: throw reject("'\(key)' must be a string", op: opText)
-            }
-        }
-        let operation: Operation
-        switch op {
-        case .write:
-            let characteristic = try string("characteristic", required: true) ?? ""
-            guard BluetoothUUID(characteristic) != nil else { throw reject("'characteristic' is not a UUID: \"\(characteristic)\"", op: opText) }
-            let hex = try string("hex", required: true) ?? ""
-            guard let bytes = Self.bytes(hex: hex) else { throw reject("'hex' must be an even number of hex digits", op: opText) }
-            guard !bytes.isEmpty else { throw reject("'hex' holds no bytes", op: opText) }
-            let mode: OutgoingWriteMode
-            switch try string("mode", required: false) {
-            case nil, "auto"?: mode = .automatic
-            case "request"?: mode = .withResponse
-            case "command"?: mode = .withoutResponse
-            case let other?: throw reject("'mode' must be request, command or auto, found \"\(other)\"", op: opText)
-            }
-            var qos: OutgoingQoS?
-            if let text = try string("qos", required: false) {
-                guard let value = OutgoingQoS.allCases.first(where: { $0.description == text }) else {
-                    throw reject("'qos' must be control, normal or bulk, found \"\(text)\"", op: opText)
-                }
-                qos = value
-            }
-            let replace: Bool
-            switch arguments["replace"] {
-            case nil: replace = false
-            case .bool(let flag)?: replace = flag
-            default: throw reject("'replace' must be true or false", op: opText)
-            }
-            operation = .write(characteristic: characteristic, bytes: bytes, mode: mode, qos: qos, replace: replace)
-        case .read:
-            let characteristic = try string("characteristic", required: true) ?? ""
-            guard BluetoothUUID(characteristic) != nil else { throw reject("'characteristic' is not a UUID: \"\(characteristic)\"", op: opText) }
-            operation = .read(characteristic: characteristic)
-        case .subscribe, .unsubscribe:
-            let characteristic = try string("characteristic", required: true) ?? ""
-            guard BluetoothUUID(characteristic) != nil else { throw reject("'characteristic' is not a UUID: \"\(characteristic)\"", op: opText) }
-            operation = op == .subscribe ? .subscribe(characteristic: characteristic) : .unsubscribe(characteristic: characteristic)
-        case .disconnect: operation = .disconnect
-        case .reconnect: operation = .reconnect
-        case .unpin: operation = .unpin
-        case .pin:
-            var options = FleetPinOptions()
-            options.className = try string("class", required: false)
-            options.name = try string("name", required: false)
-            switch arguments["priority"] {
-            case nil: break
-            case .number(let text)?:
-                guard let value = Int(text), FleetPinOptions.priorities.contains(value) else {
-                    throw reject("'priority' must be \(FleetPinOptions.prioritiesText)", op: opText)
-                }
-                options.priority = value
-            default: throw reject("'priority' must be an integer", op: opText)
-            }
-            // The limits every outlet applies (the fleet machine checks them again).
-            if let problem = options.problem { throw reject(problem, op: opText) }
-            var addressType: AddressType?
-            if let text = try string("address_type", required: false) {
-                guard let type = AddressType(rawValue: text) else {
-                    throw reject("'address_type' must be public or random, found \"\(text.prefix(32))\"", op: opText)
-                }
-                addressType = type
-            }
-            operation = .pin(options, addressType: addressType)
-        }
-        return MQTTCommandRequest(id: identifier, operation: operation)
+        return MQTTCommandRequest(id: id, op: op, arguments: fields.mapValues(\.raw))
     }
 
+    /// A gateway-scope request for `op` (the topic's last level).
+    public static func parseGateway(_ payload: [UInt8], op: String) throws(Rejection) -> MQTTCommandRequest {
+        // An empty message is a request without arguments.
+        var fields = payload.isEmpty ? [:] : try object(payload)
+        var id: Identifier?
+        switch fields.removeValue(forKey: "transaction") {
+        case .string(let text)?: id = .string(text)
+        case .number(let text)?: id = .number(text)
+        case nil: id = nil
+        default: throw Rejection(id: nil, op: op, message: "'transaction' must be a string or a number")
+        }
+        return MQTTCommandRequest(id: id, op: op, arguments: fields.mapValues(\.raw))
+    }
+
+    /// The request checked against the catalogue at `scope`: the device scope's address is
+    /// `device` (the topic's).
+    public func checked(scope: CommandDeclaration.Scopes, device: BluetoothAddress? = nil) throws(Rejection) -> CheckedCommand {
+        let known = CommandCatalogue.all.filter { $0.scopes.contains(scope) }
+        guard let declaration = known.first(where: { $0.op == op }) else {
+            throw Rejection(id: id, op: op, message: "unknown op \"\(op.prefix(32))\" (known: \(known.map(\.op).joined(separator: ", ")))")
+        }
+        let implied: [String: CommandValue] = device.map { ["address": .address($0)] } ?? [:]
+        do {
+            return try CommandArgumentChecker.check(declaration, arguments, on: .mqtt, implied: implied)
+        } catch {
+            throw Rejection(id: id, op: op, message: error.description)
+        }
+    }
+
+    /// Bytes from hex text, as the checker reads them.
     static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count.isMultiple(of: 2), digits.count <= 1024 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
+        CommandArgumentChecker.bytes(hex: hex)
     }
 
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
+    private static func object(_ payload: [UInt8]) throws(Rejection) -> [String: JSONField] {
+        guard payload.count <= maximumBytes else {
+            throw Rejection(id: nil, op: nil, message: "request larger than \(maximumBytes) bytes")
+        }
+        do {
+            return try JSONDecoder().decode([String: JSONField].self, from: Data(payload))
+        } catch {
+            throw Rejection(id: nil, op: nil, message: "not a JSON object")
         }
     }
 }
@@ -210,13 +117,23 @@ enum JSONField: Decodable, Equatable {
             self = .other
         }
     }
+
+    /// The value as the checker takes it.
+    var raw: RawCommandValue {
+        switch self {
+        case .string(let text): .text(text)
+        case .number(let text): .number(text)
+        case .bool(let flag): .bool(flag)
+        case .other: .other("an array, an object or null")
+        }
+    }
 }
 
 /// The answer on `…/command/result`: `{"id":…,"op":…,"ok":true,…}` or `{"id":…,"ok":false,"error":…}`.
 enum MQTTCommandResult {
-    static func success(_ id: MQTTCommandRequest.Identifier, op: String, extra: (inout JSONObjectWriter) -> Void = { _ in }) -> [UInt8] {
+    static func success(_ id: MQTTCommandRequest.Identifier?, op: String, extra: (inout JSONObjectWriter) -> Void = { _ in }) -> [UInt8] {
         var object = JSONObjectWriter(capacity: 96)
-        write(id, into: &object)
+        if let id { write(id, key: "id", into: &object) }
         object.string("op", op)
         object.bool("ok", true)
         extra(&object)
@@ -226,17 +143,26 @@ enum MQTTCommandResult {
     static func failure(_ id: MQTTCommandRequest.Identifier?, op: String?, error: String) -> [UInt8] {
         var object = JSONObjectWriter(capacity: 128)
         // Without a readable id the result has none: the requester matches it by its absence.
-        if let id { write(id, into: &object) }
+        if let id { write(id, key: "id", into: &object) }
         if let op { object.string("op", op) }
         object.bool("ok", false)
         object.string("error", error)
         return object.finish()
     }
 
-    private static func write(_ id: MQTTCommandRequest.Identifier, into object: inout JSONObjectWriter) {
+    /// The outcome's value under the declaration's key (`"hex"`, `"write"`).
+    static func write(_ outcome: CommandOutcome, of declaration: CommandDeclaration, into object: inout JSONObjectWriter) {
+        switch (declaration.result, outcome) {
+        case (.bytes(_, let key, _), .bytes(let bytes)): object.hex(key, bytes)
+        case (.word(_, let key, _), .word(let word)): object.string(key, word)
+        default: break
+        }
+    }
+
+    static func write(_ id: MQTTCommandRequest.Identifier, key: String, into object: inout JSONObjectWriter) {
         switch id {
-        case .string(let text): object.string("id", text)
-        case .number(let text): object.number("id", text)
+        case .string(let text): object.string(key, text)
+        case .number(let text): object.number(key, text)
         }
     }
 }

@@ -201,7 +201,7 @@ actor MQTTOutlet {
             password = file.password
             passwordFile = path
         }
-        var subscriptions = [topics.commandFilter]
+        var subscriptions = [topics.commandFilter, topics.gatewayRequestFilter]
         if settings.homeAssistantDiscovery { subscriptions.append(topics.homeAssistantStatus) }
         let connection = MQTTConnectionSettings(
             host: settings.host, port: settings.port, tls: settings.tls, clientID: settings.clientID ?? "wearfleet-\(gateway)",

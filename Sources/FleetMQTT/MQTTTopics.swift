@@ -56,6 +56,23 @@ public struct MQTTTopics: Sendable, Equatable {
     public func discovery(component: String, node: String, object: String) -> String {
         "\(discoveryPrefix)/\(component)/\(node)/\(object)/config"
     }
+
+    // MARK: - Gateway requests
+
+    /// Subscribed: gateway-scope requests, one topic level per op (`…/request/pin`).
+    public var gatewayRequestFilter: String { "\(prefix)/gateway/\(gatewayID)/request/+" }
+
+    /// The answer to a gateway request for `op`.
+    public func gatewayResponse(_ op: String) -> String { "\(prefix)/gateway/\(gatewayID)/response/\(op)" }
+
+    /// The op of a gateway request's topic, nil for any other topic.
+    public func gatewayRequestOp(in topic: String) -> String? {
+        let head = "\(prefix)/gateway/\(gatewayID)/request/"
+        guard topic.hasPrefix(head) else { return nil }
+        let op = topic.dropFirst(head.count)
+        guard !op.isEmpty, !op.contains("/") else { return nil }
+        return String(op)
+    }
 }
 
 extension BluetoothAddress {

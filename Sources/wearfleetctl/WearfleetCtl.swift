@@ -6,7 +6,8 @@ import FleetReplay
 import Foundation
 
 /// `wearfleetctl`: reads wearfleetd's control interface (`org.wearfleet.Daemon1`) and prints
-/// it, and replays the daemon's recorded inputs. Argument parsing and output only: the client,
+/// it, runs the command catalogue's commands (`CatalogueCommand`), and replays the daemon's
+/// recorded inputs. Argument parsing and output only: the client,
 /// rendering and JSON are in FleetControl, the replay in FleetReplay.
 @main
 struct WearfleetCtl: AsyncParsableCommand {
@@ -18,18 +19,26 @@ struct WearfleetCtl: AsyncParsableCommand {
             or failed (the message says why; nothing changed); 2 bad usage, address, UUID, option \
             or value; 4 no such device; 77 permission denied (root and the wearfleet group may \
             query the daemon; root and the wearfleet-admin group may change it).
+
+            Commands that change the fleet (root and the wearfleet-admin group; wearfleetctl \
+            COMMAND --help for each): \(CatalogueCommand.overview)
             """,
         version: WearfleetVersion.current,
-        subcommands: [
-            Status.self, Device.self, Watch.self, ReplayCommand.self,
-            PinCommand.self, UnpinCommand.self, DisconnectCommand.self, ReconnectCommand.self, ReadCommand.self, WriteCommand.self,
-            SubscribeCommand.self, UnsubscribeCommand.self,
-        ],
+        subcommands: [Status.self, Device.self, Watch.self, ReplayCommand.self],
         defaultSubcommand: Status.self)
 
     /// ArgumentParser exits 64 (EX_USAGE) on bad usage; wearfleetctl exits 2, as systemctl and
     /// most command-line tools do, so scripts can tell usage from "not running" (1).
     static func main() async {
+        // The catalogue's commands are parsed from their declarations (CatalogueCommand), the
+        // rest by ArgumentParser.
+        let words = Array(CommandLine.arguments.dropFirst())
+        if let op = words.first, let declaration = CommandCatalogue.declaration(op: op) {
+            await CatalogueCommand.run(declaration, Array(words.dropFirst()))
+        }
+        if words.count > 1, words[0] == "help", let declaration = CommandCatalogue.declaration(op: words[1]) {
+            await CatalogueCommand.run(declaration, ["--help"])
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -4,9 +4,9 @@ import FleetCore
 
 /// `org.wearfleet.Daemon1`: what the daemon exports at `/org/wearfleet/Daemon` for
 /// `wearfleetctl` and other programs. Reading (below) is for root and group `wearfleet` (the bus
-/// policy); the commands that change the fleet (`Pin`, `Unpin`, `Disconnect`, `Reconnect`, `Subscribe`, `Unsubscribe`,
-/// `Read`, `Write`: `ControlInterface+Commands.swift`) are for root and group `wearfleet-admin`,
-/// checked by the bus policy and again by the daemon (`ControlAccess`).
+/// policy); the commands that change the fleet (one method per declaration of `CommandCatalogue`:
+/// `ControlInterface+Commands.swift`) are for root and group `wearfleet-admin`, checked by the bus
+/// policy and again by the daemon (`ControlAccess`).
 ///
 /// - `WatchValues(a{sv} filter) → (h, u)` and the `DeviceStateChanged` signal: live values and
 ///   state changes (ControlInterface+Watch), when the endpoint was given the fleet.
