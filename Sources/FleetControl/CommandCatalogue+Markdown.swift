@@ -30,6 +30,7 @@ extension CommandCatalogue {
                 + command.aliases(on: .dbus).map { "`\($0.name)` b (true: `\($0.argument)` `\($0.whenTrue)`\($0.whenFalse.map { ", false: `\($0)`" } ?? ""))" }
             if !options.isEmpty { what += " Options: " + options.joined(separator: ", ") + "." }
             if case .word(let name, _, let help) = command.result { what += " Answers `\(name)`: \(help)." }
+            if case .records(let name, _, _, let help) = command.result { what += " Answers `\(name)`: \(help)." }
             what += " Errors: " + command.allErrors.map { "`\($0.split(separator: ".").last ?? "")`" }.joined(separator: ", ") + "."
             lines.append("| `\(command.member)` | `\(command.dbusSignatureText)` | \(what) |")
         }
@@ -64,6 +65,8 @@ extension CommandCatalogue {
             case .none: ""
             case .bytes(_, let key, let help): "`\"\(key)\"`: \(help)"
             case .word(_, let key, let help): "`\"\(key)\"`: \(help)"
+            case .records(_, let key, let fields, let help):
+                "`\"\(key)\"`: \(help), each " + fields.map { "`\($0)`" }.joined(separator: ", ")
             }
             let listed = arguments.isEmpty ? "none" : arguments.joined(separator: ", ")
             lines.append("| `\(command.op)` | \(scopes.joined(separator: ", ")) | \(listed) | \(result) |")

@@ -126,8 +126,31 @@ public enum CommandCatalogue {
                     + "`busctl`'s 25 s and wearfleetctl's 30 s: the write may wait for its turn for 24 s less the class's `write` "
                     + "timeout and 1 s; one not begun then is taken back and answers `Timeout` (never sent, so trying again "
                     + "writes once), one that began answers by its class timeout.")
+        case .nearby:
+            return CommandDeclaration(
+                .nearby, member: "Nearby", scopes: .gateway,
+                arguments: [
+                    CommandArgument(
+                        "scan", .integer(0...20), default: .integer(0),
+                        help: "Seconds every adapter discovers, unfiltered, before the answer (0: what bluetoothd reports now; "
+                            + "the fleet discovers only while it looks for a device).")
+                ],
+                result: .records(
+                    name: "devices", jsonKey: "devices", fields: nearbyFields,
+                    help: "the devices the radio hears that are not in the fleet, strongest first"),
+                errors: [],
+                abstract: "List what the radio hears that is not in the fleet: address, type, name, RSSI, when last heard, services.",
+                discussion: "From the daemon's own view of bluetoothd (no scan of its own unless `scan` asks for one): `address`, "
+                    + "`address_type`, `name`, `rssi` (dBm, the strongest adapter's), `last_heard_seconds` (since it was last heard "
+                    + "advertising; absent when not since bluetoothd's objects were read), `services`, `adapters`, `connected`, "
+                    + "`paired`, and `pool_class`: the class the pool would give it (absent when the pool is off or would not take it).")
         }
     }
+
+    /// `nearby`'s fields, in order (a text table's columns, a record's keys).
+    public static let nearbyFields = [
+        "address", "address_type", "name", "rssi", "last_heard_seconds", "services", "adapters", "connected", "paired", "pool_class",
+    ]
 
     // MARK: - Errors
 

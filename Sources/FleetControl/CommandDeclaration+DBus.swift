@@ -17,6 +17,7 @@ extension CommandDeclaration {
         case .none: []
         case .bytes(let name, _, _): [DBusArgument(name, .array(.byte))]
         case .word(let name, _, _): [DBusArgument(name, .string)]
+        case .records(let name, _, _, _): [DBusArgument(name, .array(.dictionary(key: .string, value: .variant)))]
         }
     }
 
@@ -25,7 +26,7 @@ extension CommandDeclaration {
         let inputs = "(" + dbusInputs.map { "\($0.type.signature) \($0.name)" }.joined(separator: ", ") + ")"
         switch result {
         case .none: return inputs
-        case .bytes, .word: return inputs + " → " + dbusOutputs.map(\.type.signature).joined()
+        case .bytes, .word, .records: return inputs + " → " + dbusOutputs.map(\.type.signature).joined()
         }
     }
 
@@ -68,8 +69,11 @@ extension CommandDeclaration {
         switch (result, outcome) {
         case (.bytes, .bytes(let bytes)): [.bytes(bytes)]
         case (.word, .word(let word)): [.string(word)]
+        case (.records, .records(let records)):
+            [.array(element: .dictionary(key: .string, value: .variant), records.map { .stringVariantMap($0.dbusProperties) })]
         case (.bytes, _): [.bytes([])]
         case (.word, _): [.string("")]
+        case (.records, _): [.array(element: .dictionary(key: .string, value: .variant), [])]
         case (.none, _): []
         }
     }
@@ -84,6 +88,10 @@ extension CommandDeclaration {
         case .word:
             try reply.expectSignature("s")
             return .word(try reply.decode(String.self, at: 0))
+        case .records(_, _, let fields, _):
+            try reply.expectSignature("aa{sv}")
+            let maps = try reply.decode([[String: DBusValue]].self, at: 0)
+            return .records(maps.map { CommandRecord(dbus: $0, fields: fields) })
         }
     }
 }
@@ -130,6 +138,45 @@ extension RawCommandValue {
         case .array(.byte, let values):
             self = .bytes(values.compactMap { if case .byte(let byte) = $0 { byte } else { nil } })
         case let other: self = .other("D-Bus type \(other.type.signature)")
+        }
+    }
+}
+
+extension CommandRecord {
+    /// The record as an `a{sv}`: strings `s`, integers `x`, numbers `d`, flags `b`, lists `as`.
+    public var dbusProperties: [String: DBusValue] {
+        var map: [String: DBusValue] = [:]
+        for (key, value) in fields {
+            map[key] = switch value {
+            case .string(let text): .string(text)
+            case .integer(let number): .int64(Int64(number))
+            case .number(let number): .double(number)
+            case .bool(let flag): .boolean(flag)
+            case .strings(let texts): .stringArray(texts)
+            }
+        }
+        return map
+    }
+
+    /// A record read back from an `a{sv}`: the declared `fields` in their order, then any other
+    /// key (a newer daemon's) by name; values of a type no record has are left out.
+    init(dbus map: [String: DBusValue], fields: [String]) {
+        let keys = fields.filter { map[$0] != nil } + map.keys.filter { !fields.contains($0) }.sorted()
+        self.init(keys.map { key in (key, map[key].flatMap(Self.value)) })
+    }
+
+    private static func value(_ value: DBusValue) -> Value? {
+        switch value.unwrappingVariant {
+        case .string(let text): .string(text)
+        case .int64(let number): .integer(Int(number))
+        case .int32(let number): .integer(Int(number))
+        case .uint32(let number): .integer(Int(number))
+        case .int16(let number): .integer(Int(number))
+        case .double(let number): .number(number)
+        case .boolean(let flag): .bool(flag)
+        case .array(_, let elements):
+            .strings(elements.compactMap { if case .string(let text) = $0.unwrappingVariant { text } else { nil } })
+        default: nil
         }
     }
 }

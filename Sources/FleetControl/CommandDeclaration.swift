@@ -28,6 +28,9 @@ public struct CommandDeclaration: Sendable {
         case bytes(name: String, jsonKey: String, help: String)
         /// A word: D-Bus `s` named `name`, a string under `jsonKey` on MQTT.
         case word(name: String, jsonKey: String, help: String)
+        /// A list of records (`CommandRecord`) with these fields: D-Bus `aa{sv}` named `name`,
+        /// an array of objects under `jsonKey` on MQTT, a table on the command line.
+        case records(name: String, jsonKey: String, fields: [String], help: String)
     }
 
     /// Another spelling of a word argument, kept where a front end had it before the catalogue:

@@ -39,4 +39,54 @@ public enum CommandOutcome: Sendable, Hashable {
     case done
     case bytes([UInt8])
     case word(String)
+    case records([CommandRecord])
+}
+
+/// One record of a command's answer (a device `nearby` hears): fields in the declaration's
+/// order, a field whose value is unknown left out.
+public struct CommandRecord: Sendable, Hashable {
+    public enum Value: Sendable, Hashable {
+        case string(String)
+        case integer(Int)
+        case number(Double)
+        case bool(Bool)
+        case strings([String])
+
+        /// As a text table shows it.
+        public var text: String {
+            switch self {
+            case .string(let text): text
+            case .integer(let number): String(number)
+            case .number(let number): String(format: number)
+            case .bool(let flag): flag ? "yes" : "no"
+            case .strings(let texts): texts.joined(separator: ",")
+            }
+        }
+    }
+
+    public var fields: [(key: String, value: Value)]
+
+    public init(_ fields: [(key: String, value: Value?)]) {
+        self.fields = fields.compactMap { field in field.value.map { (field.key, $0) } }
+    }
+
+    public subscript(key: String) -> Value? { fields.first { $0.key == key }?.value }
+
+    public static func == (lhs: CommandRecord, rhs: CommandRecord) -> Bool {
+        lhs.fields.map(\.key) == rhs.fields.map(\.key) && lhs.fields.map(\.value) == rhs.fields.map(\.value)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for field in fields {
+            hasher.combine(field.key)
+            hasher.combine(field.value)
+        }
+    }
+}
+
+extension String {
+    fileprivate init(format number: Double) {
+        let tenths = (number * 10).rounded() / 10
+        self = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
 }

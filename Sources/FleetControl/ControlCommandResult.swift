@@ -16,6 +16,9 @@ public struct ControlCommandResult: Sendable, Hashable, Encodable {
     public var qos: String?
     /// `write`: `acknowledged` (with response) or `sent` (without).
     public var outcome: String?
+    /// A command answered with records (`nearby`): their fields, in order, and the records.
+    public var recordFields: [String]?
+    public var records: [CommandRecord]?
 
     public init(
         command: String, address: String, uuid: String? = nil, value: [UInt8]? = nil, bytes: Int? = nil, qos: String? = nil,
@@ -30,9 +33,14 @@ public struct ControlCommandResult: Sendable, Hashable, Encodable {
         self.outcome = outcome
     }
 
-    /// The line a person reads.
+    /// The line a person reads (a table, for records).
     public var text: String {
-        switch command {
+        if let records, let fields = recordFields {
+            guard !records.isEmpty else { return "nothing heard outside the fleet" }
+            let table = TextTable(fields.map { TextTable.Column(String($0.uppercased().map { $0 == "_" ? " " : $0 }), maxWidth: 40) })
+            return table.render(records.map { record in fields.map { record[$0]?.text } }).joined(separator: "\n")
+        }
+        return switch command {
         case "pin": "pinned \(address)"
         case "unpin": "unpinned \(address)"
         case "disconnect": "disconnected \(address); it stays disconnected until 'wearfleetctl reconnect \(address)'"
@@ -50,20 +58,22 @@ public struct ControlCommandResult: Sendable, Hashable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schemaVersion, command, address, ok, uuid, value, bytes, qos, outcome
+        case schemaVersion, command, address, ok, uuid, value, bytes, qos, outcome, records
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(ControlJSON.schemaVersion, forKey: .schemaVersion)
         try container.encode(command, forKey: .command)
-        try container.encode(address, forKey: .address)
+        // A command about no device (`nearby`) has no address.
+        if !address.isEmpty { try container.encode(address, forKey: .address) }
         try container.encode(true, forKey: .ok)
         try container.encodeIfPresent(uuid, forKey: .uuid)
         try container.encodeIfPresent(value, forKey: .value)
         try container.encodeIfPresent(bytes, forKey: .bytes)
         try container.encodeIfPresent(qos, forKey: .qos)
         try container.encodeIfPresent(outcome, forKey: .outcome)
+        if let records { try container.encode(records.map(RecordJSON.init), forKey: .records) }
     }
 
     /// Lower-case hex, two digits a byte.
@@ -100,9 +110,40 @@ extension ControlCommandResult {
     public init(_ command: CheckedCommand, words: [String: String], outcome: CommandOutcome) {
         let value: [UInt8]? = if case .bytes(let bytes) = outcome { bytes } else { nil }
         let word: String? = if case .word(let word) = outcome { word } else { nil }
+        defer {
+            if case .records(let records) = outcome, case .records(_, _, let fields, _) = command.declaration.result {
+                self.records = records
+                self.recordFields = fields
+            }
+        }
         self.init(
             command: command.name.rawValue, address: words["address"] ?? command.address?.description ?? "",
             uuid: words["uuid"] ?? command.uuid("uuid"), value: value, bytes: command.bytes("value")?.count,
             qos: command.given["qos"].map(\.text), outcome: word)
+    }
+}
+
+/// A record in `--json`: its fields as JSON members, in order.
+struct RecordJSON: Encodable {
+    let record: CommandRecord
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        for (key, value) in record.fields {
+            switch value {
+            case .string(let text): try container.encode(text, forKey: Key(stringValue: key))
+            case .integer(let number): try container.encode(number, forKey: Key(stringValue: key))
+            case .number(let number): try container.encode(number, forKey: Key(stringValue: key))
+            case .bool(let flag): try container.encode(flag, forKey: Key(stringValue: key))
+            case .strings(let texts): try container.encode(texts, forKey: Key(stringValue: key))
+            }
+        }
     }
 }

@@ -155,8 +155,24 @@ enum MQTTCommandResult {
         switch (declaration.result, outcome) {
         case (.bytes(_, let key, _), .bytes(let bytes)): object.hex(key, bytes)
         case (.word(_, let key, _), .word(let word)): object.string(key, word)
+        case (.records(_, let key, _, _), .records(let records)): object.objects(key, records.map(json))
         default: break
         }
+    }
+
+    /// A record as a JSON object: its fields in order.
+    static func json(_ record: CommandRecord) -> JSONObjectWriter {
+        var object = JSONObjectWriter(capacity: 192)
+        for (key, value) in record.fields {
+            switch value {
+            case .string(let text): object.string(key, text)
+            case .integer(let number): object.integer(key, number)
+            case .number: object.number(key, value.text)
+            case .bool(let flag): object.bool(key, flag)
+            case .strings(let texts): object.strings(key, texts)
+            }
+        }
+        return object
     }
 
     static func write(_ id: MQTTCommandRequest.Identifier, key: String, into object: inout JSONObjectWriter) {

@@ -60,15 +60,16 @@ import Testing
         })
         #expect(signatures == [
             "Pin": "sa{sv} → ", "Unpin": "s → ", "Disconnect": "s → ", "Reconnect": "s → ", "Read": "ss → ay",
-            "Subscribe": "ss → ", "Unsubscribe": "ss → ", "Write": "ssaya{sv} → s",
+            "Subscribe": "ss → ", "Unsubscribe": "ss → ", "Write": "ssaya{sv} → s", "Nearby": "a{sv} → aa{sv}",
         ])
         #expect(CommandName.write.declaration.dbusInputs.map(\.name) == ["address", "uuid", "value", "options"])
         #expect(CommandName.write.declaration.dbusOutputs.map(\.name) == ["outcome"])
         #expect(CommandName.read.declaration.dbusOutputs.map(\.name) == ["value"])
     }
 
-    @Test func gatewayOpsArePinAndUnpin() {
-        #expect(CommandCatalogue.all.filter { $0.scopes.contains(.gateway) }.map(\.op) == ["pin", "unpin"])
+    @Test func gatewayOpsArePinUnpinAndNearby() {
+        #expect(CommandCatalogue.all.filter { $0.scopes.contains(.gateway) }.map(\.op) == ["pin", "unpin", "nearby"])
+        #expect(CommandCatalogue.all.filter { !$0.scopes.contains(.device) }.map(\.op) == ["nearby"], "nearby is about no device")
     }
 
     /// README's tables are the catalogue's (regenerate: WEARFLEET_WRITE_README=1 swift test --filter CommandCatalogueTests).

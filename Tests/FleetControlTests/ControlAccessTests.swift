@@ -68,6 +68,16 @@ struct ControlAccessTests {
         }
         func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) { record("subscribe") }
         func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) { record("unsubscribe") }
+        /// One strap heard 2.5 s ago that the pool would take, and a tag nothing is known of.
+        func nearby(scanning: Duration?) async -> [FleetNearbyDevice] {
+            record(scanning.map { "nearby \($0)" } ?? "nearby")
+            return [
+                FleetNearbyDevice(
+                    id: DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:09")!), name: "Strap 9", rssi: -61, lastHeard: .milliseconds(2500),
+                    services: ["0000180d-0000-1000-8000-00805f9b34fb"], adapters: [AdapterID("hci0")], poolClass: "strap"),
+                FleetNearbyDevice(id: DeviceID(address: BluetoothAddress("DA:BB:CC:00:00:0A")!, addressType: .random), adapters: [AdapterID("hci1")]),
+            ]
+        }
 
         private func record(_ call: String) { calls.withLock { $0.append(call) } }
     }
@@ -108,6 +118,34 @@ struct ControlAccessTests {
         let write = try await Commands.run(Commands.wearfleetctl, ["write", address, "2a39", "01", "--bus", bus.address])
         #expect(write.status == 0 && write.output.hasPrefix("acknowledged: 1 byte"), "\(write.errors)")
         #expect(fleet.calls.withLock { $0 }.count == 2)
+        await endpoint.stop()
+    }
+
+    /// `nearby` end to end through D-Bus: the records as the daemon encodes them, read back by
+    /// wearfleetctl into a table or JSON, and the scan asked for reaching the fleet.
+    @Test func nearbyListsWhatTheRadioHearsAsATableOrJSON() async throws {
+        let bus = try PrivateBus()
+        let fleet = RecordingFleet()
+        let endpoint = try await Self.endpoint(on: bus, fleet: fleet, caller: CallerCredentials(uid: 0, groups: []))
+        let table = try await Commands.run(Commands.wearfleetctl, ["nearby", "--bus", bus.address])
+        #expect(table.status == 0, "\(table.errors)")
+        let lines = table.output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("ADDRESS") == true && lines.first?.contains("LAST HEARD SECONDS") == true)
+        #expect(lines.count == 3 && lines[1].hasPrefix("AA:BB:CC:00:00:09  public") && lines[1].contains("-61") && lines[1].contains("2.5"))
+        #expect(lines[2].hasPrefix("DA:BB:CC:00:00:0A  random"))
+        let json = try await Commands.run(Commands.wearfleetctl, ["nearby", "--scan", "3", "--json", "--bus", bus.address])
+        #expect(json.status == 0, "\(json.errors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(object["command"] as? String == "nearby" && object["address"] == nil)
+        let records = try #require(object["records"] as? [[String: Any]])
+        #expect(records.count == 2)
+        #expect(records[0]["address"] as? String == "AA:BB:CC:00:00:09" && records[0]["rssi"] as? Int == -61)
+        #expect(records[0]["last_heard_seconds"] as? Double == 2.5 && records[0]["pool_class"] as? String == "strap")
+        #expect(records[0]["services"] as? [String] == ["0000180d-0000-1000-8000-00805f9b34fb"])
+        #expect(records[1]["address_type"] as? String == "random" && records[1]["rssi"] == nil && records[1]["name"] == nil)
+        #expect(fleet.calls.withLock { $0 } == ["nearby", "nearby 3.0 seconds"])
+        let tooLong = try await Commands.run(Commands.wearfleetctl, ["nearby", "--scan", "60", "--bus", bus.address])
+        #expect(tooLong.status == ControlClientError.ExitCode.usage)
         await endpoint.stop()
     }
 

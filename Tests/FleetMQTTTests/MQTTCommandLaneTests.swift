@@ -58,6 +58,7 @@ import TestSupport
         }
         func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) {}
         func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) {}
+        func nearby(scanning: Duration?) async -> [FleetNearbyDevice] { [] }
     }
 
     /// A private broker, a subscriber to the command results, a connected client and a bridge

@@ -103,7 +103,7 @@ import Testing
         }
         #expect(message(#"{"transaction":true}"#, "pin") == "'transaction' must be a string or a number")
         #expect(message(#"{}"#, "unpin") == "unpin needs 'address'")
-        #expect(message(#"{"address":"C4:7A:10:00:00:09"}"#, "read") == "unknown op \"read\" (known: pin, unpin)")
+        #expect(message(#"{"address":"C4:7A:10:00:00:09"}"#, "read") == "unknown op \"read\" (known: pin, unpin, nearby)")
         #expect(String(decoding: MQTTGatewayResponse.ok(.string("t")), as: UTF8.self) == #"{"transaction":"t","status":"ok","data":{}}"#)
         #expect(String(decoding: MQTTGatewayResponse.error(nil, "no"), as: UTF8.self) == #"{"status":"error","error":"no"}"#)
         // At device scope the address is the topic's: the request cannot name another.

@@ -14,7 +14,7 @@ struct WearfleetdGatewayAPITests {
     @Test func infoDevicesAndEventsFollowTheFleetAndHoldAndRoleReachTheState() async throws {
         let broker = try PrivateBroker()
         let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/#"])
-        let daemon = try await MQTTDaemon(broker: broker, allowCommands: ["read", "disconnect", "reconnect"])
+        let daemon = try await MQTTDaemon(broker: broker, allowCommands: ["read", "disconnect", "reconnect", "nearby"])
         let band = "wearfleet/device/\(MQTTDaemon.bandSegment)"
         let watch = "wearfleet/device/\(MQTTDaemon.watchSegment)"
 
@@ -37,7 +37,7 @@ struct WearfleetdGatewayAPITests {
         #expect(info["gateway"] as? String == "gw1" && (info["version"] as? String)?.isEmpty == false)
         let adapters = try #require(info["adapters"] as? [[String: Any]])
         #expect(adapters.first?["id"] as? String == "hci0" && adapters.first?["slots"] as? Int == 5)
-        #expect(info["commands"] as? [String] == ["disconnect", "read", "reconnect"])
+        #expect(info["commands"] as? [String] == ["disconnect", "nearby", "read", "reconnect"])
         let configuration = try #require(info["configuration"] as? [String: Any])
         #expect(configuration["pool"] as? Bool == true && configuration["topic_prefix"] as? String == "wearfleet")
         #expect(!infoMessage.payload.contains("password") && !infoMessage.payload.contains("username"))
@@ -49,6 +49,14 @@ struct WearfleetdGatewayAPITests {
         let entries = try #require(try JSONSerialization.jsonObject(with: Data(listed.payload.utf8)) as? [[String: Any]])
         #expect(entries.map { $0["address"] as? String } == [MQTTDaemon.watch, MQTTDaemon.band])
         #expect(entries.allSatisfy { $0["role"] as? String == "pinned" && $0["address_type"] as? String == "public" && $0["held"] as? Bool == false })
+
+        // `nearby` as a gateway request, after a short scan: both straps are the fleet's, so
+        // nothing else is heard.
+        try publish(port: broker.port, topic: "wearfleet/gateway/gw1/request/nearby", #"{"transaction":"n1","scan":1}"#)
+        let nearby = try jsonObject(try await subscriber.first(on: "wearfleet/gateway/gw1/response/nearby").payload)
+        #expect(nearby["transaction"] as? String == "n1" && nearby["status"] as? String == "ok", "\(nearby)")
+        #expect((nearby["data"] as? [String: Any])?["devices"] as? [Any] != nil)
+        #expect(((nearby["data"] as? [String: Any])?["devices"] as? [Any])?.isEmpty == true)
 
         // Home Assistant's hold switch: disconnect holds the band, the state says so, and an
         // event tells it; reconnect lets it go.

@@ -53,7 +53,7 @@ struct WearfleetdMQTTGatewayTests {
         // An unknown op, and a bad argument: named, nothing changes.
         try publish(port: broker.port, topic: "\(request)/explode", #"{"transaction":"u"}"#)
         let unknown = try jsonObject(try await subscriber.first(on: "\(response)/explode").payload)
-        #expect(unknown["transaction"] as? String == "u" && unknown["error"] as? String == "unknown op \"explode\" (known: pin, unpin)")
+        #expect(unknown["transaction"] as? String == "u" && unknown["error"] as? String == "unknown op \"explode\" (known: pin, unpin, nearby)")
         try publish(port: broker.port, topic: "\(request)/pin", #"{"transaction":"b","address":"nope"}"#)
         let bad = try jsonObject(try await subscriber.first(on: "\(response)/pin") { $0.payload.contains(#""b""#) }.payload)
         #expect(bad["status"] as? String == "error"

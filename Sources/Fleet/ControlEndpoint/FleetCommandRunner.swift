@@ -62,6 +62,10 @@ public struct FleetCommandRunner: Sendable {
             let id = try await device(command)
             let uuid = try Self.required(command.uuid("uuid"), "uuid")
             try await Self.run { () throws(FleetCommandError) in try await fleet.unsubscribe(id, characteristic: uuid) }
+        case .nearby:
+            let seconds = command.integer("scan") ?? 0
+            let devices = await fleet.nearby(scanning: seconds > 0 ? .seconds(seconds) : nil)
+            return .records(devices.map(\.record))
         case .write:
             let id = try await device(command)
             let uuid = try Self.required(command.uuid("uuid"), "uuid")

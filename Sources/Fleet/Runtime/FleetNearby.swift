@@ -1,3 +1,4 @@
+import FleetControl
 import FleetCore
 
 /// One device object bluetoothd holds, as the fleet's Bluetooth last heard of it: what
@@ -93,5 +94,23 @@ public struct FleetNearbyDevice: Sendable, Hashable {
             default: left.id < right.id
             }
         }
+    }
+}
+
+extension FleetNearbyDevice {
+    /// The device as `nearby` answers it (`CommandCatalogue.nearbyFields`).
+    public var record: CommandRecord {
+        CommandRecord([
+            ("address", .string(id.address.description)),
+            ("address_type", .string(id.addressType.rawValue)),
+            ("name", name.map(CommandRecord.Value.string)),
+            ("rssi", rssi.map(CommandRecord.Value.integer)),
+            ("last_heard_seconds", lastHeard.map { .number(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }),
+            ("services", .strings(services)),
+            ("adapters", .strings(adapters.map(\.name))),
+            ("connected", .bool(connected)),
+            ("paired", .bool(paired)),
+            ("pool_class", poolClass.map(CommandRecord.Value.string)),
+        ])
     }
 }

@@ -23,6 +23,9 @@ public protocol FleetCommands: Sendable {
     /// Subscribes to a characteristic from now on (at once on a set-up link).
     func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError)
     func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError)
+    /// The devices the radio hears that are not in the fleet; with `scanning`, after a scan
+    /// that long (see `FleetOrchestrator.nearby(scanning:)`).
+    func nearby(scanning: Duration?) async -> [FleetNearbyDevice]
 }
 
 extension FleetOrchestrator: FleetCommands {
