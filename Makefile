@@ -7,7 +7,7 @@ CONFIG     ?= debug
 BUILD_FLAGS = -c $(CONFIG)
 SWIFT_BUILD_DIR = .build/$(CONFIG)
 
-.PHONY: all deps build test unit-tests fidelity-tests system-test real-stack-test python-venv sim demo bench fuzz clean \
+.PHONY: all deps build test unit-tests fidelity-tests system-test real-stack-test home-assistant-test python-venv sim demo bench fuzz clean \
         install install-build install-files uninstall
 
 all: build
@@ -23,8 +23,10 @@ build: deps
 ## test: deps + build + every test (the bleak fidelity suite must run, not skip) + fuzz smoke
 ## + the system test under a real systemd (counted as one test; skipped only without namespaces)
 ## + the real-stack tier in a qemu guest (counted as one test; skipped only where qemu cannot run)
+## + a real Home Assistant against the daemon (counted as one test)
 test: build python-venv
 	@set -o pipefail; WEARFLEET_REQUIRE_FIDELITY=1 $(SWIFT) test $(BUILD_FLAGS) --skip-build 2>&1 | tee .build/test-output.log
+	$(MAKE) home-assistant-test
 	$(MAKE) fuzz-smoke
 	$(MAKE) system-test
 	$(MAKE) real-stack-test
@@ -33,6 +35,7 @@ test: build python-venv
 			skipped=0; \
 			if [ "$$(cat .build/system-test/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=$$((skipped + 1)); fi; \
 			if [ "$$(cat .build/real-stack/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=$$((skipped + 1)); fi; \
+			if [ "$$(cat .build/home-assistant/result 2>/dev/null)" = passed ]; then passed=$$((passed + 1)); else skipped=$$((skipped + 1)); fi; \
 			echo "tests: $$passed passed, 0 failed, $$skipped skipped"; \
 		fi
 
@@ -48,6 +51,13 @@ system-test: build
 ## results and logs in .build/real-stack/; skipped only where qemu cannot run)
 real-stack-test: build
 	@Tests/RealStack/real-stack-test.sh $(CONFIG)
+
+## home-assistant-test: a real Home Assistant Core 2024.3.3 (headless; pip installs it into
+## .build-ha-venv from Tests/HomeAssistant/requirements.txt, ~3 min once) against wearfleetd and
+## bluez-sim on a private mosquitto and bus, checked through its REST and websocket APIs
+## (~1½ min; results and logs in .build/home-assistant/; skipped only without mosquitto, dbus or Python 3.11)
+home-assistant-test: build
+	@Tests/HomeAssistant/ha-test.sh $(CONFIG) || [ $$? -eq 77 ]
 
 ## unit-tests: every Swift test (the bleak fidelity suite included when .build-venv exists)
 unit-tests:

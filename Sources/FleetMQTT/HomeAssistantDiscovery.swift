@@ -61,16 +61,24 @@ struct HomeAssistantDiscovery: Sendable {
         object: "spo2", name: "SpO2", kind: "spo2", valueTemplate: "{{ value_json.value.spo2_percent }}", unit: "%",
         expireAfter: 120, icon: "mdi:water-percent")
     static let battery = Sensor(
-        object: "battery", name: "Battery", kind: nil, valueTemplate: "{{ value_json.battery }}", unit: "%",
+        object: "battery", name: "Battery", kind: nil, valueTemplate: stateTemplate("value_json.battery"), unit: "%",
         deviceClass: "battery", diagnostic: true, needsLink: false)
     static let rssi = Sensor(
-        object: "rssi", name: "RSSI", kind: nil, valueTemplate: "{{ value_json.rssi }}", unit: "dBm",
+        object: "rssi", name: "RSSI", kind: nil, valueTemplate: stateTemplate("value_json.rssi"), unit: "dBm",
         deviceClass: "signal_strength", diagnostic: true, needsLink: false, enabledByDefault: false)
     static let connection = Sensor(
-        object: "connection", name: "Connection", kind: nil, valueTemplate: "{{ value_json.state }}", deviceClass: "enum",
+        object: "connection", name: "Connection", kind: nil, valueTemplate: stateTemplate("value_json.state"), deviceClass: "enum",
         diagnostic: true, icon: "mdi:bluetooth-connect", measurement: false, needsLink: false, options: DeviceState.names)
 
     static let byKind = ["heart_rate": heartRate, "temperature": temperature, "spo2": spo2]
+
+    /// A template of the device state that renders `expression`, or `None` (unknown) while the
+    /// state topic holds no JSON: a removed device's state is emptied after its configs, but
+    /// Home Assistant drops entities asynchronously, and an entity still subscribed would fail on
+    /// `value_json` (an error in its log) without the guard.
+    static func stateTemplate(_ expression: String) -> String {
+        "{{ \(expression) if value_json is defined else None }}"
+    }
 
     /// A button or switch that sends the device's commands.
     struct Control: Sendable {
@@ -94,7 +102,7 @@ struct HomeAssistantDiscovery: Sendable {
     static let hold = Control(
         component: "switch", object: "hold", name: "Hold disconnected", icon: "mdi:bluetooth-off", ops: ["disconnect", "reconnect"],
         payload: #"{"id":"ha-hold","op":"disconnect"}"#, offPayload: #"{"id":"ha-release","op":"reconnect"}"#,
-        stateTemplate: "{{ 'ON' if value_json.held else 'OFF' }}")
+        stateTemplate: stateTemplate("('ON' if value_json.held else 'OFF')"))
     static let readBattery = Control(
         component: "button", object: "read_battery", name: "Read battery", icon: "mdi:battery-sync", ops: ["read"],
         payload: #"{"id":"ha-read-battery","op":"read","characteristic":"2a19"}"#, needsLink: true)
@@ -229,7 +237,7 @@ struct HomeAssistantDiscovery: Sendable {
         state.string("topic", topics.state(device))
         state.string(
             "value_template",
-            "{{ 'online' if value_json.state in ['ready', 'degraded', 'discovering'] else 'offline' }}")
+            "{{ 'online' if value_json is defined and value_json.state in ['ready', 'degraded', 'discovering'] else 'offline' }}")
         state.string("payload_available", "online")
         state.string("payload_not_available", "offline")
         return [gateway, state]

@@ -99,6 +99,12 @@ actor MQTTBridge {
                 }
             }
         }
+        // The gateway's device first: Home Assistant links a wearable to it (`via_device`) only
+        // if it exists when the wearable is registered.
+        if let discovery {
+            let gateway = discovery.gatewayConfig()
+            client.publish(MQTTMessage(topic: gateway.topic, payload: gateway.payload, qos: 1, retain: true))
+        }
         for device in status.devices {
             var record = MQTTDeviceRecord(id: device.id)
             record.name = device.name
@@ -114,10 +120,6 @@ actor MQTTBridge {
             describe(device.id)
             publishState(device.id)
             publishDiscovery(device.id)
-        }
-        if let discovery {
-            let gateway = discovery.gatewayConfig()
-            client.publish(MQTTMessage(topic: gateway.topic, payload: gateway.payload, qos: 1, retain: true))
         }
         publishInfo(status)
         publishDevices()

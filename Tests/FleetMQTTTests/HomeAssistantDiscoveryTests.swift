@@ -47,6 +47,10 @@ import Testing
             if component == "sensor" {
                 #expect((config["state_topic"] as? String)?.hasPrefix("wearfleet/device/C0FFEE000001/") == true)
                 #expect((config["value_template"] as? String)?.hasPrefix("{{ value_json.") == true)
+                // What reads the state survives the empty state of a removal without an error.
+                if config["state_topic"] as? String == "wearfleet/device/C0FFEE000001/state" {
+                    #expect((config["value_template"] as? String)?.hasSuffix(" if value_json is defined else None }}") == true)
+                }
                 if object != "connection" { #expect(config["state_class"] as? String == "measurement") }
             } else {
                 #expect(config["command_topic"] as? String == "wearfleet/device/C0FFEE000001/command")
@@ -79,7 +83,7 @@ import Testing
         #expect(hold["payload_on"] as? String == #"{"id":"ha-hold","op":"disconnect"}"#)
         #expect(hold["payload_off"] as? String == #"{"id":"ha-release","op":"reconnect"}"#)
         #expect(hold["state_topic"] as? String == "wearfleet/device/C0FFEE000001/state")
-        #expect(hold["value_template"] as? String == "{{ 'ON' if value_json.held else 'OFF' }}")
+        #expect(hold["value_template"] as? String == "{{ ('ON' if value_json.held else 'OFF') if value_json is defined else None }}")
         let read = try json(try #require(configs["read_battery"]))
         #expect(read["payload_press"] as? String == #"{"id":"ha-read-battery","op":"read","characteristic":"2a19"}"#)
         // Each payload is a request the broker's command parser takes.

@@ -113,6 +113,10 @@ struct WearfleetdGatewayAPITests {
         let band = MQTTDaemon.bandSegment
         _ = try await subscriber.first(on: "homeassistant/sensor/wearfleet_\(band)/connection/config", within: .seconds(30))
         _ = try await subscriber.first(on: "wearfleet/device/\(band)/state", within: .seconds(30)) { $0.payload.contains("\"state\":\"ready\"") }
+        // The gateway's device is announced before any wearable that names it as `via_device`.
+        let announced = subscriber.received
+        let gatewayIndex = try #require(announced.firstIndex { $0.topic == "homeassistant/binary_sensor/wearfleet_gateway_gw1/status/config" })
+        #expect(announced.indices.filter { announced[$0].topic.contains("/wearfleet_C0FFEE") }.allSatisfy { $0 > gatewayIndex })
 
         var toml = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
         toml = toml.replacingOccurrences(of: "[[pinned]]\naddress = \"\(MQTTDaemon.band)\"\nname = \"Band\"\nclass = \"band\"\n", with: "")
@@ -128,8 +132,8 @@ struct WearfleetdGatewayAPITests {
         #expect(!deletions.isEmpty)
         #expect(deletions.allSatisfy { $0.offset < stateIndex }, "every config deleted before the state")
         // Every config the band had is deleted.
-        let announced = Set(configs.filter { !$0.element.payload.isEmpty }.map(\.element.topic))
-        #expect(announced.isSubset(of: Set(deletions.map(\.element.topic))))
+        let announcedConfigs = Set(configs.filter { !$0.element.payload.isEmpty }.map(\.element.topic))
+        #expect(announcedConfigs.isSubset(of: Set(deletions.map(\.element.topic))))
         #expect(await daemon.stop() == 0)
         await daemon.simulator.stop()
     }
