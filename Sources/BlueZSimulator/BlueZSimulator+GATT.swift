@@ -94,14 +94,9 @@ extension BlueZSimulator {
             throw BlueZError.failed("Not connected")
         }
         guard offset <= current.value.count else { throw BlueZError.invalidOffset() }
-        // bluetoothd 5.66 stores every value it reads and announces it, changed or not, before
-        // it answers (src/gatt-client.c: chrc_read_cb → write_characteristic_cb).
-        if devices[address]?.characteristics[path]?.value != nil {
-            await setProperties(["Value": .bytes(current.value)], of: Self.characteristicInterfaceName, at: path)
-            await emit(
-                path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                [.string(Self.characteristicInterfaceName), .stringVariantMap(["Value": .bytes(current.value)]), .stringArray([])])
-        }
+        // bluetoothd 5.66 stores every value it reads and announces it once, changed or not,
+        // before it answers (src/gatt-client.c: chrc_read_cb → write_characteristic_cb).
+        await setProperties(["Value": .bytes(current.value)], of: Self.characteristicInterfaceName, at: path, announcingUnchanged: true)
         return Array(current.value[offset...])
     }
 

@@ -15,4 +15,15 @@ extension BlueZSimulator {
         await deliver(address, path, bytes)
         return true
     }
+
+    /// Changes a characteristic's value as the device itself would, without notifying: what the
+    /// next read answers (a battery that drained, a setting changed on the device). bluetoothd
+    /// has no way to know, so the exported `Value` stays as it was until a read or notification.
+    /// False when the device or characteristic does not exist.
+    @discardableResult
+    public func setValue(address: String, characteristic uuid: BluetoothUUID, bytes: [UInt8]) -> Bool {
+        guard let path = devices[address]?.characteristics.first(where: { $0.value.layout.uuid == uuid })?.key else { return false }
+        devices[address]?.characteristics[path]?.value = bytes
+        return true
+    }
 }

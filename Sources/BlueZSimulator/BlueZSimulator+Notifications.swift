@@ -61,17 +61,10 @@ extension BlueZSimulator {
             }
             return
         }
-        let previous = characteristic.value
         devices[address]?.characteristics[path]?.value = payload
         guard !characteristic.notifyClients.isEmpty else { return }
         countNotificationSent(by: address)
-        if previous != payload {
-            await setProperties(["Value": .bytes(payload)], of: Self.characteristicInterfaceName, at: path)
-        } else {
-            // BlueZ announces every notification, even one repeating the last value.
-            await emit(
-                path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                [.string(Self.characteristicInterfaceName), .stringVariantMap(["Value": .bytes(payload)]), .stringArray([])])
-        }
+        // BlueZ announces every notification, even one repeating the last value.
+        await setProperties(["Value": .bytes(payload)], of: Self.characteristicInterfaceName, at: path, announcingUnchanged: true)
     }
 }

@@ -301,8 +301,10 @@ public actor BlueZSimulator {
 
     // MARK: - Bus helpers (quiet while the connection is down)
 
-    func setProperties(_ values: [String: DBusValue], of interface: String, at path: DBusObjectPath) async {
-        try? await connection?.setProperties(values, of: interface, at: path)
+    func setProperties(
+        _ values: [String: DBusValue], of interface: String, at path: DBusObjectPath, announcingUnchanged: Bool = false
+    ) async {
+        try? await connection?.setProperties(values, of: interface, at: path, announcingUnchanged: announcingUnchanged)
     }
 
     func emit(_ path: DBusObjectPath, _ interface: String, _ member: String, _ body: [DBusValue]) async {

@@ -78,8 +78,11 @@ extension DBusConnection {
     }
 
     /// Updates exported properties and emits one `PropertiesChanged` for those that changed and
-    /// announce changes. Unchanged values emit nothing.
-    public func setProperties(_ values: [String: DBusValue], of interface: String, at path: DBusObjectPath) throws {
+    /// announce changes. Unchanged values emit nothing, unless `announcingUnchanged` (as
+    /// bluetoothd announces every notification and every value read, repeated or not).
+    public func setProperties(
+        _ values: [String: DBusValue], of interface: String, at path: DBusObjectPath, announcingUnchanged: Bool = false
+    ) throws {
         guard var exported = objects.objects[path]?.interfaces[interface] else {
             throw DBusError(name: DBusError.unknownObject, message: "\(interface) is not exported at \(path)")
         }
@@ -93,7 +96,7 @@ extension DBusConnection {
                     name: DBusError.invalidArgs, message: "property \(interface).\(name) is '\(property.type)', not '\(value.type)'")
             }
             try MessageCodec.validate(value, depth: 0)
-            if exported.values[name] != value {
+            if exported.values[name] != value || announcingUnchanged {
                 exported.values[name] = value
                 if property.emitsChange { changed[name] = value }
             }

@@ -139,17 +139,18 @@ public enum CommandCatalogue {
                     name: "devices", jsonKey: "devices", fields: nearbyFields,
                     help: "the devices the radio hears that are not in the fleet, strongest first"),
                 errors: [],
-                abstract: "List what the radio hears that is not in the fleet: address, type, name, RSSI, when last heard, services.",
+                abstract: "List what the radio hears that is not in the fleet: address, type, name, RSSI, when last reported, services.",
                 discussion: "From the daemon's own view of bluetoothd (no scan of its own unless `scan` asks for one): `address`, "
-                    + "`address_type`, `name`, `rssi` (dBm, the strongest adapter's), `last_heard_seconds` (since it was last heard "
-                    + "advertising; absent when not since bluetoothd's objects were read), `services`, `adapters`, `connected`, "
+                    + "`address_type`, `name`, `rssi` (dBm, the strongest adapter's), `last_report_seconds` (since bluetoothd last reported "
+                    + "hearing it: it reports an RSSI again only when it moved by 8 dBm, so a scan gives fresh reports; absent "
+                    + "when not since bluetoothd's objects were read), `services`, `adapters`, `connected`, "
                     + "`paired`, and `pool_class`: the class the pool would give it (absent when the pool is off or would not take it).")
         }
     }
 
     /// `nearby`'s fields, in order (a text table's columns, a record's keys).
     public static let nearbyFields = [
-        "address", "address_type", "name", "rssi", "last_heard_seconds", "services", "adapters", "connected", "paired", "pool_class",
+        "address", "address_type", "name", "rssi", "last_report_seconds", "services", "adapters", "connected", "paired", "pool_class",
     ]
 
     // MARK: - Errors

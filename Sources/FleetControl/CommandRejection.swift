@@ -9,7 +9,7 @@ public struct CommandRejection: Error, Sendable, Hashable, CustomStringConvertib
         /// Of the wrong type: it must be `expected` (`a string`, `an integer`, `true or false`).
         case mistyped(expected: String)
         /// Of the right type but not a value the argument takes: it must be `expected`; `found`
-        /// is what came (cut to 64 characters).
+        /// is what came (cut to 32 characters).
         case invalid(expected: String, found: String?)
         /// Two spellings of one argument given together (`mode` and `without_response`).
         case conflicting(with: String)

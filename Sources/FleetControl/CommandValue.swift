@@ -57,7 +57,7 @@ public struct CommandRecord: Sendable, Hashable {
             switch self {
             case .string(let text): text
             case .integer(let number): String(number)
-            case .number(let number): String(format: number)
+            case .number(let number): String(tenths: number)
             case .bool(let flag): flag ? "yes" : "no"
             case .strings(let texts): texts.joined(separator: ",")
             }
@@ -85,7 +85,7 @@ public struct CommandRecord: Sendable, Hashable {
 }
 
 extension String {
-    fileprivate init(format number: Double) {
+    fileprivate init(tenths number: Double) {
         let tenths = (number * 10).rounded() / 10
         self = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
     }

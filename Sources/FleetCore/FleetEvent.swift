@@ -9,7 +9,8 @@ public enum FleetEvent: Sendable, Hashable {
     case deviceRemoved(DeviceID)
     /// What the fleet holds of a device that stays in it changed — pinned or not, its class, its
     /// name, held by `disconnect` or not — by a command, a reload or restored run-time pins; the
-    /// device as it is now. (Its link and state come as lifecycle events.)
+    /// device as it is now. (Its link and state come as lifecycle events, a name learnt from its
+    /// advertising with its next lifecycle event's context.)
     case deviceUpdated(FleetObservedDevice)
     /// A lifecycle event from the device's state machine (state change, failure, setup problem),
     /// with what the fleet knows of the device at that moment.

@@ -36,7 +36,8 @@ extension FleetStateMachine {
             let wanted = wantedDiscovery(on: adapter)
             // A search for a missing device is refreshed every `searchRefreshInterval`
             // (a stalled kernel scan otherwise hides the device for good).
-            if wanted == .anyDevice, let started = adapter.discovery.startedAt, adapter.discovery.inFlight == nil {
+            // A scan alone is not refreshed: a restart would clear what bluetoothd heard so far.
+            if wanted == .anyDevice, !resolving.isEmpty, let started = adapter.discovery.startedAt, adapter.discovery.inFlight == nil {
                 let due = started.advanced(by: AdapterDiscovery.searchRefreshInterval)
                 if now >= due {
                     adapters[id]?.discovery.requestRestart()

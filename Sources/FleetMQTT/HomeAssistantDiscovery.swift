@@ -122,6 +122,14 @@ struct HomeAssistantDiscovery: Sendable {
             + controls.filter { $0.ops.isSubset(of: commands) }.map { (topic(record.id, $0), config($0, for: record)) }
     }
 
+    /// The controls' topics that `record` should not have now (not permitted by
+    /// `allow_commands`, or nothing to read yet): cleared at a connection's start, since an
+    /// earlier run with more commands allowed may have announced them.
+    func withdrawnControls(of record: MQTTDeviceRecord) -> [String] {
+        let wanted = Set(configs(for: record).map(\.topic))
+        return [Self.reconnect, Self.hold, Self.readBattery].map { topic(record.id, $0) }.filter { !wanted.contains($0) }
+    }
+
     /// Every config topic a device may have had: cleared (empty retained) when it is forgotten.
     func allTopics(of device: DeviceID) -> [String] {
         let sensors = [Self.connection, Self.battery, Self.rssi] + Self.byKind.values.sorted { $0.object < $1.object }

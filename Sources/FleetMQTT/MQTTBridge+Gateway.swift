@@ -9,10 +9,13 @@ import GATT
 // retained message is sent only when its bytes changed.
 
 extension MQTTBridge {
-    /// The fleet events after which `info` is built again (adapters, bluetoothd, a reload).
+    /// The fleet events after which `info` is built again (adapters, bluetoothd, a reload, the
+    /// devices' counts): on the next flush, from one status however many came.
     static func changesInfo(_ event: FleetEvent) -> Bool {
         switch event {
-        case .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .reloaded, .deviceAdded, .deviceRemoved: true
+        case .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .reloaded, .deviceAdded, .deviceRemoved, .deviceUpdated,
+            .lifecycle(_, .stateChanged, _, _):
+            true
         default: false
         }
     }
@@ -22,6 +25,10 @@ extension MQTTBridge {
     /// The configuration summary names the pool, the classes and the MQTT topics, never a
     /// password, a key or the broker's credentials.
     func publishInfo(_ status: FleetStatus) {
+        // A status older than the one last published (taken before it, answered after) is not.
+        if let taken = status.capturedAt, let last = infoCapturedAt, taken < last { return }
+        infoCapturedAt = status.capturedAt ?? infoCapturedAt
+        infoChanged = false
         var object = JSONObjectWriter(capacity: 768)
         object.string("gateway", topics.gatewayID)
         object.string("version", WearfleetVersion.current)
@@ -60,7 +67,7 @@ extension MQTTBridge {
 
     /// `devices`: every fleet device, by address: `[{"address","address_type","name","role"
     /// (pinned|pool),"class","state","held"}, …]`. Sent when a device came, went or changed
-    /// (`flushDevices`, at most once a second while the fleet changes).
+    /// (`flush`, at most once a second while the fleet changes).
     func publishDevices() {
         devicesChanged = false
         var payload: [UInt8] = Array("[".utf8)
@@ -74,9 +81,11 @@ extension MQTTBridge {
         client.publish(MQTTMessage(topic: topics.gatewayDevices, payload: payload, qos: 1, retain: true))
     }
 
-    /// Publishes `devices` if the fleet changed since it was last sent.
-    func flushDevices() {
+    /// Publishes `devices` and `info` if the fleet changed since they were last sent: the 1 s
+    /// tick's work, so a burst of changes costs one status and one message of each.
+    func flush() async {
         if devicesChanged { publishDevices() }
+        if infoChanged, let status { publishInfo(await status()) }
     }
 
     /// `event` (not retained): `{"type":"device_added","data":{"address",…}}`.

@@ -34,6 +34,10 @@ actor MQTTBridge {
     var publishedDevices: [UInt8]?
     /// A device was added, removed or changed since `devices` was last published.
     var devicesChanged = false
+    /// Something `info` shows changed since it was last published (`flush`), and when the
+    /// status it was last built from was taken.
+    var infoChanged = false
+    var infoCapturedAt: MonotonicInstant?
     /// The fleet's status, for the gateway's `info` (adapters, configuration).
     let status: (@Sendable () async -> FleetStatus)?
     /// The `[mqtt]` settings `info` summarizes (nothing secret is published).
@@ -89,6 +93,12 @@ actor MQTTBridge {
     /// again until the new states arrive), and a device's discovery after its state.
     func start(status: FleetStatus, earlier: Handover? = nil) {
         if let earlier {
+            if earlier.topics.prefix != topics.prefix || earlier.topics.gatewayID != topics.gatewayID {
+                // The gateway API under the old names describes nothing any more.
+                for topic in [earlier.topics.gatewayInfo, earlier.topics.gatewayDevices] {
+                    client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+                }
+            }
             let present = Set(status.devices.map(\.id))
             for id in earlier.devices.subtracting(present).sorted() {
                 forget(id)
@@ -120,6 +130,9 @@ actor MQTTBridge {
             describe(device.id)
             publishState(device.id)
             publishDiscovery(device.id)
+            for topic in discovery?.withdrawnControls(of: record) ?? [] {
+                client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+            }
         }
         publishInfo(status)
         publishDevices()
@@ -136,7 +149,7 @@ actor MQTTBridge {
         var iterator = feed.makeAsyncIterator()
         while let activity = await iterator.next(isolation: self) {
             handle(activity)
-            if case .fleet(let event) = activity, Self.changesInfo(event), let status { publishInfo(await status()) }
+            if case .fleet(let event) = activity, Self.changesInfo(event) { infoChanged = true }
             let now = feed.dropped
             if now > dropped {
                 counters.addDropped(now - dropped)

@@ -129,8 +129,8 @@ actor MQTTOutlet {
                 group.addTask { await bridge.learn(from: route.notable) }
                 group.addTask { await bridge.serve(client.events) }
                 group.addTask {
-                    // The gateway's `devices` while the fleet changes: at most once a second.
-                    while (try? await Task.sleep(for: .seconds(1))) != nil { await bridge.flushDevices() }
+                    // The gateway's `devices` and `info` while the fleet changes: at most once a second.
+                    while (try? await Task.sleep(for: .seconds(1))) != nil { await bridge.flush() }
                 }
                 group.addTask {
                     // RSSI changes without an event: the state is refreshed every 30 s (unchanged ones are not sent).

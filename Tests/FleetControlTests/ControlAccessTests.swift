@@ -73,7 +73,7 @@ struct ControlAccessTests {
             record(scanning.map { "nearby \($0)" } ?? "nearby")
             return [
                 FleetNearbyDevice(
-                    id: DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:09")!), name: "Strap 9", rssi: -61, lastHeard: .milliseconds(2500),
+                    id: DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:09")!), name: "Strap 9", rssi: -61, lastReported: .milliseconds(2500),
                     services: ["0000180d-0000-1000-8000-00805f9b34fb"], adapters: [AdapterID("hci0")], poolClass: "strap"),
                 FleetNearbyDevice(id: DeviceID(address: BluetoothAddress("DA:BB:CC:00:00:0A")!, addressType: .random), adapters: [AdapterID("hci1")]),
             ]
@@ -130,7 +130,7 @@ struct ControlAccessTests {
         let table = try await Commands.run(Commands.wearfleetctl, ["nearby", "--bus", bus.address])
         #expect(table.status == 0, "\(table.errors)")
         let lines = table.output.split(separator: "\n")
-        #expect(lines.first?.hasPrefix("ADDRESS") == true && lines.first?.contains("LAST HEARD SECONDS") == true)
+        #expect(lines.first?.hasPrefix("ADDRESS") == true && lines.first?.contains("LAST REPORT SECONDS") == true)
         #expect(lines.count == 3 && lines[1].hasPrefix("AA:BB:CC:00:00:09  public") && lines[1].contains("-61") && lines[1].contains("2.5"))
         #expect(lines[2].hasPrefix("DA:BB:CC:00:00:0A  random"))
         let json = try await Commands.run(Commands.wearfleetctl, ["nearby", "--scan", "3", "--json", "--bus", bus.address])
@@ -140,7 +140,7 @@ struct ControlAccessTests {
         let records = try #require(object["records"] as? [[String: Any]])
         #expect(records.count == 2)
         #expect(records[0]["address"] as? String == "AA:BB:CC:00:00:09" && records[0]["rssi"] as? Int == -61)
-        #expect(records[0]["last_heard_seconds"] as? Double == 2.5 && records[0]["pool_class"] as? String == "strap")
+        #expect(records[0]["last_report_seconds"] as? Double == 2.5 && records[0]["pool_class"] as? String == "strap")
         #expect(records[0]["services"] as? [String] == ["0000180d-0000-1000-8000-00805f9b34fb"])
         #expect(records[1]["address_type"] as? String == "random" && records[1]["rssi"] == nil && records[1]["name"] == nil)
         #expect(fleet.calls.withLock { $0 } == ["nearby", "nearby 3.0 seconds"])

@@ -104,6 +104,17 @@ import Testing
         #expect(objects(["read"]) == ["read_battery"])
     }
 
+    /// A reload that allows fewer commands starts a new connection: the controls it no longer
+    /// permits are withdrawn (an earlier run may have announced them).
+    @Test func controlsNoLongerPermittedAreWithdrawn() {
+        let readOnly = HomeAssistantDiscovery(topics: Self.topics, commands: ["read"])
+        #expect(readOnly.withdrawnControls(of: record()) == [
+            "homeassistant/button/wearfleet_C0FFEE000001/reconnect/config", "homeassistant/switch/wearfleet_C0FFEE000001/hold/config",
+        ])
+        #expect(discovery.withdrawnControls(of: record()).isEmpty)
+        #expect(discovery.withdrawnControls(of: record(battery: nil)) == ["homeassistant/button/wearfleet_C0FFEE000001/read_battery/config"])
+    }
+
     @Test func nothingIsAnnouncedBeforeItHasSomethingToShow() {
         var bare = record(battery: nil, rssi: nil)
         bare.kinds = []

@@ -2,6 +2,7 @@ import BlueZ
 import BlueZSimulator
 import Fleet
 import FleetCore
+import GATT
 import Synchronization
 import Testing
 import TestSupport
@@ -125,6 +126,11 @@ struct FleetCommandsSimulatorTests {
             // The announcement precedes the answer on the bus, so it was taken when read returned.
             #expect(taken.withLock { $0 } == expected)
         }
+        // A level that changed unannounced: the read announces it once, as bluetoothd does,
+        // whatever the exported value was.
+        #expect(await fleet.simulator.setValue(address: Self.strapAddress, characteristic: BluetoothUUID.batteryLevel, bytes: [55]))
+        #expect(try await fleet.orchestrator.read(strap, characteristic: "2a19") == [55])
+        #expect(taken.withLock { $0 } == 4)
         fleet.orchestrator.pipeline.untap(tap)
         await fleet.stop()
     }

@@ -24,12 +24,12 @@ import Testing
     }
 
     static let sightings = [
-        FleetSighting(id: pinned, object: .init(adapter: hci0, name: "Pinned", rssi: -40), heardAt: .zero),
-        FleetSighting(id: strap, object: .init(adapter: hci0, name: "Strap", services: [heartRateService], rssi: -70), heardAt: .zero),
+        FleetSighting(id: pinned, object: .init(adapter: hci0, name: "Pinned", rssi: -40), reportedAt: .zero),
+        FleetSighting(id: strap, object: .init(adapter: hci0, name: "Strap", services: [heartRateService], rssi: -70), reportedAt: .zero),
         FleetSighting(
             id: strap, object: .init(adapter: hci1, services: [heartRateService], rssi: -55),
-            heardAt: MonotonicInstant.zero.advanced(by: .seconds(3))),
-        FleetSighting(id: tag, object: .init(adapter: hci1, name: "Tag", rssi: -80), paired: true, heardAt: .zero),
+            reportedAt: MonotonicInstant.zero.advanced(by: .seconds(3))),
+        FleetSighting(id: tag, object: .init(adapter: hci1, name: "Tag", rssi: -80), paired: true, reportedAt: .zero),
         FleetSighting(id: quiet, object: .init(adapter: hci0, name: "Remembered")),
     ]
 
@@ -40,9 +40,9 @@ import Testing
         let strap = nearby[0]
         // Both adapters' objects merged: the strongest RSSI, the latest hearing, the name one had.
         #expect(strap.rssi == -55 && strap.adapters == [Self.hci0, Self.hci1] && strap.name == "Strap")
-        #expect(strap.lastHeard == .seconds(7))
+        #expect(strap.lastReported == .seconds(7))
         #expect(nearby[1].paired && nearby[1].id.addressType == .random)
-        #expect(nearby[2].lastHeard == nil && nearby[2].rssi == nil, "remembered by bluetoothd, not heard since")
+        #expect(nearby[2].lastReported == nil && nearby[2].rssi == nil, "remembered by bluetoothd, not heard since")
         #expect(nearby.allSatisfy { $0.poolClass == nil }, "the pool is off")
     }
 

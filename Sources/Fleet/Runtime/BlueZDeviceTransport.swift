@@ -157,12 +157,13 @@ public final class BlueZDeviceTransport: DeviceTransport {
         return characteristic
     }
 
-    /// `ReadValue` of a characteristic under `adapter`'s object for the device (nil: the
-    /// connected object).
     /// bluetoothd's `PropertiesChanged` of `Value` for every read reaches the pipeline (the
-    /// client's value receivers) before `ReadValue` answers.
+    /// client's value receivers) before `ReadValue` answers: flushed ahead of the reply since
+    /// BlueZ 5.35 (commit 344df6b95, 2015), so in Debian 12's 5.66.
     public var readValuesAnnounced: Bool { true }
 
+    /// `ReadValue` of a characteristic under `adapter`'s object for the device (nil: the
+    /// connected object).
     public func read(_ device: DeviceID, characteristic uuid: String, on adapter: AdapterID?) async throws(TransportFailure) -> [UInt8] {
         let characteristic = try await characteristic(device, uuid: uuid, on: adapter)
         do {

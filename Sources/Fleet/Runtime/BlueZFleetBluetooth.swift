@@ -17,7 +17,7 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
     private let transport: BlueZDeviceTransport
     /// Where bluetoothd's failures that reach no device are told (tree fetches, discovery).
     private let logger: Logger
-    /// When each device object was last heard advertising (`sightings()`), kept by the facts
+    /// When bluetoothd last reported hearing each device object (`sightings()`), kept by the facts
     /// loop from the client's events.
     private let hearings = Hearings()
     private let clock: any MonotonicClock
@@ -116,13 +116,14 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
             let object = FleetStateMachine.DeviceObject(
                 adapter: device.adapterID, name: device.alias ?? device.name, services: device.uuids, rssi: device.rssi.map(Int.init),
                 connected: device.connected)
-            return FleetSighting(id: id, object: object, paired: device.paired, heardAt: heard[device.path])
+            return FleetSighting(id: id, object: object, paired: device.paired, reportedAt: heard[device.path])
         }
     }
 
-    /// When each device object was last heard advertising: bluetoothd reports RSSI and TX power
+    /// When bluetoothd last reported hearing each device object: it reports RSSI and TX power
     /// only from advertisements (and inquiry), so a device object that comes with one, or an
-    /// update of one, is a sighting. Written by the facts loop, read by `sightings()`.
+    /// update of one, is a report (not every advertisement is: see `FleetSighting.reportedAt`).
+    /// Written by the facts loop, read by `sightings()`.
     final class Hearings: Sendable {
         private let heard = Mutex<[DBusObjectPath: MonotonicInstant]>([:])
 

@@ -93,7 +93,9 @@ struct FleetEventLog: Sendable {
             metadata["pinned"] = "\(device.pinned)"
             metadata["held"] = "\(device.held)"
             if let className = device.className { metadata["class"] = "\(className)" }
-            logger.info("device \(device.pinned ? "pinned" : "in the pool")\(device.held ? ", held" : "")", metadata: metadata)
+            logger.info(
+                "device now \(device.pinned ? "pinned" : "a pool device")\(device.held ? ", held disconnected" : "")",
+                metadata: metadata)
         case .runtimePinsChanged(let pins):
             logger.notice("run-time pins changed", metadata: [
                 "event": "runtime_pins_changed", "pinned": "\(pins.map(\.id.address.description).joined(separator: " "))",

@@ -1,22 +1,25 @@
 import FleetControl
 import FleetCore
 
-/// One device object bluetoothd holds, as the fleet's Bluetooth last heard of it: what
+/// One device object bluetoothd holds, and when bluetoothd last reported hearing it: what
 /// `FleetBluetooth.sightings()` reports, for `FleetOrchestrator.nearby()`.
 public struct FleetSighting: Sendable, Hashable {
     public var id: DeviceID
     /// Its object on one adapter (name, services, RSSI, whether linked).
     public var object: FleetStateMachine.DeviceObject
     public var paired: Bool
-    /// When it was last heard advertising (bluetoothd reported its RSSI or TX power), on the
-    /// fleet's clock; nil when that has not happened since bluetoothd's objects were read.
-    public var heardAt: MonotonicInstant?
+    /// When bluetoothd last reported hearing it advertise (an RSSI or TX power), on the fleet's
+    /// clock; nil when it has not since its objects were read. bluetoothd reports an RSSI again
+    /// only when it moved by 8 dBm or more (src/device.c, `RSSI_THRESHOLD`), and clears it when
+    /// discovery stops, so a device heard steadily can show an old report, and a scan makes every
+    /// device it hears report anew.
+    public var reportedAt: MonotonicInstant?
 
-    public init(id: DeviceID, object: FleetStateMachine.DeviceObject, paired: Bool = false, heardAt: MonotonicInstant? = nil) {
+    public init(id: DeviceID, object: FleetStateMachine.DeviceObject, paired: Bool = false, reportedAt: MonotonicInstant? = nil) {
         self.id = id
         self.object = object
         self.paired = paired
-        self.heardAt = heardAt
+        self.reportedAt = reportedAt
     }
 }
 
@@ -29,9 +32,10 @@ public struct FleetNearbyDevice: Sendable, Hashable {
     public var name: String?
     /// The strongest RSSI among the adapters that hold it (dBm), if any reported one.
     public var rssi: Int?
-    /// How long ago it was last heard advertising; nil when bluetoothd has not reported hearing
-    /// it since its objects were read (a device it remembers from earlier).
-    public var lastHeard: Duration?
+    /// How long ago bluetoothd last reported hearing it (see `FleetSighting.reportedAt`: not
+    /// every advertisement is reported); nil when not since its objects were read (a device it
+    /// remembers from earlier).
+    public var lastReported: Duration?
     /// Advertised or resolved service UUIDs.
     public var services: [String]
     /// The adapters whose bluetoothd objects hold it.
@@ -44,13 +48,13 @@ public struct FleetNearbyDevice: Sendable, Hashable {
     public var poolClass: String?
 
     public init(
-        id: DeviceID, name: String? = nil, rssi: Int? = nil, lastHeard: Duration? = nil, services: [String] = [],
+        id: DeviceID, name: String? = nil, rssi: Int? = nil, lastReported: Duration? = nil, services: [String] = [],
         adapters: [AdapterID] = [], connected: Bool = false, paired: Bool = false, poolClass: String? = nil
     ) {
         self.id = id
         self.name = name
         self.rssi = rssi
-        self.lastHeard = lastHeard
+        self.lastReported = lastReported
         self.services = services
         self.adapters = adapters
         self.connected = connected
@@ -74,13 +78,13 @@ public struct FleetNearbyDevice: Sendable, Hashable {
             if !device.adapters.contains(object.adapter) { device.adapters.append(object.adapter) }
             device.connected = device.connected || object.connected
             device.paired = device.paired || sighting.paired
-            if let at = sighting.heardAt, heard[sighting.id].map({ at > $0 }) ?? true { heard[sighting.id] = at }
+            if let at = sighting.reportedAt, heard[sighting.id].map({ at > $0 }) ?? true { heard[sighting.id] = at }
             byID[sighting.id] = device
         }
         for (id, var device) in byID {
             device.adapters.sort()
             device.services.sort()
-            device.lastHeard = heard[id].map { max(.zero, now.duration(since: $0)) }
+            device.lastReported = heard[id].map { max(.zero, now.duration(since: $0)) }
             device.poolClass = fleet.poolCandidacy(name: device.name, services: device.services, rssi: device.rssi).map {
                 $0.className ?? FleetStateMachine.defaultClassName
             }
@@ -105,7 +109,7 @@ extension FleetNearbyDevice {
             ("address_type", .string(id.addressType.rawValue)),
             ("name", name.map(CommandRecord.Value.string)),
             ("rssi", rssi.map(CommandRecord.Value.integer)),
-            ("last_heard_seconds", lastHeard.map { .number(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }),
+            ("last_report_seconds", lastReported.map { .number(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }),
             ("services", .strings(services)),
             ("adapters", .strings(adapters.map(\.name))),
             ("connected", .bool(connected)),

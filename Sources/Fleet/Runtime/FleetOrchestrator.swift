@@ -680,7 +680,9 @@ extension FleetOrchestrator {
     public func nearby(scanning: Duration? = nil) async -> [FleetNearbyDevice] {
         if let scanning, scanning > .zero {
             let until = clock.now().advanced(by: min(scanning, Self.longestNearbyScan))
-            enqueue(.scan(until: until))
+            // Discovery goes on a moment past the answer: bluetoothd clears every RSSI (and drops
+            // devices it only heard) when discovery stops, which must not race the read below.
+            enqueue(.scan(until: until.advanced(by: .seconds(1))))
             try? await clock.sleep(until: until)
         }
         let sightings = await bluetooth.sightings()
