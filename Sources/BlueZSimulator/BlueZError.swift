@@ -25,6 +25,10 @@ public enum BlueZError {
     public static func invalidArguments() -> DBusError { reply(.invalidArguments, "Invalid arguments in method call") }
     public static func invalidValueLength() -> DBusError { reply(.invalidValueLength, "Invalid Length") }
     public static func invalidOffset() -> DBusError { reply(.invalidOffset, "Invalid offset") }
+    // `Pair`'s answers (src/device.c `new_authentication_return`).
+    public static func authenticationFailed() -> DBusError { reply(.authenticationFailed, "Authentication Failed") }
+    public static func authenticationTimeout() -> DBusError { reply(.authenticationTimeout, "Authentication Timeout") }
+    public static func authenticationCanceled() -> DBusError { reply(.authenticationCanceled, "Authentication Canceled") }
     /// What bluetoothd 5.66 answers when the device refused a GATT read or write with ATT error
     /// `code` (`create_gatt_dbus_error` in `src/gatt-client.c`): a few codes have errors of their
     /// own, the rest are `Failed` with the code in hex.

@@ -136,16 +136,23 @@ extension BlueZSimulator {
         await dropLink(address, reason: .local, announce: true)
     }
 
-    /// `Device1.Pair` on `adapter`'s object: bonds with that adapter only.
-    func pair(_ address: String, adapter: String) async throws {
+    /// `Device1.Pair` on `adapter`'s object: connects if needed, runs the device's pairing
+    /// (`PairingMethod`: a passkey one asks `caller`'s agent, else the default agent) and bonds
+    /// with that adapter only.
+    func pair(_ address: String, adapter: String, caller: String? = nil) async throws {
         guard let device = devices[address], let object = device.objects[adapter] else { throw BlueZError.doesNotExist() }
         guard !object.paired else { throw BlueZError.alreadyExists() }
         keep(address, on: adapter)
         if !device.isLinked(through: adapter) { try await connect(address, adapter: adapter) }
+        if device.configuration.pairing == .passkey {
+            try await enterPasskey(device.configuration.passkey, for: object.path, caller: caller)
+        }
         try? await Task.sleep(for: timings.duration(timings.pairLatency))
         guard let paired = devices[address], paired.isLinked(through: adapter) else {
-            throw BlueZError.failed("Authentication Failed")
+            counters.pairingFailures += 1
+            throw BlueZError.authenticationCanceled()
         }
+        counters.pairings[address, default: 0] += 1
         devices[address]?.objects[adapter]?.paired = true
         devices[address]?.objects[adapter]?.bonded = true
         await setProperties(["Paired": .boolean(true), "Bonded": .boolean(true)], of: Self.deviceInterfaceName, at: object.path)

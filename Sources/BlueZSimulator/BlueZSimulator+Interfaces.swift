@@ -13,18 +13,6 @@ extension BlueZSimulator {
 
     // MARK: - /org/bluez
 
-    /// bluetoothctl registers an agent at start; the simulator accepts and forgets it (pairing
-    /// here is "Just Works").
-    static func agentManagerInterface() -> DBusInterface {
-        DBusInterface(
-            "org.bluez.AgentManager1",
-            methods: [
-                DBusMethod("RegisterAgent", inputs: [.init("agent", .objectPath), .init("capability", .string)], handler: .sync { _ in [] }),
-                DBusMethod("UnregisterAgent", inputs: [.init("agent", .objectPath)], handler: .sync { _ in [] }),
-                DBusMethod("RequestDefaultAgent", inputs: [.init("agent", .objectPath)], handler: .sync { _ in [] }),
-            ])
-    }
-
     static func profileManagerInterface() -> DBusInterface {
         DBusInterface(
             "org.bluez.ProfileManager1",
@@ -135,8 +123,8 @@ extension BlueZSimulator {
                     try await self.disconnect(address, adapter: adapter)
                     return []
                 }),
-                DBusMethod("Pair", handler: .async { _ in
-                    try await self.pair(address, adapter: adapter)
+                DBusMethod("Pair", handler: .async { call in
+                    try await self.pair(address, adapter: adapter, caller: call.sender)
                     return []
                 }),
                 DBusMethod("CancelPairing", handler: .sync { _ in throw BlueZError.doesNotExist() }),

@@ -39,6 +39,9 @@ public actor BlueZSimulator {
     var everyAddress: [String] { passerByAddresses.isEmpty ? deviceAddresses : deviceAddresses + passerByAddresses }
     var fleetFaults: FaultSettings
     var counters = SimulatorCounters()
+    /// Pairing agents by their client's unique name, and the default agent's client.
+    var agents: [String: RegisteredAgent] = [:]
+    var defaultAgentOwner: String?
     /// Callers of `waitForNotificationsSent(reaching:)`, by id, until their total is sent.
     var notificationWaiters: [Int: NotificationWaiter] = [:]
     var nextNotificationWaiter = 0
@@ -120,7 +123,7 @@ public actor BlueZSimulator {
         self.connection = connection
         await connection.addObjectManager(at: .root)
         try await connection.export(
-            [(Self.agentManagerInterface(), [:]), (Self.profileManagerInterface(), [:])], at: "/org/bluez")
+            [(agentManagerInterface(), [:]), (Self.profileManagerInterface(), [:])], at: "/org/bluez")
         for name in adapterNames {
             guard let adapter = adapters[name] else { continue }
             try await connection.export(adapterInterface(name), properties: adapterProperties(adapter), at: adapter.path)
@@ -333,6 +336,7 @@ public actor BlueZSimulator {
     }
 
     func clientVanished(_ client: String) async {
+        agentOwnerVanished(client)
         for name in adapterNames where adapters[name]?.discoveryClients.contains(client) == true {
             try? await stopDiscovery(adapter: name, client: client)
         }

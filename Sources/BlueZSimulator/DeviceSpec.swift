@@ -29,13 +29,19 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
     public var timestamps: Bool?
     public var inRange: Bool?
     public var faults: FaultSettings?
+    /// How it pairs (default `justWorks`), and the passkey a `passkey` device displays
+    /// (default 123456).
+    public var pairing: PairingMethod?
+    public var passkey: UInt32?
 
     public init(
         kind: WearableKind, count: Int? = nil, address: String? = nil, addressType: String? = nil, name: String? = nil,
         rssi: Int? = nil, txPower: Int? = nil, adapter: String? = nil, bonded: Bool? = nil, mtu: Int? = nil,
         notifyHz: Double? = nil, inRange: Bool? = nil, faults: FaultSettings? = nil, payloadSize: Int? = nil,
-        timestamps: Bool? = nil, heardBy: [String]? = nil
+        timestamps: Bool? = nil, heardBy: [String]? = nil, pairing: PairingMethod? = nil, passkey: UInt32? = nil
     ) {
+        self.pairing = pairing
+        self.passkey = passkey
         self.heardBy = heardBy
         self.kind = kind
         self.count = count

@@ -151,7 +151,10 @@ public struct Scenario: Codable, Sendable, Hashable {
                     throw ScenarioError.invalid("devices[\(index)].faults.rejectWritesATTError", "must be 1 to 255")
                 }
                 let rssi = spec.rssi ?? -45 - Int(own.next() % 40)
-                configs.append(
+                if let passkey = spec.passkey, passkey > 999_999 {
+                    throw ScenarioError.invalid("devices[\(index)].passkey", "a passkey has six digits: 0 to 999999")
+                }
+                var config = (
                     WearableConfiguration(
                         kind: spec.kind, address: address, addressType: addressType, name: name, rssi: rssi,
                         txPower: spec.txPower ?? 4, adapter: adapter, heardBy: heardBy, bonded: spec.bonded ?? false,
@@ -161,6 +164,9 @@ public struct Scenario: Codable, Sendable, Hashable {
                         inRange: spec.inRange ?? true,
                         faults: faults,
                         seed: own.next()))
+                config.pairing = spec.pairing ?? .justWorks
+                config.passkey = spec.passkey ?? config.passkey
+                configs.append(config)
             }
         }
         return (adapterConfigs, configs)

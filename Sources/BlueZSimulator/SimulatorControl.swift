@@ -144,6 +144,9 @@ public enum SimulatorControl {
             "Restarts": .uint32(UInt32(clamping: restarts)),
             "PassersByArrived": .uint64(UInt64(counters.passersByArrived)),
             "PassersByGone": .uint64(UInt64(counters.passersByGone)),
+            "Pairings": map(counters.pairings),
+            "PairingFailures": .uint64(UInt64(counters.pairingFailures)),
+            "AgentRequests": .uint64(UInt64(counters.agentRequests)),
         ])
     }
 }

@@ -3,6 +3,11 @@
 public struct SimulatorCounters: Sendable, Hashable, Codable {
     /// `Connect`/`ConnectDevice`/`Pair`-triggered connection attempts, by device address.
     public var connectAttempts: [String: Int] = [:]
+    /// Bonds made by `Pair`, per device; pairings that failed (wrong or no passkey, the link
+    /// lost meanwhile); agent requests made (`RequestPasskey`).
+    public var pairings: [String: Int] = [:]
+    public var pairingFailures = 0
+    public var agentRequests = 0
     /// The most connection attempts in flight at once on each adapter.
     public var maxConcurrentAttempts: [String: Int] = [:]
     /// Notifications delivered (D-Bus PropertiesChanged or AcquireNotify datagrams), by device.

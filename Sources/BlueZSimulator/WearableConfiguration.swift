@@ -19,6 +19,9 @@ public struct WearableConfiguration: Sendable, Hashable {
     public var timestamps: Bool
     public var inRange: Bool
     public var faults: FaultSettings
+    public var pairing: PairingMethod = .justWorks
+    /// What a `passkey` device displays (0…999999).
+    public var passkey: UInt32 = 123_456
     /// The seed of this device's own random generator.
     public var seed: UInt64
 }
