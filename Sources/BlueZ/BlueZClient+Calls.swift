@@ -86,7 +86,29 @@ extension BlueZClient {
         _ = try await bluezCall(adapter, BlueZInterfaces.adapter, "RemoveDevice", [.objectPath(device)])
     }
 
+    // MARK: - AgentManager1
+
+    /// `RegisterAgent`: the agent at `path` on this client's connection answers the pairings
+    /// this client starts (bluetoothd asks the caller's agent first, then the default one).
+    public func registerAgent(path: DBusObjectPath, capability: String) async throws(BlueZError) {
+        _ = try await bluezCall("/org/bluez", BlueZInterfaces.agentManager, "RegisterAgent", [.objectPath(path), .string(capability)])
+    }
+
+    public func unregisterAgent(path: DBusObjectPath) async throws(BlueZError) {
+        _ = try await bluezCall("/org/bluez", BlueZInterfaces.agentManager, "UnregisterAgent", [.objectPath(path)])
+    }
+
     // MARK: - Device1
+
+    /// `Pair`: connects if needed and bonds, asking this client's agent what the device's
+    /// pairing needs.
+    public func pair(device: DBusObjectPath, timeout: Duration) async throws(BlueZError) {
+        _ = try await bluezCall(device, BlueZInterfaces.device, "Pair", timeout: timeout)
+    }
+
+    public func cancelPairing(device: DBusObjectPath) async throws(BlueZError) {
+        _ = try await bluezCall(device, BlueZInterfaces.device, "CancelPairing")
+    }
 
     public func connect(device: DBusObjectPath, timeout: Duration = .seconds(45)) async throws(BlueZError) {
         _ = try await bluezCall(device, BlueZInterfaces.device, "Connect", timeout: timeout)

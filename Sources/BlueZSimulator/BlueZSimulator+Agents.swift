@@ -28,20 +28,38 @@ extension BlueZSimulator {
             methods: [
                 DBusMethod("RegisterAgent", inputs: [.init("agent", .objectPath), .init("capability", .string)], handler: .async { call in
                     try await self.registerAgent(
-                        owner: call.sender ?? "", path: try call.body.decode(DBusObjectPath.self, at: 0),
+                        owner: call.sender, path: try call.body.decode(DBusObjectPath.self, at: 0),
                         capability: try call.body.decode(String.self, at: 1))
                     return []
                 }),
                 DBusMethod("UnregisterAgent", inputs: [.init("agent", .objectPath)], handler: .async { call in
-                    try await self.unregisterAgent(owner: call.sender ?? "", path: try call.body.decode(DBusObjectPath.self, at: 0))
+                    try await self.unregisterAgent(owner: call.sender, path: try call.body.decode(DBusObjectPath.self, at: 0))
                     return []
                 }),
                 DBusMethod("RequestDefaultAgent", inputs: [.init("agent", .objectPath)], handler: .async { call in
-                    try await self.requestDefaultAgent(owner: call.sender ?? "", path: try call.body.decode(DBusObjectPath.self, at: 0))
+                    try await self.requestDefaultAgent(owner: call.sender, path: try call.body.decode(DBusObjectPath.self, at: 0))
                     return []
                 }),
             ])
     }
+
+    /// Both ends forget the device's bonds, as if none was ever made (its objects stay, `Paired`
+    /// and `Bonded` false): for tests of a pairing that fails. False when there is no such
+    /// device.
+    public func forgetBond(address: String) async -> Bool {
+        guard let device = devices[address] else { return false }
+        for (adapter, object) in device.objects where object.paired {
+            devices[address]?.objects[adapter]?.paired = false
+            devices[address]?.objects[adapter]?.bonded = false
+            if object.exported {
+                await setProperties(["Paired": .boolean(false), "Bonded": .boolean(false)], of: Self.deviceInterfaceName, at: object.path)
+            }
+        }
+        return true
+    }
+
+    /// The clients whose agents are registered (for tests).
+    public var agentOwners: [String] { agents.keys.sorted() }
 
     func registerAgent(owner: String, path: DBusObjectPath, capability: String) throws {
         guard Self.agentCapabilities.contains(capability) else { throw BlueZError.invalidArguments() }

@@ -163,12 +163,16 @@ extension BlueZSimulator {
     func removeDevice(adapter name: String, path: DBusObjectPath) async throws {
         guard let device = devices.values.first(where: { $0.objects[name]?.path == path && $0.objects[name]?.exported == true })
         else { throw BlueZError.doesNotExist() }
-        if device.linkAdapter == name { await dropLink(device.address, reason: .local, announce: true) }
-        // bluetoothd forgets it, on disk too: heard again, it is a new temporary device.
+        // bluetoothd forgets it, on disk too: heard again, it is a new temporary device. Its
+        // object goes at once (src/adapter.c `btd_adapter_remove_device` → `device_remove`,
+        // in the same call), before the link it ends, so nothing can connect to the object on
+        // its way out; the link's end is no property change of an object that is gone.
         devices[device.address]?.objects[name]?.paired = false
         devices[device.address]?.objects[name]?.bonded = false
         devices[device.address]?.objects[name]?.temporary = true
+        let linked = device.linkAdapter == name
         await removeDeviceObject(device.address, on: name)
+        if linked { await dropLink(device.address, reason: .local, announce: false) }
     }
 
     /// `ConnectDevice` (experimental: offered only with `BlueZSettings.experimental`):

@@ -6,7 +6,7 @@ import TOML
 
 /// The accepted keys of every section of `wearfleetd.toml`.
 enum ConfigurationSchema {
-    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics", "mqtt"]
+    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics", "mqtt", "pairing"]
     static let daemon = ["disconnect_on_stop", "state_debounce", "log_level", "forget_after"]
     static let fleet = [
         "adapters", "max_connections", "slots_per_adapter", "adapter_slots", "scan_services",
@@ -44,12 +44,14 @@ enum ConfigurationSchema {
         "topic_prefix", "gateway_id", "homeassistant_discovery", "discovery_prefix", "allow_commands",
     ]
 
+    static let pairing = ["capability", "passkeys_file"]
+
     /// Sections by the name used in messages, for "belongs in" hints.
     static let keysBySection: [(section: String, keys: [String])] = [
         ("[daemon]", daemon), ("[fleet]", fleet), ("[[pinned]]", pinned), ("[pool]", pool),
         ("[[pool.rules]]", poolRule), ("[reconnect]", reconnect), ("[reconnect.breaker]", breaker),
         ("[classes.NAME]", deviceClass), ("[classes.NAME.timeouts]", timeouts), ("[metrics]", metrics),
-        ("[mqtt]", mqtt),
+        ("[mqtt]", mqtt), ("[pairing]", pairing),
     ]
 
     /// The sections, other than `current`, where `key` is accepted.

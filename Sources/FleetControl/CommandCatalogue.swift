@@ -126,6 +126,8 @@ public enum CommandCatalogue {
                     + "`busctl`'s 25 s and wearfleetctl's 30 s: the write may wait for its turn for 24 s less the class's `write` "
                     + "timeout and 1 s; one not begun then is taken back and answers `Timeout` (never sent, so trying again "
                     + "writes once), one that began answers by its class timeout.")
+        case .pair, .unpair:
+            return pairingDeclaration(of: name)
         case .nearby:
             return CommandDeclaration(
                 .nearby, member: "Nearby", scopes: .gateway,
@@ -146,6 +148,22 @@ public enum CommandCatalogue {
                     + "when not since bluetoothd's objects were read), `services`, `adapters`, `connected`, "
                     + "`paired`, and `pool_class`: the class the pool would give it (absent when the pool is off or would not take it).")
         }
+    }
+
+    /// `pair` and `unpair`.
+    static func pairingDeclaration(of name: CommandName) -> CommandDeclaration {
+        let errors = WearfleetControl.ErrorName.self
+        if name == .unpair {
+            return CommandDeclaration(
+                .unpair, member: "Unpair", arguments: [address], errors: [errors.unknownDevice, errors.bluetoothFailed],
+                abstract: "Forget a device's bond: bluetoothd removes its objects (BlueZ's only unpairing) and it is found again unbonded.")
+        }
+        return CommandDeclaration(
+            .pair, member: "Pair", arguments: [address], errors: [errors.unknownDevice, errors.bluetoothFailed],
+            abstract: "Bond with a fleet device now, connecting first if needed; the daemon's agent answers its pairing.",
+            discussion: "A device that displays a passkey needs it in `[pairing] passkeys_file` and an agent capability that can "
+                + "enter one (`KeyboardOnly`, `KeyboardDisplay`). bluetoothd's refusal is the answer (`BluetoothFailed` with "
+                + "`AuthenticationFailed`: a wrong or missing passkey; `AlreadyExists`: bonded already); answers within 24 s.")
     }
 
     /// `nearby`'s fields, in order (a text table's columns, a record's keys).

@@ -1,7 +1,7 @@
 /// The commands of the catalogue (`CommandCatalogue`), by their op: the word MQTT's requests,
 /// `allow_commands` and wearfleetctl's subcommands use. Cases are in the catalogue's order.
 public enum CommandName: String, CaseIterable, Sendable, Comparable {
-    case write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe, nearby
+    case write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe, nearby, pair, unpair
 
     /// The catalogue's order.
     public static func < (lhs: CommandName, rhs: CommandName) -> Bool {

@@ -67,7 +67,7 @@ struct Wearfleetd: AsyncParsableCommand {
         let metrics = FleetMetrics()
         let fleet = FleetService(
             configuration: settings.runtimeConfiguration, state: state.loaded, connection: connection.connection,
-            observers: [metrics.recorder], logger: logger)
+            observers: [metrics.recorder], pairing: settings.pairing, environment: environment, logger: logger)
         let mqtt = MQTTService(
             settings.mqtt, fleet: fleet.orchestrator, metricsFactory: metrics.exporter.factory, environment: environment, logger: logger)
         let services: [any SequencedService] = [

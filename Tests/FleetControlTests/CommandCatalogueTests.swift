@@ -61,6 +61,7 @@ import Testing
         #expect(signatures == [
             "Pin": "sa{sv} → ", "Unpin": "s → ", "Disconnect": "s → ", "Reconnect": "s → ", "Read": "ss → ay",
             "Subscribe": "ss → ", "Unsubscribe": "ss → ", "Write": "ssaya{sv} → s", "Nearby": "a{sv} → aa{sv}",
+            "Pair": "s → ", "Unpair": "s → ",
         ])
         #expect(CommandName.write.declaration.dbusInputs.map(\.name) == ["address", "uuid", "value", "options"])
         #expect(CommandName.write.declaration.dbusOutputs.map(\.name) == ["outcome"])

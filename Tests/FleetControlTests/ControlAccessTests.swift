@@ -68,6 +68,9 @@ struct ControlAccessTests {
         }
         func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) { record("subscribe") }
         func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) { record("unsubscribe") }
+        func pair(_ device: DeviceID) async throws(FleetCommandError) { record("pair") }
+        func unpair(_ device: DeviceID) async throws(FleetCommandError) { record("unpair") }
+
         /// One strap heard 2.5 s ago that the pool would take, and a tag nothing is known of.
         func nearby(scanning: Duration?) async -> [FleetNearbyDevice] {
             record(scanning.map { "nearby \($0)" } ?? "nearby")

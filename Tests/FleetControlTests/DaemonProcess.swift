@@ -33,6 +33,9 @@ final class DaemonProcess: Sendable {
         return matches(text)
     }
 
+    /// Every line read so far.
+    var seenLines: [String] { seen.withLock { $0 } }
+
     private func keep(_ line: String) {
         seen.withLock { $0.append(line) }
     }

@@ -59,6 +59,8 @@ import TestSupport
         func subscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) {}
         func unsubscribe(_ device: DeviceID, characteristic: String) async throws(FleetCommandError) {}
         func nearby(scanning: Duration?) async -> [FleetNearbyDevice] { [] }
+        func pair(_ device: DeviceID) async throws(FleetCommandError) {}
+        func unpair(_ device: DeviceID) async throws(FleetCommandError) {}
     }
 
     /// A private broker, a subscriber to the command results, a connected client and a bridge

@@ -60,7 +60,7 @@ import Testing
         (#"{"op":"read"}"#, nil, "'id' is missing"),
         (#"{"id":true,"op":"read"}"#, nil, "'id' must be a string or a number"),
         (#"{"id":"x"}"#, "x", "'op' must be a string"),
-        (#"{"id":"x","op":"format"}"#, "x", "unknown op \"format\" (known: write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe)"),
+        (#"{"id":"x","op":"format"}"#, "x", "unknown op \"format\" (known: write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe, pair, unpair)"),
         (#"{"id":"x","op":"read"}"#, "x", "read needs 'characteristic'"),
         (#"{"id":"x","op":"read","characteristic":"heart"}"#, "x", "'characteristic' must be a Bluetooth UUID (2a37, or the 32- or 128-bit form), found \"heart\""),
         (#"{"id":"x","op":"read","characteristic":"2a19","hex":"00"}"#, "x", "read takes no argument 'hex'"),

@@ -49,7 +49,7 @@ import Testing
         ("topic_prefix = \"a//b\"", "main.toml:2: 'topic_prefix' in [mqtt] must be topic levels without '+', '#', NUL or empty levels, found \"a//b\""),
         ("gateway_id = \"a/b\"", "main.toml:2: 'gateway_id' in [mqtt] must be one topic level: no '/', '+', '#' or NUL, found \"a/b\""),
         ("discovery_prefix = \"#\"", "main.toml:2: 'discovery_prefix' in [mqtt] must be topic levels without '+', '#', NUL or empty levels, found \"#\""),
-        ("allow_commands = [\"write\", \"format\"]", "main.toml:2: 'allow_commands' in [mqtt]: unknown command \"format\" (known: write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe, nearby)"),
+        ("allow_commands = [\"write\", \"format\"]", "main.toml:2: 'allow_commands' in [mqtt]: unknown command \"format\" (known: write, read, disconnect, reconnect, pin, unpin, subscribe, unsubscribe, nearby, pair, unpair)"),
         ("allow_commands = [\"pin\", \"pin\"]", "main.toml:2: 'allow_commands' in [mqtt]: \"pin\" is listed twice"),
         ("client_id = \"\"", "main.toml:2: 'client_id' in [mqtt] must not be empty"),
         ("enabled = \"yes\"", "main.toml:2: 'enabled' in [mqtt] must be a boolean (true or false), found a string"),

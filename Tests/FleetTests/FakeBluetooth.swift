@@ -151,6 +151,12 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
             }
         }
     }
+    func pair(_ device: DeviceID, on adapter: AdapterID?, timeout: Duration) async throws(DeviceEvent.Failure) {
+        record("pair \(device)")
+    }
+    func unpair(_ device: DeviceID) async throws(DeviceEvent.Failure) {
+        record("unpair \(device)")
+    }
     var deviceTransport: any DeviceTransport { self }
     func dropNotifySockets(of device: DeviceID) {}
     func addAdapter(_ adapter: AdapterID) throws { record("addAdapter \(adapter)") }

@@ -44,7 +44,7 @@ struct ServiceSequenceTests {
     static let logger = Logger(label: "service-sequence-test") { _ in SwiftLogNoOpLogHandler() }
 
     static func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-        try await withTimeout(.seconds(10), what) {
+        try await withTimeout(.seconds(60), what) {
             while !condition() { try await Task.sleep(for: .milliseconds(5)) }
         }
     }

@@ -62,6 +62,12 @@ public struct FleetCommandRunner: Sendable {
             let id = try await device(command)
             let uuid = try Self.required(command.uuid("uuid"), "uuid")
             try await Self.run { () throws(FleetCommandError) in try await fleet.unsubscribe(id, characteristic: uuid) }
+        case .pair:
+            let id = try await device(command)
+            try await Self.run { () throws(FleetCommandError) in try await fleet.pair(id) }
+        case .unpair:
+            let id = try await device(command)
+            try await Self.run { () throws(FleetCommandError) in try await fleet.unpair(id) }
         case .nearby:
             let seconds = command.integer("scan") ?? 0
             let devices = await fleet.nearby(scanning: seconds > 0 ? .seconds(seconds) : nil)

@@ -108,6 +108,32 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         Self.objects(of: device, in: await client.tree)
     }
 
+    public func pair(_ device: DeviceID, on adapter: AdapterID?, timeout: Duration) async throws(DeviceEvent.Failure) {
+        let tree = await client.tree
+        guard let object = adapter.flatMap({ tree.device(device, on: $0) }) ?? tree.devices(device).first else {
+            throw DeviceEvent.Failure(.doesNotExist, message: "bluetoothd has no object for \(device)")
+        }
+        do throws(BlueZError) {
+            try await client.pair(device: object.path, timeout: timeout)
+        } catch {
+            if error.kind == .timeout { try? await client.cancelPairing(device: object.path) }
+            throw DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
+        }
+    }
+
+    public func unpair(_ device: DeviceID) async throws(DeviceEvent.Failure) {
+        let objects = await client.tree.devices(device)
+        guard !objects.isEmpty else { throw DeviceEvent.Failure(.doesNotExist, message: "bluetoothd has no object for \(device)") }
+        for object in objects {
+            guard let adapter = object.adapter else { continue }
+            do throws(BlueZError) {
+                try await client.removeDevice(adapter: adapter, device: object.path)
+            } catch {
+                throw DeviceEvent.Failure(kind: error.kind, name: error.name, message: error.message)
+            }
+        }
+    }
+
     public func sightings() async -> [FleetSighting] {
         let tree = await client.tree
         let heard = hearings.snapshot

@@ -19,6 +19,13 @@ public protocol FleetBluetooth: GATTWriteChannel {
     /// Every device object bluetoothd holds, with when each was last heard advertising: what
     /// the radio hears, for `FleetOrchestrator.nearby()`.
     func sightings() async -> [FleetSighting]
+    /// Bonds with the device (`Device1.Pair` on its object on `adapter`, else any of its
+    /// objects), its pairing answered by the daemon's agent; gives up (and cancels the pairing)
+    /// after `timeout`.
+    func pair(_ device: DeviceID, on adapter: AdapterID?, timeout: Duration) async throws(DeviceEvent.Failure)
+    /// Forgets the bond: every object bluetoothd has for the device is removed
+    /// (`Adapter1.RemoveDevice`, BlueZ's only way to unpair), and is found again unbonded.
+    func unpair(_ device: DeviceID) async throws(DeviceEvent.Failure)
     /// The operations a device actor asks for.
     var deviceTransport: any DeviceTransport { get }
     /// The device's notification sockets close (its link is gone, or it left the fleet).

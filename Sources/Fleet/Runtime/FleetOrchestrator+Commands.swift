@@ -26,6 +26,10 @@ public protocol FleetCommands: Sendable {
     /// The devices the radio hears that are not in the fleet; with `scanning`, after a scan
     /// that long (see `FleetOrchestrator.nearby(scanning:)`).
     func nearby(scanning: Duration?) async -> [FleetNearbyDevice]
+    /// Bonds with a fleet device now (see `FleetOrchestrator.pair`).
+    func pair(_ device: DeviceID) async throws(FleetCommandError)
+    /// Forgets a fleet device's bond (see `FleetOrchestrator.unpair`).
+    func unpair(_ device: DeviceID) async throws(FleetCommandError)
 }
 
 extension FleetOrchestrator: FleetCommands {
@@ -58,6 +62,43 @@ extension FleetOrchestrator: FleetCommands {
     /// How long `disconnect` waits for BlueZ to report the link gone (`Device1.Disconnect`
     /// usually takes milliseconds; a controller that is slow to answer takes seconds).
     static let disconnectWait: Duration = .seconds(10)
+
+    /// How long `pair` waits for bluetoothd: the answer must come within a D-Bus call's 25 s
+    /// (a pairing whose passkey the agent has takes about a second on the real stack).
+    static let pairWait: Duration = .seconds(24)
+
+    /// Bonds with `device` (a fleet device) now: `Device1.Pair`, connecting first if needed, on
+    /// the adapter of its link; the daemon's agent answers what its pairing asks (a passkey from
+    /// `[pairing] passkeys_file`). bluetoothd's refusal (`AuthenticationFailed`: a wrong or
+    /// missing passkey; `AlreadyExists`: bonded already) is the answer.
+    public func pair(_ device: DeviceID) async throws(FleetCommandError) {
+        guard status(of: device) != nil else { throw .unknownDevice(device) }
+        do {
+            try await bluetooth.pair(device, on: linkAdapter(of: device), timeout: Self.pairWait)
+        } catch {
+            throw .failed(error)
+        }
+    }
+
+    /// Forgets `device`'s bond (every object bluetoothd has for it is removed, BlueZ's only
+    /// unpairing); the fleet finds it again, unbonded, as a device it looks for. The device is
+    /// held while its objects go — its link released first, as `disconnect` does — so that the
+    /// fleet neither counts the link bluetoothd ends as a failure nor reconnects to an object
+    /// being removed; then it is pursued again (a device held before stays held).
+    public func unpair(_ device: DeviceID) async throws(FleetCommandError) {
+        guard status(of: device) != nil else { throw .unknownDevice(device) }
+        let heldBefore = isHeld(device)
+        try await accept(.disconnect(device))
+        _ = await waitForLinkDown(device, timeout: Self.disconnectWait)
+        var failure: DeviceEvent.Failure?
+        do {
+            try await bluetooth.unpair(device)
+        } catch {
+            failure = error
+        }
+        if !heldBefore { try await accept(.reconnect(device)) }
+        if let failure { throw .failed(failure) }
+    }
 
     public func reconnect(_ device: DeviceID) async throws(FleetCommandError) {
         try await accept(.reconnect(device))

@@ -628,6 +628,11 @@ public actor FleetOrchestrator {
         machine.devices[device]?.state
     }
 
+    /// Whether a `disconnect` holds the device (until `reconnect` or `pin`).
+    func isHeld(_ device: DeviceID) -> Bool {
+        machine.devices[device]?.held ?? false
+    }
+
     /// The `write` timeout of the device's class (which bounds each `WriteValue` call).
     func classWriteTimeout(of device: DeviceID) -> Duration {
         machine.configuration.deviceConfiguration(className: machine.devices[device]?.className).timeouts.write

@@ -19,12 +19,19 @@ public struct FleetService: SequencedService {
     private let state: StartedValue<StateStoreService.Loaded>
     private let connection: StartedValue<DBusConnection>
     private let observers: [any FleetObserver]
+    private let pairing: PairingSettings
+    private let environment: [String: String]
     private let logger: Logger
 
+    /// `pairing` sets up the pairing agent (its passkeys file resolved in `environment`'s
+    /// `CREDENTIALS_DIRECTORY` when it names a credential).
     public init(
         configuration: FleetRuntimeConfiguration, state: StartedValue<StateStoreService.Loaded>,
-        connection: StartedValue<DBusConnection>, observers: [any FleetObserver] = [], logger: Logger
+        connection: StartedValue<DBusConnection>, observers: [any FleetObserver] = [], pairing: PairingSettings = PairingSettings(),
+        environment: [String: String] = [:], logger: Logger
     ) {
+        self.pairing = pairing
+        self.environment = environment
         self.configuration = configuration
         self.state = state
         self.connection = connection
@@ -34,10 +41,18 @@ public struct FleetService: SequencedService {
 
     public func run(reportStarted: @escaping @Sendable () -> Void) async throws {
         let loaded = try state.get()
+        let client = BlueZClient(connection: try connection.get())
         let fleet = try await FleetOrchestrator.restoring(
-            loaded.known, savingIn: loaded.store, configuration: configuration,
-            client: BlueZClient(connection: try connection.get()), run: loaded.run, logger: logger)
+            loaded.known, savingIn: loaded.store, configuration: configuration, client: client, run: loaded.run, logger: logger)
         for observer in observers { await fleet.addObserver(observer) }
+        let agent = pairingAgent(client: client)
+        agent.answer(for: { id in await fleet.status(of: id) != nil })
+        await fleet.addObserver(agent)
+        let agentRun = Task { await agent.run() }
+        defer {
+            agent.finish()
+            agentRun.cancel()
+        }
         do {
             try await fleet.start()
         } catch {
@@ -52,5 +67,25 @@ public struct FleetService: SequencedService {
         // cut short; the state store service's final save adds what the disconnects changed.
         _ = try? await loaded.store.flush()
         await fleet.stop()
+        agent.finish()
+        await agentRun.value
+    }
+
+    /// The agent with `[pairing]`'s capability and passkeys (none without a passkeys file, or
+    /// when it names a credential but the unit gives none: said once here).
+    private func pairingAgent(client: BlueZClient) -> PairingAgent {
+        var lookup: PairingAgent.PairingPasskeysLookup = { _ in nil }
+        if let name = pairing.passkeysFile {
+            if let file = PairingPasskeysFile(name, environment: environment, logger: logger) {
+                logger.info(
+                    "pairing: \(file.read().count) passkeys in \(file.path)", metadata: ["event": "pairing_passkeys_read"])
+                lookup = { address in file.read().passkey(for: address) }
+            } else {
+                logger.error(
+                    "pairing: passkeys_file \"\(name)\" names a credential, but $CREDENTIALS_DIRECTORY is not set (LoadCredential= in the unit); no passkeys",
+                    metadata: ["event": "pairing_passkeys_unreadable"])
+            }
+        }
+        return PairingAgent(client: client, capability: pairing.capability.rawValue, passkeys: lookup, logger: logger)
     }
 }
