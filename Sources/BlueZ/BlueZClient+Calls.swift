@@ -94,10 +94,6 @@ extension BlueZClient {
         _ = try await bluezCall("/org/bluez", BlueZInterfaces.agentManager, "RegisterAgent", [.objectPath(path), .string(capability)])
     }
 
-    public func unregisterAgent(path: DBusObjectPath) async throws(BlueZError) {
-        _ = try await bluezCall("/org/bluez", BlueZInterfaces.agentManager, "UnregisterAgent", [.objectPath(path)])
-    }
-
     // MARK: - Device1
 
     /// `Pair`: connects if needed and bonds, asking this client's agent what the device's

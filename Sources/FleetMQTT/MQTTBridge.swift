@@ -78,19 +78,15 @@ actor MQTTBridge {
         var homeAssistantDiscovery: Bool
     }
 
-    /// The gateway's retained `online` and discovery, and the devices the fleet already has.
-    /// `earlier` is what the connection this one replaces still published: a device the fleet no
-    /// longer has was removed while no connection listened (between the old feed's end and this
-    /// one's start), and its retained topics are deleted here — this connection's, and the old
-    /// ones too when the reload moved them (same broker: a broker the reload left is not reached).
-    func start(devices: [FleetStatus.Device], earlier: Handover? = nil) {
-        start(status: FleetStatus(bluetoothdPresent: true, devices: devices, adapters: []), earlier: earlier)
-    }
-
-    /// As `start(devices:earlier:)`, from a whole status: the gateway's `info` too. Every
-    /// device's state goes out before the gateway's `online` (a restart finds the previous run's
-    /// retained states at the broker: `online` first would make their stale `ready` available
-    /// again until the new states arrive), and a device's discovery after its state.
+    /// The gateway's retained `online`, `info`, `devices` and discovery, and the devices the
+    /// fleet already has (`status`). `earlier` is what the connection this one replaces still
+    /// published: a device the fleet no longer has was removed while no connection listened
+    /// (between the old feed's end and this one's start), and its retained topics are deleted
+    /// here — this connection's, and the old ones too when the reload moved them (same broker: a
+    /// broker the reload left is not reached). Every device's state goes out before the gateway's
+    /// `online` (a restart finds the previous run's retained states at the broker: `online` first
+    /// would make their stale `ready` available again until the new states arrive), and a
+    /// device's discovery after its state.
     func start(status: FleetStatus, earlier: Handover? = nil) {
         if let earlier {
             if earlier.topics.prefix != topics.prefix || earlier.topics.gatewayID != topics.gatewayID {

@@ -23,7 +23,7 @@ import TestSupport
 
         // The fleet now has only `kept`; the connection before had both, on the same topics.
         await bridge.start(
-            devices: [Self.status(kept)], earlier: MQTTBridge.Handover(devices: [removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
+            status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []), earlier: MQTTBridge.Handover(devices: [removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
 
         for topic in HomeAssistantDiscovery(topics: Self.topics).allTopics(of: removed) + [Self.topics.state(removed)] {
@@ -44,7 +44,7 @@ import TestSupport
             client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
             logger: Logger(label: "test"))
 
-        await bridge.start(devices: [], earlier: MQTTBridge.Handover(devices: [removed], topics: old, homeAssistantDiscovery: true))
+        await bridge.start(status: FleetStatus(bluetoothdPresent: true, devices: [], adapters: []), earlier: MQTTBridge.Handover(devices: [removed], topics: old, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
 
         let everyTopic = [Self.topics.state(removed), old.state(removed)]

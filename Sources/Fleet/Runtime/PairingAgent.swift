@@ -21,35 +21,27 @@ public final class PairingAgent: FleetObserver {
     private let client: BlueZClient
     private let capability: String
     private let logger: Logger
-    private let state: Mutex<State>
+    private let passkeys: PairingPasskeysLookup
+    /// Which devices it answers for, known once the fleet exists (`answer(for:)`).
+    private let isFleetDevice = Mutex<@Sendable (DeviceID) async -> Bool>({ _ in false })
     /// bluetoothd appeared (a fleet event): the agent registers again, in `run()`.
     private let appearances: AsyncStream<Void>
     private let appeared: AsyncStream<Void>.Continuation
 
-    private struct State {
-        var passkeys: PairingPasskeysLookup
-        var isFleetDevice: @Sendable (DeviceID) async -> Bool = { _ in false }
-    }
-
-    /// What the agent knows of passkeys (`[pairing] passkeys_file`, read again on reload).
+    /// A device's passkey (`[pairing] passkeys_file`, read again for each request).
     public typealias PairingPasskeysLookup = @Sendable (BluetoothAddress) -> UInt32?
 
     public init(client: BlueZClient, capability: String, passkeys: @escaping PairingPasskeysLookup, logger: Logger) {
         self.client = client
         self.capability = capability
         self.logger = logger
-        state = Mutex(State(passkeys: passkeys))
+        self.passkeys = passkeys
         (appearances, appeared) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Which devices it answers for (the fleet's).
     public func answer(for isFleetDevice: @escaping @Sendable (DeviceID) async -> Bool) {
-        state.withLock { $0.isFleetDevice = isFleetDevice }
-    }
-
-    /// New passkeys (a reload read the file again).
-    public func use(passkeys: @escaping PairingPasskeysLookup) {
-        state.withLock { $0.passkeys = passkeys }
+        self.isFleetDevice.withLock { $0 = isFleetDevice }
     }
 
     // MARK: - Running
@@ -99,7 +91,7 @@ public final class PairingAgent: FleetObserver {
                 }),
                 DBusMethod("RequestPasskey", inputs: [device], outputs: [DBusArgument("passkey", .uint32)], handler: .async { call in
                     let id = try await self.fleetDevice(call, asking: "RequestPasskey")
-                    guard let passkey = self.state.withLock({ $0.passkeys })(id.address) else {
+                    guard let passkey = self.passkeys(id.address) else {
                         self.logger.warning(
                             "pairing agent: no passkey for \(id) in passkeys_file; pairing refused",
                             metadata: ["event": "pairing_passkey_missing", "device": "\(id)"])
@@ -150,7 +142,7 @@ public final class PairingAgent: FleetObserver {
         guard let device = await client.tree.device(at: path), let id = device.identity else {
             throw DBusError(name: Self.rejected, message: "unknown device \(path)")
         }
-        let isFleetDevice = state.withLock { $0.isFleetDevice }
+        let isFleetDevice = self.isFleetDevice.withLock { $0 }
         guard await isFleetDevice(id) else {
             logger.info(
                 "pairing agent: \(what) for \(id), not a fleet device: rejected",
