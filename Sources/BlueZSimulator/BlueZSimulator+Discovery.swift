@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import GATT
 
 // Discovery, device appearance, RSSI updates and TemporaryTimeout expiry.
@@ -83,13 +84,16 @@ extension BlueZSimulator {
     /// with some probability (advertisements get lost), its object on this adapter appearing
     /// the first time (InterfacesAdded) and its RSSI on this adapter updated afterwards.
     private func discover(adapter name: String) async {
+        adapters[name]?.lastDiscoveryPass = nil
         while !Task.isCancelled {
+            let passStart = ContinuousClock.now
             let filter = mergedFilter(adapter: name)
+            let heardProbability = probabilityOfHearing(sinceLastPassOf: name)
             for address in everyAddress {
                 guard let device = devices[address], let object = device.objects[name], device.inRange,
                     device.link == .disconnected
                 else { continue }
-                guard let heard = devices[address]?.random.unit(), heard < 0.8 else { continue }
+                guard let draw = devices[address]?.random.unit(), draw < heardProbability else { continue }
                 if let uuids = filter.uuids, uuids.isDisjoint(with: device.advertisedUUIDs) { continue }
                 if let threshold = filter.rssi, object.rssi < threshold { continue }
                 // A stalled scan (`stall-discovery`) hears nothing: not even lastSeen moves.
@@ -105,8 +109,24 @@ extension BlueZSimulator {
                     await setProperties(["RSSI": .int16(rssi)], of: Self.deviceInterfaceName, at: object.path)
                 }
             }
+            adapters[name]?.lastDiscoveryPass = passStart
             try? await Task.sleep(for: timings.duration(timings.advertisingInterval))
         }
+    }
+
+    /// Each advertisement is lost with probability 0.2. A pass normally follows the last one by
+    /// one advertising interval; one that comes late (the process was starved) stands for every
+    /// interval since, whose reports the controller queued: the device is heard unless all of
+    /// them were lost.
+    private func probabilityOfHearing(sinceLastPassOf adapter: String) -> Double {
+        let lossPerAdvertisement = 0.2
+        guard let last = adapters[adapter]?.lastDiscoveryPass else {
+            return 1 - lossPerAdvertisement
+        }
+        let interval = timings.duration(timings.advertisingInterval)
+        guard interval > .zero else { return 1 - lossPerAdvertisement }
+        let intervals = max(1, (ContinuousClock.now - last) / interval)
+        return 1 - pow(lossPerAdvertisement, intervals)
     }
 
     /// Exports `adapter`'s Device1 object for a device (InterfacesAdded from `/`).
@@ -140,16 +160,21 @@ extension BlueZSimulator {
     /// unless the link goes through it (BlueZ's `src/device.c`: the temporary timer restarts on
     /// every advertising report, `device_update_last_seen`, and is cleared while connected,
     /// `device_add_connection`; `device_disappeared` removes the device). Another adapter's
-    /// object for a device linked elsewhere expires on its own timer.
+    /// object for a device linked elsewhere expires on its own timer. While the adapter
+    /// discovers, "now" is the start of its discovery loop's last whole pass: bluetoothd's timer and the
+    /// reports that restart it share one main loop, so a report already in flight is never
+    /// outrun by the timer it would have restarted.
     func sweepExpiredDevices() async {
         let period = timings.duration(max(0.01, timings.temporaryTimeout / 5))
         let timeout = timings.duration(timings.temporaryTimeout)
         while !Task.isCancelled {
             try? await Task.sleep(for: period)
-            let now = ContinuousClock.now
+            let wallClock = ContinuousClock.now
             for address in everyAddress {
                 guard let device = devices[address] else { continue }
                 for adapter in device.configuration.heardBy {
+                    let discovering = adapters[adapter]?.discoveryTask != nil
+                    let now = discovering ? (adapters[adapter]?.lastDiscoveryPass ?? wallClock) : wallClock
                     guard let object = device.objects[adapter], object.exported, object.temporary,
                         device.linkAdapter != adapter, now - object.lastSeen > timeout
                     else { continue }

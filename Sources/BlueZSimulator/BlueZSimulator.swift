@@ -296,6 +296,13 @@ public actor BlueZSimulator {
         return "\(link); \(objects.joined(separator: ", "))"
     }
 
+    /// Holds the simulator's executor for `seconds` without yielding, as a gateway starved of
+    /// CPU does: every timer that fires meanwhile runs late, all at once. For tests of what must
+    /// hold under load.
+    public func starve(seconds: Double) {
+        Thread.sleep(forTimeInterval: seconds)
+    }
+
     /// Every device's address, in scenario order.
     public nonisolated var addresses: [String] { deviceAddresses }
 

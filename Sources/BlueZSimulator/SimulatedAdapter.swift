@@ -10,6 +10,12 @@ struct SimulatedAdapter {
     /// Each client's SetDiscoveryFilter, kept as BlueZ keeps them (validated, merged on use).
     var discoveryFilters: [String: [String: DBusValue]] = [:]
     var discoveryTask: Task<Void, Never>?
+    /// When the discovery loop started its last whole pass over the devices in range (nil
+    /// until the first pass of a discovery ends): every device heard in it was heard since. While the adapter discovers,
+    /// a temporary object expires by this clock rather than the wall clock: a process starved of
+    /// CPU wakes its sweep and its discovery loop together, and the sweep must not count the time
+    /// the loop could not run as time the device went unheard.
+    var lastDiscoveryPass: ContinuousClock.Instant?
     /// A `stall-discovery` fault: the discovery (running, or the next one) reports nothing until
     /// it ends.
     var discoveryStalled = false

@@ -97,6 +97,23 @@ struct AdapterTests {
         await fixture.stop()
     }
 
+    @Test("a device heard while discovery runs keeps its object though the simulator was starved past TemporaryTimeout")
+    func starvationDoesNotExpireAHeardDevice() async throws {
+        var timings = SimulatorTimings.fast
+        timings.temporaryTimeout = 0.2
+        let fixture = try await SimulatorFixture.start(.trio, timings: timings)
+        let path = try await fixture.discover(strap)
+        // Each starvation lets the sweep (every 40 ms) and the discovery loop (every 50 ms) wake
+        // together; a sweep that ran first by the wall clock would find the strap 0.6 s unheard.
+        for _ in 0..<4 {
+            await fixture.simulator.starve(seconds: 0.6)
+            try await fixture.call(path, "org.freedesktop.DBus.Properties", "Get", [.string("org.bluez.Device1"), .string("Address")])
+        }
+        try await fixture.call(path, "org.bluez.Device1", "Connect")
+        #expect(try await fixture.property(path, "org.bluez.Device1", "ServicesResolved") == .boolean(true))
+        await fixture.stop()
+    }
+
     @Test("SetDiscoveryFilter rejects unknown keys and transports with InvalidArguments")
     func discoveryFilterValidation() async throws {
         let fixture = try await SimulatorFixture.start(.trio)
