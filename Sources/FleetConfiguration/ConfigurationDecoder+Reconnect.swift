@@ -6,7 +6,7 @@ extension ConfigurationDecoder {
     static let budgetKeys: [(key: String, failure: FailureClass)] = [
         ("transient", .transient), ("out_of_slots", .outOfSlots), ("bluetooth_off", .bluetoothOff),
         ("not_ready", .notReady), ("protocol", .protocol), ("gone", .gone), ("busy", .busy),
-        ("denied", .denied), ("unknown", .unknown),
+        ("denied", .denied), ("pairing", .pairing), ("unknown", .unknown),
     ]
 
     /// `[reconnect]` with `[reconnect.budgets]` and `[reconnect.breaker]`. Inconsistent values

@@ -23,6 +23,40 @@ public enum BlueZErrorClassifier {
         return classify(reason)
     }
 
+    /// Which way a bonding failed: what `pairing` failures are counted and logged by.
+    public static func classifyPairing(_ failure: DeviceEvent.Failure) -> PairingFailure {
+        switch failure.kind {
+        // SMP's Confirm Value Failed (a wrong passkey) and every other authentication failure
+        // the kernel reports come back as AuthenticationFailed (src/device.c
+        // `new_authentication_return`).
+        case .authenticationFailed: .wrongKey
+        case .authenticationRejected, .notAuthorized, .notPermitted: .rejected
+        case .authenticationCanceled: .cancelled
+        case .authenticationTimeout, .timeout: .timedOut
+        default: failure.name == "org.bluez.Error.Rejected" ? .rejected : .other
+        }
+    }
+
+    /// Whether a failed read, write or subscription says the link must be encrypted (bonded)
+    /// first: bluetoothd words the ATT errors Insufficient Authentication (0x05), Insufficient
+    /// Encryption (0x0f) and Insufficient Encryption Key Size (0x0c) this way when raising the
+    /// link's security itself did not get the request through (src/gatt-client.c).
+    public static func needsEncryption(_ failure: DeviceEvent.Failure) -> Bool {
+        if failure.kind == .notPermitted || failure.kind == .notAuthorized {
+            return encryptionMessages.contains(trimmed(failure.message))
+        }
+        guard failure.kind == .failed else { return false }
+        return encryptionMessages.contains(trimmed(failure.message))
+    }
+
+    /// The texts bluetoothd gives a request that needs a bonded (encrypted) link.
+    static let encryptionMessages: Set<String> = [
+        "Not paired",
+        "Operation failed with ATT error: 0x05",
+        "Operation failed with ATT error: 0x0f",
+        "Operation failed with ATT error: 0x0c",
+    ]
+
     // MARK: - Tables
 
     /// The class of each kind; nil for `.failed`, whose message decides (`messageTable`).

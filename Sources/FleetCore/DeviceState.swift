@@ -5,6 +5,11 @@
 public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Not wanted by the pool policy (or not started): no link, no attempts, no timers.
     case idle
+    /// An intermittent device (a cuff, a scale) between its sessions: absent is its normal
+    /// state. The daemon waits for it to wake — a `Device1.Connect` left pending (Linux connects
+    /// by passive scanning the moment it advertises) when bluetoothd knows it, else a search —
+    /// and counts no failure while it sleeps.
+    case asleep
     /// Wanted, but bluetoothd has no object for the device: looking for it.
     case resolving
     /// Wanted and known to bluetoothd. `adapter == nil`: waiting for the fleet gate to grant an
@@ -12,6 +17,9 @@ public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
     case connecting(adapter: AdapterID?)
     /// Linked: waiting for services, then reading and subscribing what the config asks for.
     case discovering
+    /// Linked, bonding with the device (`Device1.Pair`, the daemon's agent answering): its class
+    /// says it must bond, or a characteristic answered that it needs encryption.
+    case pairing
     /// Linked, every required service present, every subscription enabled.
     case ready
     /// Linked and usable, but something non-fatal is wrong; there is a path back to `ready`.
@@ -25,9 +33,11 @@ public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
     public var name: String {
         switch self {
         case .idle: "idle"
+        case .asleep: "asleep"
         case .resolving: "resolving"
         case .connecting: "connecting"
         case .discovering: "discovering"
+        case .pairing: "pairing"
         case .ready: "ready"
         case .degraded: "degraded"
         case .backingOff: "backingOff"
@@ -36,7 +46,9 @@ public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// Every state's `name`, in the order they are declared (and documented).
-    public static let names = ["idle", "resolving", "connecting", "discovering", "ready", "degraded", "backingOff", "suspended"]
+    public static let names = [
+        "idle", "asleep", "resolving", "connecting", "discovering", "pairing", "ready", "degraded", "backingOff", "suspended",
+    ]
 
     public var description: String {
         switch self {
@@ -51,7 +63,7 @@ public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Whether the machine believes a BlueZ link is up.
     public var isLinked: Bool {
         switch self {
-        case .discovering, .ready, .degraded: true
+        case .discovering, .pairing, .ready, .degraded: true
         default: false
         }
     }

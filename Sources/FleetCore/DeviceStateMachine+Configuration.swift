@@ -15,6 +15,14 @@ extension DeviceStateMachine {
         public var timeouts: Timeouts
         /// Consecutive failed writes that make a ready device `degraded`. 3.
         public var writeFailureThreshold: Int
+        /// Bond before reading or subscribing when the device is not paired (`state` `pairing`).
+        /// Without it the device still bonds when a characteristic answers that it needs
+        /// encryption.
+        public var bond: Bool
+        /// The device sleeps between sessions and wakes only to measure: absent is its normal
+        /// state (`asleep`), a `Connect` is left pending for its next wake, and the end of a
+        /// session (the device disconnects once it has sent what it had) is no failure.
+        public var intermittent: Bool
 
         public init(
             requiredServices: Set<String> = [],
@@ -23,8 +31,12 @@ extension DeviceStateMachine {
             subscriptions: [String] = [],
             useFileDescriptorPath: Bool = false,
             timeouts: Timeouts = Timeouts(),
-            writeFailureThreshold: Int = 3
+            writeFailureThreshold: Int = 3,
+            bond: Bool = false,
+            intermittent: Bool = false
         ) {
+            self.bond = bond
+            self.intermittent = intermittent
             self.requiredServices = requiredServices
             self.requiredCharacteristics = requiredCharacteristics
             self.readOnConnect = readOnConnect
@@ -49,6 +61,9 @@ extension DeviceStateMachine {
         public static let maximumWrite: Duration = .seconds(20)
         /// How often a degraded device retries its missing subscriptions.
         public var recoveryInterval: Duration
+        /// Bounds one bonding (`Device1.Pair`); above the runtime's own 24 s bound on the call
+        /// (it cancels the pairing then), so this fires only when bluetoothd itself is stuck.
+        public var pairing: Duration
 
         public init(
             resolve: Duration = .seconds(30),
@@ -56,8 +71,10 @@ extension DeviceStateMachine {
             discovery: Duration = .seconds(30),
             subscribe: Duration = .seconds(15),
             write: Duration = .seconds(10),
-            recoveryInterval: Duration = .seconds(30)
+            recoveryInterval: Duration = .seconds(30),
+            pairing: Duration = .seconds(35)
         ) {
+            self.pairing = pairing
             self.resolve = resolve
             self.connect = connect
             self.discovery = discovery

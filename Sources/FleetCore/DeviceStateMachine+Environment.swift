@@ -17,7 +17,7 @@ extension DeviceStateMachine {
         }
         guard poweredAdapters.isEmpty else { return }
         switch state {
-        case .resolving, .connecting(adapter: nil), .backingOff:
+        case .resolving, .connecting(adapter: nil), .backingOff, .asleep:
             teardown(.release, attemptOutcome: .cancelled, &effects)
             pursue(now: now, &effects)
         default:
@@ -57,6 +57,10 @@ extension DeviceStateMachine {
             effects.append(.stopResolve)
             state = .connecting(adapter: nil)
             effects.append(.requestAttempt)
+        case .asleep where standby == .searching:
+            // Found: wait for it with a pending Connect from now on.
+            teardown(.release, attemptOutcome: .cancelled, &effects)
+            waitForWake(now: now, &effects)
         case .suspended(.budgetExhausted):
             // Seeing the device again is better evidence than waiting out the cooldown.
             disarm(.suspension, &effects)
@@ -73,6 +77,10 @@ extension DeviceStateMachine {
     ) {
         knownAdapter = nil
         switch state {
+        case .asleep:
+            // Its object expired or was removed: look for it (no object, nothing to cancel).
+            teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
+            pursue(now: now, &effects)
         case .connecting(adapter: nil):
             teardown(.release, attemptOutcome: .cancelled, &effects)
             pursue(now: now, &effects)
@@ -86,7 +94,10 @@ extension DeviceStateMachine {
             // bluetoothd.
             teardown(.alreadyGone, attemptOutcome: .failed(.gone), &effects)
             failExplainably(.gone, error: nil, endedOn: adapter, now: now, random: &random, &effects)
-        case .connecting, .discovering, .ready, .degraded:
+        case let linked where linked.isLinked && configuration.intermittent:
+            // Its session is over, whatever ended it.
+            sessionEnded(now: now, &effects)
+        case .connecting, .discovering, .pairing, .ready, .degraded:
             teardown(.alreadyGone, attemptOutcome: .failed(.gone), &effects)
             fail(.gone, error: nil, now: now, random: &random, &effects)
         default:

@@ -28,7 +28,9 @@ extension DeviceStateMachine {
             return
         }
         reconnect.beginProbe(now: now)
-        if knownAdapter == nil || needsRediscovery {
+        if configuration.intermittent {
+            waitForWake(now: now, &effects)
+        } else if knownAdapter == nil || needsRediscovery {
             state = .resolving
             effects.append(.startResolve)
             arm(.resolve, at: now + configuration.timeouts.resolve, &effects)
@@ -54,11 +56,18 @@ extension DeviceStateMachine {
         case .connecting(let adapter?):
             if release == .release { effects.append(.cancelConnect) }
             effects.append(.attemptFinished(adapter: adapter, outcome: attemptOutcome))
-        case .discovering, .ready, .degraded:
+        case .discovering, .pairing, .ready, .degraded:
             if release == .release { effects.append(.disconnect) }
+        case .asleep:
+            switch standby {
+            case .searching: effects.append(.stopResolve)
+            case .connecting: if release == .release { effects.append(.cancelConnect) }
+            case .none, .pausing: break
+            }
         case .idle, .backingOff, .suspended:
             break
         }
+        standby = .none
         linkAdapter = nil
         link = LinkProgress()
     }

@@ -8,6 +8,12 @@ extension DeviceStateMachine {
         var setupFinished = false
         var outstandingWrites = 0
         var consecutiveWriteFailures = 0
+        /// Bonding was tried on this link (it is tried at most once per link).
+        var pairingAttempted = false
+        /// What waits for the bonding: reads and subscriptions that answered that they need
+        /// encryption, or (a class that bonds first) all of them.
+        var readsAfterPairing: Set<String> = []
+        var subscriptionsAfterPairing: Set<String> = []
     }
 }
 
@@ -37,8 +43,17 @@ extension DeviceStateMachine {
             objectLostBeforeLink = false
             effects.append(.attemptFinished(adapter: adapter, outcome: .connected))
             beginLink(now: now, &effects)
-        case .discovering, .ready, .degraded:
+        case .discovering, .pairing, .ready, .degraded:
             break
+        case .asleep:
+            // The pending Connect found the device awake (or it connected on its own).
+            disarm(.connect, &effects)
+            disarm(.standby, &effects)
+            if standby == .searching { effects.append(.stopResolve) }
+            standby = .none
+            objectLostBeforeLink = false
+            linkAdapter = linkAdapter ?? knownAdapter
+            beginLink(now: now, &effects)
         case .idle:
             // A link nobody wants (a cancelled connect that completed anyway) holds a slot the
             // pool counts on.
@@ -61,6 +76,10 @@ extension DeviceStateMachine {
         random: inout some RandomNumberGenerator,
         _ effects: inout [DeviceEffect]
     ) {
+        if state == .asleep, case .connecting = standby {
+            standbyConnectFailed(failure, now: now, random: &random, &effects)
+            return
+        }
         guard case .connecting(let adapter?) = state else { return }
         if failure.kind == .unknownObject, !objectLostBeforeLink {
             // The object went before the call reached it (its removal may still be on its way
@@ -81,6 +100,13 @@ extension DeviceStateMachine {
     /// The attempt could not start: no object on the granted adapter, and no way to connect by
     /// address. The slot goes back unused, no failure is recorded, and the device is looked for.
     mutating func connectNeedsDiscovery(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        if state == .asleep, case .connecting = standby {
+            disarm(.connect, &effects)
+            linkAdapter = nil
+            knownAdapter = nil
+            waitForWake(now: now, &effects)
+            return
+        }
         guard case .connecting(_?) = state else { return }
         teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
         knownAdapter = nil
@@ -95,6 +121,10 @@ extension DeviceStateMachine {
     ) {
         // During a connect, the Connect reply (or the connect timer) reports the outcome.
         guard state.isLinked else { return }
+        if configuration.intermittent {
+            sessionEnded(now: now, &effects)
+            return
+        }
         let adapter = linkAdapter
         let failureClass = BlueZErrorClassifier.classifyDisconnect(reason)
         teardown(.alreadyGone, attemptOutcome: .failed(failureClass), &effects)
@@ -133,6 +163,13 @@ extension DeviceStateMachine {
             fail(.protocol, error: nil, now: now, random: &random, &effects)
             return
         }
+        if configuration.bond, !isPaired {
+            // Its measurements are encrypted: nothing is read or subscribed before the bond.
+            link.readsAfterPairing = Set(configuration.readOnConnect)
+            link.subscriptionsAfterPairing = Set(configuration.subscriptions)
+            beginPairing(now: now, &effects)
+            return
+        }
         let path: DeviceEffect.NotifyPath = configuration.useFileDescriptorPath ? .acquireNotify : .startNotify
         for characteristic in configuration.readOnConnect {
             link.pendingReads.insert(characteristic)
@@ -163,6 +200,18 @@ extension DeviceStateMachine {
         _ effects: inout [DeviceEffect]
     ) {
         guard state.isLinked else { return }
+        if isSettingUp, link.pendingSubscriptions.contains(characteristic), pairingWouldHelp(failure) {
+            link.pendingSubscriptions.remove(characteristic)
+            link.subscriptionsAfterPairing.insert(characteristic)
+            if state != .pairing { beginPairing(now: now, &effects) }
+            return
+        }
+        if state == .pairing, link.pendingSubscriptions.contains(characteristic), BlueZErrorClassifier.needsEncryption(failure) {
+            // It failed for want of the bond being made now: it is tried again after it.
+            link.pendingSubscriptions.remove(characteristic)
+            link.subscriptionsAfterPairing.insert(characteristic)
+            return
+        }
         effects.append(.emit(.setupProblem(characteristic: characteristic, error: failure, session: session)))
         // A subscription the configuration asks for and that is not (or no longer) pending, such
         // as one added on a set-up link, counts as missing too: the recovery timer retries it.
@@ -173,7 +222,7 @@ extension DeviceStateMachine {
     }
 
     mutating func valueReceived(_ characteristic: String, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
-        guard state == .discovering, link.pendingReads.remove(characteristic) != nil else { return }
+        guard isSettingUp, link.pendingReads.remove(characteristic) != nil else { return }
         advance(now: now, &effects)
     }
 
@@ -183,12 +232,22 @@ extension DeviceStateMachine {
         now: MonotonicInstant,
         _ effects: inout [DeviceEffect]
     ) {
-        guard state == .discovering, link.pendingReads.remove(characteristic) != nil else { return }
+        guard isSettingUp, link.pendingReads.contains(characteristic) else { return }
+        if pairingWouldHelp(failure) || (state == .pairing && BlueZErrorClassifier.needsEncryption(failure)) {
+            link.pendingReads.remove(characteristic)
+            link.readsAfterPairing.insert(characteristic)
+            if state != .pairing { beginPairing(now: now, &effects) }
+            return
+        }
+        link.pendingReads.remove(characteristic)
         effects.append(.emit(.setupProblem(characteristic: characteristic, error: failure, session: session)))
         advance(now: now, &effects)
     }
 
     // MARK: - Steps
+
+    /// Between the link and the end of its setup (reads and subscriptions, bonding).
+    var isSettingUp: Bool { state == .discovering || state == .pairing }
 
     mutating func beginLink(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         link = LinkProgress()
@@ -199,6 +258,8 @@ extension DeviceStateMachine {
 
     /// After a setup step: finish setup when nothing is pending, or settle a linked device.
     mutating func advance(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        // Bonding holds the setup: it finishes once what waited for the bond is done.
+        guard state != .pairing else { return }
         if link.setupFinished {
             settle(now: now, &effects)
         } else if link.servicesKnown, link.pendingReads.isEmpty, link.pendingSubscriptions.isEmpty {

@@ -18,6 +18,10 @@ extension DeviceStateMachine {
         case suspension
         /// Retries missing subscriptions while degraded.
         case recovery
+        /// Bounds one bonding.
+        case pairing
+        /// Paces an intermittent device's pending `Connect`: the next one is sent when this fires.
+        case standby
     }
 }
 
@@ -41,6 +45,14 @@ extension DeviceStateMachine {
             // Still not found: counts against the `gone` budget, and the retry resolves again.
             teardown(.release, attemptOutcome: .cancelled, &effects)
             fail(.gone, error: nil, now: now, random: &random, &effects)
+        case .connect where state == .asleep:
+            // bluetoothd still holds the pending Connect past its own bound: end it, send anew.
+            pauseStandby(cancelling: true, now: now, &effects)
+        case .standby:
+            guard state == .asleep, standby == .pausing else { return }
+            waitForWake(now: now, &effects)
+        case .pairing:
+            pairingFailed(nil, now: now, random: &random, &effects)
         case .connect:
             guard case .connecting(let adapter?) = state else { return }
             teardown(.release, attemptOutcome: .failed(.transient), &effects)

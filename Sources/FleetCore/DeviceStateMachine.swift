@@ -49,6 +49,11 @@ public struct DeviceStateMachine: Hashable, Sendable {
     /// loss only sends it back to be found. A second one in a row is a `gone` failure, so an
     /// object that keeps vanishing under our attempts is paced by the reconnect backoff.
     var objectLostBeforeLink = false
+    /// Whether bluetoothd says the device is paired (`Device1.Paired`), as the runtime last
+    /// reported it.
+    public internal(set) var isPaired = false
+    /// An intermittent device's wait while `asleep`.
+    public internal(set) var standby = Standby.none
     /// The adapter of the in-flight attempt or of the link.
     public internal(set) var linkAdapter: AdapterID?
     var link = LinkProgress()
@@ -87,6 +92,9 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .bluetoothdVanished: bluetoothdVanished(now: now, &effects)
         case .deviceFound(let adapter): deviceFound(adapter, now: now, &effects)
         case .deviceLost: deviceLost(now: now, random: &random, &effects)
+        case .pairedChanged(let paired): isPaired = paired
+        case .pairingSucceeded: pairingSucceeded(now: now, &effects)
+        case .pairingFailed(let failure): pairingFailed(failure, now: now, random: &random, &effects)
         case .attemptGranted(let adapter): attemptGranted(adapter, now: now, &effects)
         case .connected: connected(now: now, &effects)
         case .connectFailed(let failure): connectFailed(failure, now: now, random: &random, &effects)
@@ -168,6 +176,13 @@ public enum DeviceEvent: Hashable, Sendable, Codable {
     case deviceFound(adapter: AdapterID)
     /// bluetoothd removed the device's object.
     case deviceLost
+    /// `Device1.Paired`, when first known and on every change.
+    case pairedChanged(Bool)
+    /// The `pair` effect's `Device1.Pair` succeeded (or bluetoothd answered that the device is
+    /// bonded already).
+    case pairingSucceeded
+    /// The `pair` effect's `Device1.Pair` failed.
+    case pairingFailed(Failure)
     /// `Device1.Connected` became true.
     case connected
     /// The link went down; `nil` when BlueZ gave no reason (before 5.83).
@@ -306,6 +321,9 @@ public enum DeviceEffect: Hashable, Sendable, Codable {
     case unsubscribe(characteristic: String, via: NotifyPath)
     /// Writes may proceed: the owner asks the outgoing scheduler for the next one.
     case resumeWrites
+    /// Bond with the device (`Device1.Pair`, the daemon's agent answering); the result comes
+    /// back as `pairingSucceeded` or `pairingFailed`.
+    case pair
 
     // MARK: - Timers, storage, reporting
 

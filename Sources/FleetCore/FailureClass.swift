@@ -19,6 +19,29 @@ public enum FailureClass: String, Hashable, Sendable, CaseIterable {
     case busy
     /// Authentication or permission refused (`NotAuthorized`, `NotPermitted`, `AuthenticationFailed`).
     case denied
+    /// Bonding failed (`Device1.Pair`, or the pairing bluetoothd started for an encrypted
+    /// characteristic): the key was wrong, the device or an agent refused, nobody answered in
+    /// time, or it was cancelled. Its own budget, so a wrong passkey is not retried in a loop
+    /// (`PairingFailure` says which).
+    case pairing
     /// Anything not recognised; treated cautiously.
     case unknown
+}
+
+/// Which way a bonding failed (`FailureClass.pairing`), from bluetoothd's answer to `Pair`.
+public enum PairingFailure: String, Hashable, Sendable, CaseIterable {
+    /// The key did not match: a wrong or missing passkey (`AuthenticationFailed`).
+    case wrongKey
+    /// The device, bluetoothd or an agent refused (`AuthenticationRejected`, `Rejected`).
+    case rejected
+    /// The pairing was cancelled (`AuthenticationCanceled`): the link went, or someone cancelled.
+    case cancelled
+    /// Nobody answered in time (`AuthenticationTimeout`, or the daemon's own bound).
+    case timedOut
+    /// Anything else bluetoothd answered.
+    case other
+
+    /// Retrying the same way cannot succeed: wait until someone changes something (a passkey,
+    /// the device) and asks again.
+    public var needsOperator: Bool { self == .wrongKey || self == .rejected }
 }

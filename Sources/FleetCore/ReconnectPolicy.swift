@@ -33,7 +33,8 @@ public struct ReconnectPolicy: Hashable, Sendable {
     /// retrying; `nil` means unlimited. See `ReconnectPolicy.defaultBudgets`.
     public var budgets: [FailureClass: Int]
     /// Classes whose exhausted budget means "give up until an operator acts" (re-requests the
-    /// device) rather than "suspend for `budgetCooldown`". Default: `.denied` (pairing is needed).
+    /// device) rather than "suspend for `budgetCooldown`". Default: `.denied` (pairing is needed)
+    /// and `.pairing`.
     public var giveUpClasses: Set<FailureClass>
     /// How long a device with an exhausted (non-give-up) budget rests before its budget is
     /// refilled. 5 min.
@@ -56,9 +57,11 @@ public struct ReconnectPolicy: Hashable, Sendable {
     /// - `gone` 6: each retry rediscovers first; after that, wait for the device to reappear.
     /// - `protocol`: unlimited, because the circuit breaker governs it.
     /// - `denied` 2: needs pairing or permissions; retrying will not help.
+    /// - `pairing` 2: a timed-out or cancelled bonding may succeed next time, a third failure
+    ///   waits for an operator (a wrong key or a refusal does at once: `PairingFailure`).
     /// - `unknown` 6.
     public static let defaultBudgets: [FailureClass: Int] = [
-        .transient: 12, .busy: 20, .gone: 6, .denied: 2, .unknown: 6,
+        .transient: 12, .busy: 20, .gone: 6, .denied: 2, .pairing: 2, .unknown: 6,
     ]
 
     public init(
@@ -69,7 +72,7 @@ public struct ReconnectPolicy: Hashable, Sendable {
         fastFirstRetryDelay: Duration = .milliseconds(250),
         stablePeriod: Duration = .seconds(60),
         budgets: [FailureClass: Int] = ReconnectPolicy.defaultBudgets,
-        giveUpClasses: Set<FailureClass> = [.denied],
+        giveUpClasses: Set<FailureClass> = [.denied, .pairing],
         budgetCooldown: Duration = .seconds(300),
         breakerThreshold: Int = 3,
         breakerCooldown: Duration = .seconds(60),

@@ -5,10 +5,14 @@ import Testing
 /// Whatever happened before, once bluetoothd, an adapter and the device are back and the device
 /// is wanted, a healthy world leads the machine to `ready`.
 @Suite struct DeviceStateMachinePropertyTests {
-    @Test func everyStateLeadsBackToReadyOnceTheDeviceIsReachable() async throws {
+    /// The strap, and a cuff that must bond and sleeps between its measurements.
+    static let configurations = [DeviceHarness.strap, DeviceHarness.cuff]
+
+    @Test(arguments: configurations)
+    func everyStateLeadsBackToReadyOnceTheDeviceIsReachable(configuration: DeviceStateMachine.Configuration) async throws {
         let moves = Gen.int(in: 0..<Chaos.moveCount).array(of: 0...120)
         await propertyCheck(count: 400, input: moves, Gen.uint64()) { moves, seed in
-            var h = try DeviceHarness.awaitingGrant(policy: Chaos.tightPolicy)
+            var h = try DeviceHarness.awaitingGrant(configuration: configuration, policy: Chaos.tightPolicy)
             var chaos = Chaos(random: SeededRandom(seed: ~seed), answers: [.attemptGranted(adapter: DeviceHarness.hci0)])
             h.random = SeededRandom(seed: seed)
             for move in moves { chaos.apply(move, to: &h) }
@@ -18,10 +22,11 @@ import Testing
         }
     }
 
-    @Test func wantedFalseAlwaysEndsIdleWithNothingArmed() async throws {
+    @Test(arguments: configurations)
+    func wantedFalseAlwaysEndsIdleWithNothingArmed(configuration: DeviceStateMachine.Configuration) async throws {
         let moves = Gen.int(in: 0..<Chaos.moveCount).array(of: 0...120)
         await propertyCheck(count: 300, input: moves, Gen.uint64()) { moves, seed in
-            var h = try DeviceHarness.idle()
+            var h = try DeviceHarness.idle(configuration: configuration)
             h.random = SeededRandom(seed: seed)
             var chaos = Chaos(random: SeededRandom(seed: ~seed))
             for move in moves { chaos.apply(move, to: &h) }
@@ -31,10 +36,11 @@ import Testing
         }
     }
 
-    @Test func everyGrantedAttemptIsFinishedExactlyOnce() async throws {
+    @Test(arguments: configurations)
+    func everyGrantedAttemptIsFinishedExactlyOnce(configuration: DeviceStateMachine.Configuration) async throws {
         let moves = Gen.int(in: 0..<Chaos.moveCount).array(of: 0...120)
         await propertyCheck(count: 300, input: moves, Gen.uint64()) { moves, seed in
-            var h = try DeviceHarness.idle()
+            var h = try DeviceHarness.idle(configuration: configuration)
             h.random = SeededRandom(seed: seed)
             var chaos = Chaos(random: SeededRandom(seed: ~seed))
             var inFlight = 0
@@ -65,7 +71,14 @@ struct Chaos {
     /// Small budgets, so that walks exhaust them and give up.
     static let tightPolicy = ReconnectPolicy(budgets: [.transient: 3, .gone: 2, .denied: 1, .unknown: 2])
 
-    static let moveCount = 64
+    static let moveCount = 70
+
+    static let pairingFailures: [DeviceEvent.Failure] = [
+        DeviceEvent.Failure(name: "org.bluez.Error.AuthenticationFailed", message: "Authentication Failed"),
+        DeviceEvent.Failure(name: "org.bluez.Error.AuthenticationCanceled", message: "Authentication Canceled"),
+        DeviceEvent.Failure(name: "org.bluez.Error.AuthenticationTimeout", message: "Authentication Timeout"),
+        DeviceEvent.Failure(name: "org.bluez.Error.AuthenticationRejected", message: "Authentication Rejected"),
+    ]
 
     @discardableResult
     mutating func apply(_ move: Int, to h: inout DeviceHarness) -> (DeviceEvent, [DeviceEffect]) {
@@ -105,6 +118,12 @@ struct Chaos {
         case 30: event = .reconnectRequested
         case 31: event = .subscriptionAdded(characteristic: UUIDs.temperature)
         case 32: event = .subscriptionRemoved(characteristic: UUIDs.temperature)
+        case 64: event = .pairedChanged(true)
+        case 65: event = .pairedChanged(false)
+        case 66: event = .pairingSucceeded
+        case 67: event = .pairingFailed(Self.pairingFailures[Int(random.next() % UInt64(Self.pairingFailures.count))])
+        case 68: event = .subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notPaired)
+        case 69: event = .readFailed(characteristic: UUIDs.batteryLevel, Failures.notPaired)
         case 33..<64 where !answers.isEmpty:
             event = answers.removeFirst()
         case 33..<64 where h.state == .suspended(.bluetoothdUnavailable):
@@ -115,7 +134,8 @@ struct Chaos {
             event = .policyUpdated(wanted: true)
         case 27:
             // A stale timeout of any kind.
-            let kind = DeviceStateMachine.TimerKind.allCases[Int(random.next() % 8)]
+            let kinds = DeviceStateMachine.TimerKind.allCases
+            let kind = kinds[Int(random.next() % UInt64(kinds.count))]
             event = .timeout(kind, generation: 0)
         default:
             // Fire one of the armed timers, moving the clock to its deadline.
@@ -138,6 +158,8 @@ struct Chaos {
                 // ConnectDevice): the device goes back to discovery without a failure.
                 answers.append(random.next() % 4 == 0 ? .connectNeedsDiscovery : .connectFailed(failure))
             case .awaitServices where faulty: answers.append(.servicesResolved(services: [], characteristics: []))
+            case .pair where faulty:
+                answers.append(.pairingFailed(Self.pairingFailures[Int(random.next() % UInt64(Self.pairingFailures.count))]))
             default: answers.append(contentsOf: HealthyWorld.answer(to: effect))
             }
         }
@@ -185,6 +207,7 @@ enum HealthyWorld {
         case .read(let characteristic): [.valueReceived(characteristic: characteristic)]
         case .subscribe(let characteristic, _): [.notificationsEnabled(characteristic: characteristic)]
         case .disconnect: [.disconnected(DeviceEvent.Failure(name: "org.bluez.Reason.Local"))]
+        case .pair: [.pairingSucceeded]
         default: []
         }
     }

@@ -18,6 +18,10 @@ enum Failures {
     static let remoteReason = DeviceEvent.Failure(name: "org.bluez.Reason.Remote", message: "Connection terminated by remote user")
     static let notSupported = DeviceEvent.Failure(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
     static let writeFailed = DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "Operation failed with ATT error: 0x0e")
+    static let notPaired = DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "Operation failed with ATT error: 0x05")
+    static let wrongKey = DeviceEvent.Failure(name: "org.bluez.Error.AuthenticationFailed", message: "Authentication Failed")
+    static let pairingTimeout = DeviceEvent.Failure(name: "org.bluez.Error.AuthenticationTimeout", message: "Authentication Timeout")
+    static let abortByLocal = DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
 }
 
 /// Drives one `DeviceStateMachine` the way the runtime's DeviceActor does: feeds events at a
@@ -33,6 +37,16 @@ struct DeviceHarness {
         requiredCharacteristics: [UUIDs.heartRateMeasurement],
         readOnConnect: [UUIDs.batteryLevel],
         subscriptions: [UUIDs.heartRateMeasurement]
+    )
+    /// A blood-pressure cuff as the tests see it: the strap's GATT (the machine does not care
+    /// which), but it must bond and it sleeps between measurements.
+    static let cuff = DeviceStateMachine.Configuration(
+        requiredServices: [UUIDs.heartRateService],
+        requiredCharacteristics: [UUIDs.heartRateMeasurement],
+        readOnConnect: [UUIDs.batteryLevel],
+        subscriptions: [UUIDs.heartRateMeasurement],
+        bond: true,
+        intermittent: true
     )
     static let strapServices: Set<String> = [UUIDs.heartRateService, UUIDs.batteryService]
     static let strapCharacteristics: Set<String> = [UUIDs.heartRateMeasurement, UUIDs.batteryLevel]

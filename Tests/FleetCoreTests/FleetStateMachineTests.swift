@@ -292,7 +292,7 @@ struct FleetStateMachineTests {
         // Nothing changed, nothing published; a refused command changes nothing either.
         let again = fleet.handle(.command(.reconnect(Self.strap)), now: Self.t0)
         #expect(!again.contains { if case .publish(.deviceUpdated) = $0 { true } else { false } })
-        #expect(DeviceState.names == [DeviceState.idle, .resolving, .connecting(adapter: nil), .discovering, .ready,
+        #expect(DeviceState.names == [DeviceState.idle, .asleep, .resolving, .connecting(adapter: nil), .discovering, .pairing, .ready,
             .degraded(.writesFailing), .backingOff(attempt: 1, deadline: Self.t0), .suspended(.noPoweredAdapter)].map(\.name))
     }
 

@@ -112,10 +112,13 @@ struct BlueZEventTranslatorTests {
     @Test func onlyTheDeviceFactsTheFleetDecidesWithBecomeUpdates() {
         var translator = BlueZEventTranslator()
         _ = translator.translate(Self.appeared(tree()))
-        for fields: BlueZDeviceFields in [.rssi, .name, .alias, .uuids, [.rssi, .paired]] {
+        for fields: BlueZDeviceFields in [.rssi, .name, .alias, .uuids] {
             #expect(translator.translate(.deviceUpdated(Self.devicePath, fields)) == [.deviceUpdated(id)])
         }
-        #expect(translator.translate(.deviceUpdated(Self.devicePath, [.paired, .bonded, .trusted, .txPower])).isEmpty)
+        // `Paired` is the device machine's (whether it must bond), the rest nobody's.
+        #expect(translator.translate(.deviceUpdated(Self.devicePath, [.rssi, .paired])) == [.pairingChanged(id), .deviceUpdated(id)])
+        #expect(translator.translate(.deviceUpdated(Self.devicePath, [.paired, .bonded, .trusted, .txPower])) == [.pairingChanged(id)])
+        #expect(translator.translate(.deviceUpdated(Self.devicePath, [.bonded, .trusted, .txPower])).isEmpty)
         #expect(translator.translate(.deviceUpdated("/org/bluez/hci0/dev_00_00_00_00_00_09", .rssi)).isEmpty, "an unknown device")
         // The device machine waits for resolved services itself; GATT objects are the mirror's.
         #expect(translator.translate(.servicesResolvedChanged(Self.devicePath, resolved: true)).isEmpty)

@@ -65,7 +65,7 @@ import Testing
         ("[reconnect.budgets]\ntransiant = 3",
          "main.toml:2: unknown key 'transiant' in [reconnect.budgets] (did you mean 'transient'?)"),
         ("[reconnect]\ngive_up = [\"denied\", \"gon\"]",
-         "main.toml:2: 'give_up' in [reconnect]: 'gon' is not a failure class (one of transient, out_of_slots, bluetooth_off, not_ready, protocol, gone, busy, denied, unknown) (did you mean 'gone'?)"),
+         "main.toml:2: 'give_up' in [reconnect]: 'gon' is not a failure class (one of transient, out_of_slots, bluetooth_off, not_ready, protocol, gone, busy, denied, pairing, unknown) (did you mean 'gone'?)"),
         ("[reconnect.breaker]\ncooldown = \"10m\"\nmax_cooldown = \"1m\"",
          "main.toml:3: 'max_cooldown' in [reconnect.breaker] (1m) must not be below 'cooldown' (10m)"),
         ("[classes.band]\nsubscribe = [\"6e400003-b5a3-f393-e0a9-e50e24dcca9\"]",

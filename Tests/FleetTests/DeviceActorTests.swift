@@ -59,6 +59,10 @@ final class ScriptedTransport: DeviceTransport {
         }
     }
 
+    func pair(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure) {
+        record("pair", on: adapter)
+    }
+
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async {
         record("cancelConnect", on: adapter)
         let hanging = state.withLock { state -> [CheckedContinuation<Void, Never>] in

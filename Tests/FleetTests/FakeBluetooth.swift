@@ -207,6 +207,7 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
         return .connected
     }
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async { record("cancelConnect \(device.address)") }
+    func pair(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure) { record("pair \(device.address)") }
     /// As bluetoothd does: the link goes, and `Connected` turning false is reported.
     func disconnect(_ device: DeviceID, on adapter: AdapterID?) async {
         record("disconnect \(device.address)")

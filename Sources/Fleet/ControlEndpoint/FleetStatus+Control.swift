@@ -59,7 +59,7 @@ struct StateDetail: Equatable {
     init(_ state: DeviceState, now: MonotonicInstant?) {
         var deadline: MonotonicInstant?
         switch state {
-        case .idle, .resolving, .connecting, .discovering, .ready:
+        case .idle, .asleep, .resolving, .connecting, .discovering, .pairing, .ready:
             break
         case .degraded(.subscriptionsIncomplete):
             reason = "subscriptionsIncomplete"

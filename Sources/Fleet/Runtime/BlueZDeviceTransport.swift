@@ -74,6 +74,25 @@ public final class BlueZDeviceTransport: DeviceTransport {
         }
     }
 
+    /// bluetoothd's own bound on a pairing is its agent's (30 s for a passkey); the call is
+    /// bounded below the machine's `pairing` timer, and cancelled when it runs out so that
+    /// bluetoothd is not left pairing for nobody.
+    static let pairCallTimeout: Duration = .seconds(24)
+
+    public func pair(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure) {
+        guard let path = await objectPath(device, on: adapter) else {
+            throw TransportFailure(.doesNotExist, message: "bluetoothd has no object for \(device)")
+        }
+        do throws(BlueZError) {
+            try await client.pair(device: path, timeout: Self.pairCallTimeout)
+        } catch where error.kind == .alreadyExists {
+            return
+        } catch {
+            if error.kind == .timeout { try? await client.cancelPairing(device: path) }
+            throw failure(error)
+        }
+    }
+
     public func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async {
         await disconnect(device, on: adapter)
     }

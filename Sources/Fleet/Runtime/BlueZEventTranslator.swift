@@ -17,6 +17,9 @@ public struct BlueZEventTranslator: Sendable {
         /// A device object's RSSI, name or services changed: only the fleet cares (placement,
         /// admission, names), its machine hears nothing.
         case deviceUpdated(DeviceID)
+        /// A device object's `Paired` changed: its machine hears whether any of its objects is
+        /// paired now (read from the mirror).
+        case pairingChanged(DeviceID)
         /// A characteristic value changed (a notification on the D-Bus path).
         case value(DeviceID, characteristic: String, bytes: [UInt8])
         /// An adapter object appeared or changed (for the central side: discovery, slots).
@@ -61,8 +64,11 @@ public struct BlueZEventTranslator: Sendable {
             guard let id = devices[path] else { return [] }
             return [.device(id, connected ? .connected : .disconnected(nil))]
         case .deviceUpdated(let path, let fields):
-            guard let id = devices[path], !fields.isDisjoint(with: Self.fleetFacts) else { return [] }
-            return [.deviceUpdated(id)]
+            guard let id = devices[path] else { return [] }
+            var routed: [Routed] = []
+            if fields.contains(.paired) { routed.append(.pairingChanged(id)) }
+            if !fields.isDisjoint(with: Self.fleetFacts) { routed.append(.deviceUpdated(id)) }
+            return routed
         case .deviceDisconnected(let path, let reason, let message):
             guard let id = devices[path] else { return [] }
             return [.device(id, .disconnected(DeviceEvent.Failure(name: reason, message: message)))]
@@ -98,6 +104,7 @@ public struct BlueZEventTranslator: Sendable {
         guard let id = device.identity else { return [] }
         devices[device.path] = id
         var routed: [Routed] = [.device(id, .deviceFound(adapter: device.adapterID))]
+        if device.paired { routed.append(.device(id, .pairedChanged(true))) }
         if device.connected { routed.append(.device(id, .connected)) }
         return routed
     }

@@ -213,6 +213,9 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
             return .device(id, event, objects: objects(of: id, in: tree))
         case .deviceUpdated(let id):
             return .device(id, nil, objects: objects(of: id, in: tree))
+        case .pairingChanged(let id):
+            let paired = tree.devices(id).contains(where: \.paired)
+            return .device(id, .pairedChanged(paired), objects: objects(of: id, in: tree))
         case .value(let id, let characteristic, let bytes):
             pipeline.ingest(device: id, characteristic: characteristic, bytes: bytes)
             return nil

@@ -140,6 +140,15 @@ public actor DeviceActor {
                     return .subscribeFailed(characteristic: characteristic, error)
                 }
             }
+        case .pair:
+            run(session: machine.session) {
+                do throws(TransportFailure) {
+                    try await transport.pair(device, on: link)
+                    return .pairingSucceeded
+                } catch {
+                    return .pairingFailed(error)
+                }
+            }
         case .unsubscribe(let characteristic, let path):
             run { await transport.unsubscribe(device, characteristic: characteristic, via: path, on: link) }
         case .resumeWrites:

@@ -38,6 +38,9 @@ public protocol DeviceTransport: Sendable {
     func connect(_ device: DeviceID, adapter: AdapterID, within timeout: Duration) async throws(TransportFailure) -> ConnectOutcome
     /// Abort an in-flight connect on `adapter`.
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async
+    /// `Device1.Pair` on `adapter`'s object (nil: the connected one), the daemon's agent
+    /// answering; returns once bonded. bluetoothd's `AlreadyExists` (bonded already) is success.
+    func pair(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)
     func disconnect(_ device: DeviceID, on adapter: AdapterID?) async
     /// Waits for `ServicesResolved` and the GATT objects, then lists the UUIDs present.
     func awaitServices(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)

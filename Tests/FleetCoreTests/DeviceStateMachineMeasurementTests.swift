@@ -1,0 +1,168 @@
+import Testing
+@testable import FleetCore
+
+/// Bonding (a class that must bond, and a characteristic that needs encryption) and devices that
+/// sleep between their measurements.
+@Suite struct DeviceStateMachineMeasurementTests {
+    static let bonding: DeviceStateMachine.Configuration = {
+        var configuration = DeviceHarness.strap
+        configuration.bond = true
+        return configuration
+    }()
+
+    static let intermittent: DeviceStateMachine.Configuration = {
+        var configuration = DeviceHarness.strap
+        configuration.intermittent = true
+        return configuration
+    }()
+
+    // MARK: - Bonding
+
+    @Test func aClassThatBondsPairsBeforeReadingOrSubscribing() throws {
+        var h = try DeviceHarness.discovering(configuration: Self.bonding)
+        let resolved = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        #expect(resolved.contains(.pair))
+        #expect(!resolved.contains { if case .read = $0 { true } else if case .subscribe = $0 { true } else { false } })
+        #expect(h.state == .pairing)
+        #expect(h.machine.isArmed(.pairing))
+        let bonded = h.feed(.pairingSucceeded)
+        #expect(bonded.contains(.read(characteristic: UUIDs.batteryLevel)))
+        #expect(bonded.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+        #expect(h.state == .discovering && !h.machine.isArmed(.pairing) && h.machine.isPaired)
+        _ = h.feed(.valueReceived(characteristic: UUIDs.batteryLevel))
+        _ = h.feed(.notificationsEnabled(characteristic: UUIDs.heartRateMeasurement))
+        #expect(h.state == .ready)
+    }
+
+    @Test func aDeviceBluetoothdSaysIsPairedIsNotPairedAgain() throws {
+        var h = try DeviceHarness.discovering(configuration: Self.bonding)
+        _ = h.feed(.pairedChanged(true))
+        let resolved = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        #expect(!resolved.contains(.pair))
+        #expect(h.state == .discovering)
+    }
+
+    @Test func aSubscriptionThatNeedsEncryptionBondsOnceAndIsTriedAgain() throws {
+        var h = try DeviceHarness.settingUp()
+        let refused = h.feed(.subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notPaired))
+        #expect(refused.contains(.pair))
+        #expect(!refused.contains { if case .emit(.setupProblem) = $0 { true } else { false } })
+        #expect(h.state == .pairing)
+        // The read still in flight lands during the bonding; setup waits for the bond.
+        _ = h.feed(.valueReceived(characteristic: UUIDs.batteryLevel))
+        #expect(h.state == .pairing)
+        let bonded = h.feed(.pairingSucceeded)
+        #expect(bonded.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+        // Still refused after bonding: no second bonding on this link, the device is degraded.
+        let again = h.feed(.subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notPaired))
+        #expect(!again.contains(.pair))
+        #expect(h.state == .degraded(.subscriptionsIncomplete(missing: [UUIDs.heartRateMeasurement])))
+    }
+
+    @Test func aWrongPasskeyIsNotRetriedUntilSomeoneAsks() throws {
+        var h = try DeviceHarness.discovering(configuration: Self.bonding)
+        _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        let failed = h.feed(.pairingFailed(Failures.wrongKey))
+        #expect(failed.contains(.disconnect))
+        #expect(failed.contains(h.failed(.pairing, Failures.wrongKey)))
+        #expect(h.state == .suspended(.gaveUp(.pairing)))
+        #expect(DeviceStateMachine.TimerKind.allCases.allSatisfy { !h.machine.isArmed($0) }, "nothing would retry it")
+        #expect(BlueZErrorClassifier.classifyPairing(Failures.wrongKey) == .wrongKey)
+        let asked = h.feed(.reconnectRequested)
+        #expect(asked.contains(.requestAttempt))
+    }
+
+    @Test func aPairingThatTimesOutIsRetriedWithinItsBudgetThenWaits() throws {
+        var h = try DeviceHarness.discovering(configuration: Self.bonding)
+        var outcomes: [DeviceState] = []
+        for _ in 0..<3 {
+            _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+            #expect(h.state == .pairing)
+            _ = try h.fire(.pairing)
+            outcomes.append(h.state)
+            if case .backingOff = h.state {
+                _ = try h.fire(.backoff)
+                _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
+                _ = h.feed(.connected)
+            }
+        }
+        #expect(outcomes.count == 3)
+        #expect(outcomes.prefix(2).allSatisfy { if case .backingOff = $0 { true } else { false } })
+        #expect(outcomes.last == .suspended(.gaveUp(.pairing)))
+    }
+
+    // MARK: - Intermittent devices
+
+    @Test func aSleepingDeviceWaitsWithAPendingConnectOutsideTheGate() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        let wanted = h.feed(.policyUpdated(wanted: true))
+        #expect(h.state == .asleep)
+        #expect(wanted.contains(.connect(adapter: DeviceHarness.hci0)))
+        #expect(!wanted.contains(.requestAttempt))
+        // Nobody woke it: bluetoothd gives up on the pending connect. Nothing is counted; the
+        // next Connect goes after a pause.
+        let slept = h.feed(.connectFailed(Failures.abortByLocal))
+        #expect(!slept.contains { if case .emit(.failed) = $0 { true } else { false } })
+        #expect(h.state == .asleep && h.machine.reconnect.consecutiveFailures == 0)
+        let next = try h.fire(.standby)
+        #expect(next.contains(.connect(adapter: DeviceHarness.hci0)))
+        // It wakes: the pending Connect completes.
+        _ = h.feed(.connected)
+        #expect(h.state == .discovering)
+    }
+
+    @Test func theEndOfASessionIsNoFailure() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.connected)
+        _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        _ = h.feed(.valueReceived(characteristic: UUIDs.batteryLevel))
+        _ = h.feed(.notificationsEnabled(characteristic: UUIDs.heartRateMeasurement))
+        #expect(h.state == .ready)
+        let ended = h.feed(.disconnected(Failures.remoteReason))
+        #expect(!ended.contains { if case .emit(.failed) = $0 { true } else { false } })
+        #expect(ended.contains(.connect(adapter: DeviceHarness.hci0)))
+        #expect(h.state == .asleep)
+        #expect(h.machine.reconnect.consecutiveFailures == 0)
+        #expect(ended.contains(h.changed(from: .ready, to: .asleep)))
+    }
+
+    @Test func aDeviceBluetoothdDoesNotKnowIsLookedForWithoutATimeLimit() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent, deviceKnown: false)
+        let wanted = h.feed(.policyUpdated(wanted: true))
+        #expect(wanted.contains(.startResolve))
+        #expect(h.state == .asleep && !h.machine.isArmed(.resolve))
+        let found = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
+        #expect(found.contains(.stopResolve))
+        #expect(found.contains(.connect(adapter: DeviceHarness.hci0)))
+        // Its object goes (the bond was removed): it is looked for again, still asleep.
+        let lost = h.feed(.deviceLost)
+        #expect(lost.contains(.startResolve))
+        #expect(h.state == .asleep)
+    }
+
+    @Test func aPendingConnectBluetoothdHoldsTooLongIsCancelledAndSentAgain() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.policyUpdated(wanted: true))
+        let expired = try h.fire(.connect)
+        #expect(expired.contains(.cancelConnect))
+        #expect(h.state == .asleep && h.machine.isArmed(.standby))
+        #expect(!expired.contains { if case .emit(.failed) = $0 { true } else { false } })
+    }
+
+    @Test func aRefusalOfThePendingConnectIsAFailure() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.policyUpdated(wanted: true))
+        let refused = h.feed(.connectFailed(Failures.notAuthorized))
+        #expect(refused.contains(h.failed(.denied, Failures.notAuthorized)))
+        if case .backingOff = h.state {} else { Issue.record("expected a backoff, got \(h.state)") }
+    }
+
+    @Test func unwantedWhileAsleepCancelsThePendingConnect() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.policyUpdated(wanted: true))
+        let dropped = h.feed(.policyUpdated(wanted: false))
+        #expect(dropped.contains(.cancelConnect))
+        #expect(h.state == .idle)
+    }
+}
