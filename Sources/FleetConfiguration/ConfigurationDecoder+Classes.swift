@@ -32,6 +32,8 @@ extension ConfigurationDecoder {
         if let value = uuids(section, "required_services") { settings.requiredServices = value }
         if let value = uuids(section, "required_characteristics") { settings.requiredCharacteristics = value }
         if let value = boolean(section, "fd_path") { settings.fileDescriptorPath = value }
+        if let value = boolean(section, "bond") { settings.bond = value }
+        if let value = boolean(section, "intermittent") { settings.intermittent = value }
         if let depths = table(section, "queue_depth", name: "[classes.\(TOMLParser.displayKey(name)).queue_depth]") {
             rejectUnknownKeys(in: depths, allowed: Self.qosNames)
             for qos in OutgoingQoS.allCases {

@@ -29,6 +29,10 @@ public struct DeviceClassSettings: Equatable, Sendable {
     /// Consecutive failed writes that make a ready device degraded. Default 3.
     public var writeFailureThreshold: Int = 3
     public var timeouts = DeviceStateMachine.Timeouts()
+    /// Bond before reading or subscribing (a device whose measurements are encrypted).
+    public var bond = false
+    /// The devices sleep between measurements: absent is their normal state (`asleep`).
+    public var intermittent = false
 
     public init(name: String) {
         self.name = name

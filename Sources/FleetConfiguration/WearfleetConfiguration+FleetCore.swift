@@ -44,7 +44,9 @@ extension DeviceClassSettings {
             subscriptions: subscribe.map(\.description),
             useFileDescriptorPath: fileDescriptorPath,
             timeouts: timeouts,
-            writeFailureThreshold: writeFailureThreshold
+            writeFailureThreshold: writeFailureThreshold,
+            bond: bond,
+            intermittent: intermittent
         )
     }
 

@@ -16,6 +16,7 @@ extension ControlDevice {
         static let adapter = "Adapter"
         static let rssi = "RSSI"
         static let lastValue = "LastValue"
+        static let lastValueTime = "LastValueTime"
         static let sessions = "Sessions"
         static let reconnects = "Reconnects"
         static let notifications = "Notifications"
@@ -38,6 +39,7 @@ extension ControlDevice {
         map.setIfPresent(Key.adapter, adapter)
         map.setIfPresent(Key.rssi, rssi)
         map.setIfPresent(Key.lastValue, lastValue)
+        map.setIfPresent(Key.lastValueTime, lastValueTime)
         map.setIfPresent(Key.lastError, lastError)
         return map
     }
@@ -61,6 +63,7 @@ extension ControlDevice {
             reconnects: try map.decodeIfPresent(UInt64.self, forKey: Key.reconnects) ?? 0,
             notifications: try map.decodeIfPresent(UInt64.self, forKey: Key.notifications) ?? 0,
             decodeErrors: try map.decodeIfPresent(UInt64.self, forKey: Key.decodeErrors) ?? 0,
-            lastError: try map.decodeIfPresent(String.self, forKey: Key.lastError))
+            lastError: try map.decodeIfPresent(String.self, forKey: Key.lastError),
+            lastValueTime: try map.decodeIfPresent(Double.self, forKey: Key.lastValueTime))
     }
 }

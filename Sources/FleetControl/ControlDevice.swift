@@ -26,6 +26,9 @@ public struct ControlDevice: Sendable, Hashable {
     public var rssi: Int16?
     /// The last decoded value, one line (`72 bpm, RR 812 ms`).
     public var lastValue: String?
+    /// When the last value arrived, in seconds since 1970 (UTC): for a device that sleeps between
+    /// measurements, when it last measured.
+    public var lastValueTime: Double?
     /// Connection attempts granted so far.
     public var sessions: UInt64
     /// Links made after the first one.
@@ -42,8 +45,9 @@ public struct ControlDevice: Sendable, Hashable {
         address: String, addressType: String = "public", name: String? = nil, pinned: Bool, className: String? = nil,
         state: String, stateReason: String? = nil, retryAttempt: UInt32? = nil, nextAttemptIn: Double? = nil,
         adapter: String? = nil, rssi: Int16? = nil, lastValue: String? = nil, sessions: UInt64 = 0, reconnects: UInt64 = 0,
-        notifications: UInt64 = 0, decodeErrors: UInt64 = 0, lastError: String? = nil
+        notifications: UInt64 = 0, decodeErrors: UInt64 = 0, lastError: String? = nil, lastValueTime: Double? = nil
     ) {
+        self.lastValueTime = lastValueTime
         self.address = address
         self.addressType = addressType
         self.name = name

@@ -69,7 +69,7 @@ extension ControlDevice: Encodable {
         case className = "class"
         case state, stateReason, retryAttempt
         case nextAttemptIn = "nextAttemptInSeconds"
-        case adapter, rssi, lastValue, sessions, reconnects, notifications, decodeErrors, lastError
+        case adapter, rssi, lastValue, lastValueTime, sessions, reconnects, notifications, decodeErrors, lastError
     }
 
     /// Optional values are written as null rather than left out, so every key is always there.
@@ -88,10 +88,21 @@ extension ControlDevice: Encodable {
         try container.encode(adapter, forKey: .adapter)
         try container.encode(rssi, forKey: .rssi)
         try container.encode(lastValue, forKey: .lastValue)
+        try container.encode(lastValueTime.map(Self.utcText), forKey: .lastValueTime)
         try container.encode(sessions, forKey: .sessions)
         try container.encode(reconnects, forKey: .reconnects)
         try container.encode(notifications, forKey: .notifications)
         try container.encode(decodeErrors, forKey: .decodeErrors)
         try container.encode(lastError, forKey: .lastError)
     }
+}
+
+extension ControlDevice {
+    /// `2026-11-29T06:40:12Z`: seconds since 1970 as RFC 3339 UTC, to the second.
+    static func utcText(_ seconds: Double) -> String {
+        Date(timeIntervalSince1970: seconds.rounded(.down)).formatted(.iso8601)
+    }
+
+    /// The last value's time for people: UTC, to the second.
+    public var lastValueTimeText: String? { lastValueTime.map(Self.utcText) }
 }

@@ -11,6 +11,7 @@ public enum DeviceDetails {
             ("Adapter", device.adapter),
             ("RSSI", device.rssiText),
             ("Last value", device.lastValue),
+            ("Last value at", device.lastValueTimeText),
             ("Sessions", "\(device.sessions)"),
             ("Reconnects", "\(device.reconnects)"),
             ("Notifications", "\(device.notifications)"),

@@ -70,7 +70,39 @@ struct HomeAssistantDiscovery: Sendable {
         object: "connection", name: "Connection", kind: nil, valueTemplate: stateTemplate("value_json.state"), deviceClass: "enum",
         diagnostic: true, icon: "mdi:bluetooth-connect", measurement: false, needsLink: false, options: DeviceState.names)
 
-    static let byKind = ["heart_rate": heartRate, "temperature": temperature, "spo2": spo2]
+    // A cuff's and a scale's measurements come once per wake and stay true while the device
+    // sleeps: available whenever the gateway is, never expiring. Each value template renders
+    // only a number (a scale's `unsuccessful` weight renders `None`, unknown).
+    static let systolic = Sensor(
+        object: "systolic", name: "Systolic", kind: "blood_pressure",
+        valueTemplate: "{{ value_json.value.systolic if value_json.value.systolic is number else None }}",
+        unit: "mmHg", deviceClass: nil, icon: "mdi:heart-pulse", needsLink: false)
+    static let diastolic = Sensor(
+        object: "diastolic", name: "Diastolic", kind: "blood_pressure",
+        valueTemplate: "{{ value_json.value.diastolic if value_json.value.diastolic is number else None }}",
+        unit: "mmHg", deviceClass: nil, icon: "mdi:heart-pulse", needsLink: false)
+    static let pulse = Sensor(
+        object: "pulse", name: "Pulse", kind: "blood_pressure",
+        valueTemplate: "{{ value_json.value.pulse_rate_bpm if value_json.value.pulse_rate_bpm is defined else None }}",
+        unit: "bpm", icon: "mdi:heart-pulse", needsLink: false)
+    static let weight = Sensor(
+        object: "weight", name: "Weight", kind: "weight",
+        valueTemplate: "{{ (value_json.value.weight * 0.45359237) | round(2) if value_json.value.weight is number and "
+            + "value_json.value.weight_unit == 'lb' else (value_json.value.weight if value_json.value.weight is number else None) }}",
+        unit: "kg", deviceClass: "weight", needsLink: false)
+    /// When a device that measures now and then last sent a measurement (the state's
+    /// `last_value_time`): what a sleeping cuff or scale shows beside `asleep`.
+    static let lastMeasurement = Sensor(
+        object: "last_measurement", name: "Last measurement", kind: nil,
+        valueTemplate: "{{ value_json.last_value_time if value_json is defined and value_json.last_value_time is defined else None }}",
+        deviceClass: "timestamp", icon: "mdi:clock-check-outline", measurement: false, needsLink: false)
+
+    static let byKind: [String: [Sensor]] = [
+        "heart_rate": [heartRate], "temperature": [temperature], "spo2": [spo2],
+        "blood_pressure": [systolic, diastolic, pulse], "weight": [weight],
+    ]
+    /// Kinds a device sends once per measurement, not as a stream.
+    static let occasionalKinds: Set<String> = ["blood_pressure", "weight"]
 
     /// A template of the device state that renders `expression`, or `None` (unknown) while the
     /// state topic holds no JSON: a removed device's state is emptied after its configs, but
@@ -115,7 +147,8 @@ struct HomeAssistantDiscovery: Sendable {
         var sensors = [Self.connection]
         if record.battery != nil { sensors.append(Self.battery) }
         if record.rssi != nil { sensors.append(Self.rssi) }
-        for kind in record.kinds.sorted() { if let sensor = Self.byKind[kind] { sensors.append(sensor) } }
+        for kind in record.kinds.sorted() { sensors += Self.byKind[kind] ?? [] }
+        if !record.kinds.isDisjoint(with: Self.occasionalKinds) { sensors.append(Self.lastMeasurement) }
         var controls = [Self.reconnect, Self.hold]
         if record.battery != nil { controls.append(Self.readBattery) }
         return sensors.map { (topic(record.id, $0), config($0, for: record)) }
@@ -132,7 +165,8 @@ struct HomeAssistantDiscovery: Sendable {
 
     /// Every config topic a device may have had: cleared (empty retained) when it is forgotten.
     func allTopics(of device: DeviceID) -> [String] {
-        let sensors = [Self.connection, Self.battery, Self.rssi] + Self.byKind.values.sorted { $0.object < $1.object }
+        let sensors = [Self.connection, Self.battery, Self.rssi, Self.lastMeasurement]
+            + Self.byKind.values.joined().sorted { $0.object < $1.object }
         return sensors.map { topic(device, $0) } + [Self.reconnect, Self.hold, Self.readBattery].map { topic(device, $0) }
     }
 

@@ -6,7 +6,7 @@ import Testing
 struct ControlJSONTests {
     static let deviceKeys: Set<String> = [
         "address", "addressType", "name", "pinned", "class", "state", "stateReason", "retryAttempt", "nextAttemptInSeconds",
-        "adapter", "rssi", "lastValue", "sessions", "reconnects", "notifications", "decodeErrors", "lastError",
+        "adapter", "rssi", "lastValue", "lastValueTime", "sessions", "reconnects", "notifications", "decodeErrors", "lastError",
     ]
 
     func object(_ text: String) throws -> [String: Any] {

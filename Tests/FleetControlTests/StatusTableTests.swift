@@ -65,6 +65,7 @@ struct StatusTableTests {
             "Adapter:       -",
             "RSSI:          -",
             "Last value:    -",
+            "Last value at: -",
             "Sessions:      5",
             "Reconnects:    0",
             "Notifications: 0",

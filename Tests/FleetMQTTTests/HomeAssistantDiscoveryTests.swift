@@ -126,13 +126,32 @@ import Testing
         #expect(try json(rssi.payload)["enabled_by_default"] as? Bool == false)
     }
 
+    @Test func aCuffAndAScaleGetTheirMeasurementsAndTheTimeOfTheLastOne() throws {
+        var cuff = record()
+        cuff.kinds = ["blood_pressure"]
+        let objects = discovery.configs(for: cuff).map { String($0.topic.split(separator: "/")[3]) }
+        #expect(objects == ["connection", "battery", "systolic", "diastolic", "pulse", "last_measurement", "reconnect", "hold", "read_battery"])
+        let last = try #require(discovery.configs(for: cuff).first { $0.topic.hasSuffix("/last_measurement/config") })
+        #expect(try json(last.payload)["device_class"] as? String == "timestamp")
+        // A measurement stays true while the device sleeps: no link needed, no expiry.
+        let systolic = try json(try #require(discovery.configs(for: cuff).first { $0.topic.hasSuffix("/systolic/config") }).payload)
+        #expect(systolic["expire_after"] == nil)
+        var scale = record()
+        scale.kinds = ["weight"]
+        let weight = try json(try #require(discovery.configs(for: scale).first { $0.topic.hasSuffix("/weight/config") }).payload)
+        #expect(weight["unit_of_measurement"] as? String == "kg" && weight["device_class"] as? String == "weight")
+        // A strap's stream has no "last measurement".
+        #expect(!discovery.configs(for: record()).contains { $0.topic.hasSuffix("/last_measurement/config") })
+    }
+
     @Test func theGatewayCarriesTheDaemonsVersion() throws {
         let gateway = try json(discovery.gatewayConfig().payload)
         #expect((gateway["device"] as? [String: Any])?["sw_version"] as? String == "9.8.7")
     }
 
     @Test func aForgottenDeviceClearsEveryConfigItCouldHave() {
-        let full = record(rssi: -60)
+        var full = record(rssi: -60)
+        full.kinds.formUnion(["blood_pressure", "weight"])
         #expect(Set(discovery.allTopics(of: full.id)) == Set(discovery.configs(for: full).map(\.topic)))
     }
 }

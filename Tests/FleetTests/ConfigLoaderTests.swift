@@ -326,7 +326,7 @@ import Testing
     @Test func checkConfigOnTheExample() {
         let (status, output) = ConfigurationCheck.run(configPath: exampleFile)
         #expect(status == 0)
-        #expect(output == "\(exampleFile): OK: 4 pinned devices, 4 classes, pool on, max 8 connections")
+        #expect(output == "\(exampleFile): OK: 4 pinned devices, 5 classes, pool on, max 8 connections")
     }
 
     @Test func checkConfigPrintsEveryErrorAndExits78() throws {

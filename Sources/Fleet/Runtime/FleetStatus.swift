@@ -1,4 +1,5 @@
 import FleetCore
+import FoundationEssentials
 
 /// A point-in-time view of the fleet, for `STATUS=`, the control interface and the demo view.
 public struct FleetStatus: Sendable {
@@ -12,6 +13,8 @@ public struct FleetStatus: Sendable {
         public var rssi: Int?
         /// The last decoded value's one-line summary (`72 bpm, RR 812/799 ms`).
         public var lastValue: String?
+        /// When the last decoded value arrived (a sleeping device's last measurement).
+        public var lastValueAt: Date?
         /// Connection attempts granted so far (the session number of the latest one).
         public var sessions: UInt64
         /// Links the daemon made after its first one to this device.
@@ -26,8 +29,10 @@ public struct FleetStatus: Sendable {
         public init(
             id: DeviceID, name: String? = nil, pinned: Bool, className: String? = nil, state: DeviceState,
             adapter: AdapterID? = nil, rssi: Int? = nil, lastValue: String? = nil, sessions: UInt64 = 0,
-            reconnects: UInt64 = 0, notifications: Int = 0, decodeErrors: Int = 0, lastFailure: FailureClass? = nil, held: Bool = false
+            reconnects: UInt64 = 0, notifications: Int = 0, decodeErrors: Int = 0, lastFailure: FailureClass? = nil, held: Bool = false,
+            lastValueAt: Date? = nil
         ) {
+            self.lastValueAt = lastValueAt
             self.id = id
             self.name = name
             self.pinned = pinned

@@ -60,6 +60,8 @@ public final class ValuePipeline: Sendable {
         public var decodeErrors = 0
         /// The last value that decoded.
         public var lastEvent: CharacteristicEvent?
+        /// When it arrived (wall clock): what shows a sleeping device's last measurement.
+        public var lastEventAt: Date?
 
         /// The last decoded value's one-line summary (`72 bpm, RR 812/799 ms`).
         public var lastSummary: String? { lastEvent?.summary }
@@ -146,6 +148,7 @@ public final class ValuePipeline: Sendable {
                 // class: the set is looked at only then.
                 let newClass = state.counters.lastEvent?.name != name
                 state.counters.lastEvent = event
+                state.counters.lastEventAt = Date()
                 return newClass && state.classesSeen.insert(name).inserted
             }
         }
