@@ -51,7 +51,8 @@ extension BlueZSimulator {
             // connect timeout passes (`pendingConnectTimeout`).
             counters.pendingConnects[adapterName, default: 0] += 1
             await waitUntilAwake(address, timeout: timings.duration(timings.pendingConnectTimeout))
-            counters.pendingConnects[adapterName] = max(0, (counters.pendingConnects[adapterName] ?? 1) - 1)
+            let stillPending = max(0, (counters.pendingConnects[adapterName] ?? 1) - 1)
+            counters.pendingConnects[adapterName] = stillPending
             guard devices[address]?.linkEpoch == epoch, devices[address]?.link == .connecting else {
                 throw BlueZError.failed(BlueZError.abortByLocal)
             }
@@ -92,7 +93,9 @@ extension BlueZSimulator {
         devices[address]?.link = .connected
         // A paired device is connected at security medium: the link encrypts with the bond's key,
         // no agent asked (`device_connect_le` in src/device.c).
-        devices[address]?.linkEncrypted = devices[address]?.objects[adapterName]?.paired == true
+        // (Read first: reading `devices` inside the assignment would overlap its modify access.)
+        let pairedHere = devices[address]?.objects[adapterName]?.paired == true
+        devices[address]?.linkEncrypted = pairedHere
         await setProperties(["Connected": .boolean(true)], of: Self.deviceInterfaceName, at: object.path)
         startLinkLoss(address)
         scheduleNotifyResume(address, epoch: epoch)
