@@ -215,12 +215,12 @@ extension BlueZSimulator {
             device.characteristics.values.contains(where: { !$0.notifyClients.isEmpty })
         else { return }
         let delay = timings.duration(timings.notifyResumeDelay)
-        backgroundTasks.append(
-            Task {
-                try? await Task.sleep(for: delay)
-                guard !Task.isCancelled else { return }
-                await self.resumeNotifySessions(address, epoch: epoch)
-            })
+        devices[address]?.measurement?.resumeTask?.cancel()
+        devices[address]?.measurement?.resumeTask = Task {
+            try? await Task.sleep(for: delay)
+            guard !Task.isCancelled else { return }
+            await self.resumeNotifySessions(address, epoch: epoch)
+        }
     }
 
     private func resumeNotifySessions(_ address: String, epoch: Int) async {

@@ -16,6 +16,8 @@ struct MeasurementState {
     /// Indicates the queue to the client; one at a time, tied to the link epoch it started on.
     var burstTask: Task<Void, Never>?
     var burstEpoch: Int?
+    /// bluetoothd's re-enabling of the sessions kept from the last link (one per link).
+    var resumeTask: Task<Void, Never>?
 }
 
 extension BluetoothUUID {
