@@ -115,6 +115,10 @@ public actor BlueZSimulator {
     public func stop() async {
         for task in backgroundTasks { task.cancel() }
         backgroundTasks.removeAll()
+        for address in deviceAddresses {
+            devices[address]?.measurement?.windowTask?.cancel()
+            devices[address]?.measurement?.resumeTask?.cancel()
+        }
         await goDown()
         await controlConnection?.close()
         controlConnection = nil

@@ -175,6 +175,23 @@ struct MeasurementDeviceTests {
         await fixture.stop()
     }
 
+    @Test("Device1.Pair still bonds a cuff through the caller's agent; the encrypted link then enables indications with no second pairing")
+    func pairThenStartNotify() async throws {
+        let fixture = try await SimulatorFixture.start(Self.awakeUnpaired)
+        let agent = PairingAgentTests.TestAgent()
+        try await agent.export(on: fixture.client, passkey: Self.passkey)
+        try await fixture.call(
+            "/org/bluez", "org.bluez.AgentManager1", "RegisterAgent", [.objectPath(PairingAgentTests.agentPath), .string("KeyboardDisplay")])
+        let device = try await fixture.connect(Self.cuff)
+        try await fixture.call(device, "org.bluez.Device1", "Pair")
+        let measurement = try await fixture.characteristic(Self.bloodPressureMeasurementUUID, of: device)
+        try await fixture.call(measurement, "org.bluez.GattCharacteristic1", "StartNotify")
+        #expect(agent.asked.withLock { $0 } == [device])
+        #expect(try await fixture.counter("Pairings", Self.cuff) == 1)
+        #expect(try await fixture.property(measurement, "org.bluez.GattCharacteristic1", "Notifying") == .boolean(true))
+        await fixture.stop()
+    }
+
     // MARK: - Sleeping devices
 
     @Test("Connect to a sleeping cuff stays pending, outside the attempts in flight, and completes once it is woken")
