@@ -12,7 +12,10 @@ struct RegisteredAgent: Sendable, Hashable {
 // Pairing agents and pairing, as bluetoothd 5.66 has them: `AgentManager1.RegisterAgent`
 // (one agent per client, its IO capability), `RequestDefaultAgent`, an agent gone with its
 // client; `Device1.Pair` asks the caller's agent, else the default one (src/agent.c `agent_get`),
-// and answers with the errors of src/device.c `new_authentication_return`.
+// and answers with the errors of src/device.c `new_authentication_return`. Every registered agent
+// joins the queue of default agents (`agent_create`: the first one registered is the default
+// until another asks to be), so a pairing nobody started through `Pair` (one the kernel runs to
+// raise a link's security) asks the head of that queue (src/device.c `new_auth`: `agent_get(NULL)`).
 
 extension BlueZSimulator {
     /// The capabilities `RegisterAgent` takes (doc/org.bluez.AgentManager.rst); "" means
@@ -65,29 +68,32 @@ extension BlueZSimulator {
         guard Self.agentCapabilities.contains(capability) else { throw BlueZError.invalidArguments() }
         guard agents[owner] == nil else { throw BlueZError.alreadyExists() }
         agents[owner] = RegisteredAgent(owner: owner, path: path, capability: capability.isEmpty ? "KeyboardDisplay" : capability)
+        defaultAgentOwners.append(owner)
     }
 
     func unregisterAgent(owner: String, path: DBusObjectPath) throws {
         guard agents[owner]?.path == path else { throw BlueZError.doesNotExist() }
         agents[owner] = nil
-        if defaultAgentOwner == owner { defaultAgentOwner = nil }
+        defaultAgentOwners.removeAll { $0 == owner }
     }
 
     func requestDefaultAgent(owner: String, path: DBusObjectPath) throws {
         guard agents[owner]?.path == path else { throw BlueZError.doesNotExist() }
-        defaultAgentOwner = owner
+        defaultAgentOwners.removeAll { $0 == owner }
+        defaultAgentOwners.insert(owner, at: 0)
     }
 
     /// A client left the bus: its agent goes with it.
     func agentOwnerVanished(_ owner: String) {
         agents[owner] = nil
-        if defaultAgentOwner == owner { defaultAgentOwner = nil }
+        defaultAgentOwners.removeAll { $0 == owner }
     }
 
-    /// The agent bluetoothd asks for a pairing `caller` started: its own, else the default.
+    /// The agent bluetoothd asks for a pairing `caller` started: its own, else the default. A
+    /// pairing nobody started (`caller` nil) asks the default.
     func agent(for caller: String?) -> RegisteredAgent? {
         if let caller, let own = agents[caller] { return own }
-        return defaultAgentOwner.flatMap { agents[$0] }
+        return defaultAgentOwners.first.flatMap { agents[$0] }
     }
 
     /// SMP with a device that displays `passkey` and insists on MITM: the host must enter it,

@@ -43,6 +43,26 @@ extension BlueZSimulator {
         devices[address]?.linkEpoch += 1
         let epoch = device.linkEpoch + 1
         counters.connectAttempts[address, default: 0] += 1
+        if device.inRange, !device.isAwake {
+            // Linux connects an LE device by passive scanning (`hci_connect_le_scan` in
+            // net/bluetooth/hci_conn.c puts it on `pend_le_conns`): the controller's LE Create
+            // Connection is sent only once the device advertises, so until then the attempt
+            // takes no part of it and is not counted in flight. It ends when the socket's
+            // connect timeout passes (`pendingConnectTimeout`).
+            counters.pendingConnects[adapterName, default: 0] += 1
+            await waitUntilAwake(address, timeout: timings.duration(timings.pendingConnectTimeout))
+            let stillPending = max(0, (counters.pendingConnects[adapterName] ?? 1) - 1)
+            counters.pendingConnects[adapterName] = stillPending
+            guard devices[address]?.linkEpoch == epoch, devices[address]?.link == .connecting else {
+                throw BlueZError.failed(BlueZError.abortByLocal)
+            }
+            guard devices[address]?.isAwake == true else {
+                devices[address]?.link = .disconnected
+                devices[address]?.linkAdapter = nil
+                devices[address]?.linkEpoch += 1
+                throw BlueZError.failed(BlueZError.abortByLocal)
+            }
+        }
         beginAttempt(on: adapterName)
 
         let latency = device.inRange ? timings.connectLatency : timings.connectTimeout
@@ -71,8 +91,14 @@ extension BlueZSimulator {
         }
 
         devices[address]?.link = .connected
+        // A paired device is connected at security medium: the link encrypts with the bond's key,
+        // no agent asked (`device_connect_le` in src/device.c).
+        // (Read first: reading `devices` inside the assignment would overlap its modify access.)
+        let pairedHere = devices[address]?.objects[adapterName]?.paired == true
+        devices[address]?.linkEncrypted = pairedHere
         await setProperties(["Connected": .boolean(true)], of: Self.deviceInterfaceName, at: object.path)
         startLinkLoss(address)
+        scheduleNotifyResume(address, epoch: epoch)
 
         let resolve = timings.resolveDelay + (current.faults.extraResolveDelay ?? 0)
         try? await Task.sleep(for: timings.duration(resolve))
@@ -153,6 +179,7 @@ extension BlueZSimulator {
             throw BlueZError.authenticationCanceled()
         }
         counters.pairings[address, default: 0] += 1
+        devices[address]?.linkEncrypted = true
         devices[address]?.objects[adapter]?.paired = true
         devices[address]?.objects[adapter]?.bonded = true
         await setProperties(["Paired": .boolean(true), "Bonded": .boolean(true)], of: Self.deviceInterfaceName, at: object.path)
@@ -166,8 +193,14 @@ extension BlueZSimulator {
     func dropLink(_ address: String, reason: DisconnectReason?, announce: Bool) async {
         guard var device = devices[address], device.link != .disconnected, let adapter = device.linkAdapter else { return }
         let wasUp = device.link.isUp
+        let wasConnecting = device.link == .connecting
         let path = device.objects[adapter]?.path
         device.link = .disconnected
+        device.linkEncrypted = false
+        device.securityElevation = nil
+        device.measurement?.burstTask?.cancel()
+        device.measurement?.burstTask = nil
+        device.measurement?.burstEpoch = nil
         device.linkAdapter = nil
         device.linkEpoch += 1
         device.linkLeftBehind = false
@@ -175,9 +208,20 @@ extension BlueZSimulator {
         device.linkLossTask?.cancel()
         device.linkLossTask = nil
         // Sessions end with the link; cached characteristics say so (BlueZ's gatt-client ends
-        // every notify session when the ATT bearer goes).
-        let sessionsEnded = device.characteristics.values.filter { $0.isNotifying || $0.writeSocket != nil }.map(\.path)
-        for characteristic in Array(device.characteristics.keys) { device.characteristics[characteristic]?.tearDown() }
+        // every notify session when the ATT bearer goes). A measurement device's StartNotify
+        // sessions stay while its attributes are cached, to be enabled again on the next link
+        // (`scheduleNotifyResume`); its AcquireNotify sockets hang up all the same.
+        let keepsSessions = device.configuration.kind.isMeasurementDevice && keepsGATT(device, on: adapter)
+        let sessionsEnded = device.characteristics.values.filter {
+            keepsSessions ? $0.notifySocket != nil || $0.writeSocket != nil : $0.isNotifying || $0.writeSocket != nil
+        }.map(\.path)
+        for characteristic in Array(device.characteristics.keys) {
+            if keepsSessions {
+                device.characteristics[characteristic]?.suspendForLinkLoss()
+            } else {
+                device.characteristics[characteristic]?.tearDown()
+            }
+        }
         var removedGATT: [DBusObjectPath] = []
         if !keepsGATT(device, on: adapter) {
             removedGATT = device.gattPaths
@@ -187,6 +231,10 @@ extension BlueZSimulator {
         }
         devices[address] = device
         if reason == .timeout || reason == .remote { counters.linkDrops[address, default: 0] += 1 }
+        // A measurement device that sleeps goes back to sleep when its link ends; a Connect
+        // waiting for it to wake is over.
+        if wasUp { fallAsleep(address) }
+        if wasConnecting { releaseWakeWaiters(address) }
         guard announce, wasUp, let path else { return }
         await setProperties(["ServicesResolved": .boolean(false)], of: Self.deviceInterfaceName, at: path)
         for gattPath in removedGATT.reversed() { try? await connection?.unexport(gattPath) }

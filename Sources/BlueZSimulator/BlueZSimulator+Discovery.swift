@@ -90,7 +90,7 @@ extension BlueZSimulator {
             let filter = mergedFilter(adapter: name)
             let heardProbability = probabilityOfHearing(sinceLastPassOf: name)
             for address in everyAddress {
-                guard let device = devices[address], let object = device.objects[name], device.inRange,
+                guard let device = devices[address], let object = device.objects[name], device.advertises,
                     device.link == .disconnected
                 else { continue }
                 guard let draw = devices[address]?.random.unit(), draw < heardProbability else { continue }

@@ -127,9 +127,13 @@ extension BlueZSimulator {
     func deviceSummaries() -> [(address: String, values: [String: DBusValue])] {
         deviceAddresses.compactMap { address in
             guard let device = devices[address] else { return nil }
+            var extra: [String: DBusValue] = [:]
+            if let measurement = device.measurement {
+                extra = ["Awake": .boolean(measurement.awake), "QueuedRecords": .uint32(UInt32(clamping: measurement.queue.count))]
+            }
             return (
                 address,
-                [
+                extra.merging([
                     "Kind": .string(device.configuration.kind.rawValue), "Name": .string(device.configuration.name),
                     "Adapter": .string(device.linkAdapter ?? device.configuration.adapter),
                     "Path": .objectPath(device.linkObject?.path ?? device.home?.path ?? .root),
@@ -138,7 +142,7 @@ extension BlueZSimulator {
                     "Connected": .boolean(device.link.isUp),
                     "ServicesResolved": .boolean(device.link == .resolved), "InRange": .boolean(device.inRange),
                     "MTU": .uint16(device.configuration.mtu),
-                ]
+                ]) { kept, _ in kept }
             )
         }
     }

@@ -90,6 +90,9 @@ extension BlueZSimulator {
         let offset = Int((try? options.decodeIfPresent(UInt16.self, forKey: "offset")) ?? 0)
         let epoch = devices[address]?.linkEpoch
         try? await Task.sleep(for: timings.duration(timings.writeLatency))
+        if characteristic.layout.uuid == .currentTime, let clock = currentTimeValue(address) {
+            devices[address]?.characteristics[path]?.value = clock
+        }
         guard devices[address]?.linkEpoch == epoch, let current = devices[address]?.characteristics[path] else {
             throw BlueZError.failed("Not connected")
         }
@@ -124,8 +127,9 @@ extension BlueZSimulator {
             await received(address, path, value)
             return
         }
+        if flags.contains(.write), characteristic.layout.encryptedWrite { try await ensureEncrypted(address) }
         let refusal = writeRefusal(address, path)
-        guard !characteristic.writeInProgress else { throw BlueZError.inProgress() }
+        guard devices[address]?.characteristics[path]?.writeInProgress == false else { throw BlueZError.inProgress() }
         devices[address]?.characteristics[path]?.writeInProgress = true
         counters.writesReceived[address, default: 0] += 1
         let epoch = devices[address]?.linkEpoch
@@ -137,6 +141,10 @@ extension BlueZSimulator {
         if let refusal {
             counters.writesRefused[address, default: 0] += 1
             throw BlueZError.attError(refusal)
+        }
+        if characteristic.layout.uuid == .currentTime, devices[address]?.measurement != nil {
+            try writeCurrentTime(address, path, value)
+            return
         }
         await received(address, path, value)
     }
@@ -177,21 +185,41 @@ extension BlueZSimulator {
 
     // MARK: - Notify sessions
 
+    /// `StartNotify`: on a characteristic whose CCC the device guards (a measurement), the link is
+    /// encrypted first (`ensureEncrypted`); its indications then start with the device's queue.
     func startNotify(_ address: String, _ path: DBusObjectPath, client: String) async throws {
         await releaseClosedNotifySocket(address, path)
         let characteristic = try characteristic(address, path)
         guard characteristic.layout.notifies else { throw BlueZError.notSupported() }
         guard characteristic.notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }
         guard !characteristic.notifyClients.contains(client) else { return }
+        let epoch = devices[address]?.linkEpoch
+        if characteristic.layout.encryptedSubscribe, !characteristic.subscribedOnLink {
+            try await ensureEncrypted(address)
+            guard devices[address]?.linkEpoch == epoch, devices[address]?.characteristics[path] != nil else {
+                throw BlueZError.failed("Not connected")
+            }
+            guard devices[address]?.characteristics[path]?.notifyClients.contains(client) == false else { return }
+        }
+        let wasNotifying = devices[address]?.characteristics[path]?.isNotifying ?? false
         devices[address]?.characteristics[path]?.notifyClients.insert(client)
-        if !characteristic.isNotifying {
+        devices[address]?.characteristics[path]?.subscribedOnLink = true
+        if !wasNotifying {
             await setProperties(["Notifying": .boolean(true)], of: Self.characteristicInterfaceName, at: path)
             startStream(address, path)
         }
+        startRecordBurst(address)
     }
 
+    /// `StopNotify`; a session a measurement device kept through a disconnect can be stopped while
+    /// the device is away, as bluetoothd 5.66 stops one without a link.
     func stopNotify(_ address: String, _ path: DBusObjectPath, client: String) async throws {
-        let characteristic = try characteristic(address, path)
+        let characteristic: SimulatedCharacteristic
+        if let kept = devices[address]?.characteristics[path], kept.notifyClients.contains(client), devices[address]?.link.isUp != true {
+            characteristic = kept
+        } else {
+            characteristic = try self.characteristic(address, path)
+        }
         guard characteristic.notifyClients.contains(client) else { throw BlueZError.failed("No notify session started") }
         devices[address]?.characteristics[path]?.notifyClients.remove(client)
         await notifySessionEnded(address, path)
@@ -217,6 +245,7 @@ extension BlueZSimulator {
     /// When the last session of a characteristic ends, it stops notifying.
     func notifySessionEnded(_ address: String, _ path: DBusObjectPath) async {
         guard let characteristic = devices[address]?.characteristics[path], !characteristic.isNotifying else { return }
+        devices[address]?.characteristics[path]?.subscribedOnLink = false
         devices[address]?.characteristics[path]?.streamTask?.cancel()
         devices[address]?.characteristics[path]?.streamTask = nil
         await setProperties(["Notifying": .boolean(false)], of: Self.characteristicInterfaceName, at: path)
@@ -228,11 +257,22 @@ extension BlueZSimulator {
         guard characteristic.layout.notifies else { throw BlueZError.notSupported() }
         guard characteristic.notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }
         guard characteristic.notifyClients.isEmpty else { throw BlueZError.inProgress() }
+        if characteristic.layout.encryptedSubscribe {
+            let epoch = devices[address]?.linkEpoch
+            try await ensureEncrypted(address)
+            guard devices[address]?.linkEpoch == epoch, let current = devices[address]?.characteristics[path] else {
+                throw BlueZError.failed("Not connected")
+            }
+            guard current.notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }
+            guard current.notifyClients.isEmpty else { throw BlueZError.inProgress() }
+        }
         let (local, remote) = try SeqPacketPair.make()
         devices[address]?.characteristics[path]?.notifySocket = NotifySocket(fd: local)
+        devices[address]?.characteristics[path]?.subscribedOnLink = true
         await setProperties(
             ["NotifyAcquired": .boolean(true), "Notifying": .boolean(true)], of: Self.characteristicInterfaceName, at: path)
         startStream(address, path)
+        startRecordBurst(address)
         // libdbus duplicates the descriptor into the reply; this copy closes when the reply is gone.
         return [.unixFD(DBusFileDescriptor(owning: remote)), .uint16(devices[address]?.configuration.mtu ?? 23)]
     }

@@ -160,6 +160,9 @@ extension BlueZSimulator {
         case .heartRateStrap: (appearance, icon) = (0x0341, "unknown")
         case .watch: (appearance, icon) = (0x00C2, "unknown")
         case .motionBand: (appearance, icon) = (0x0540, "unknown")
+        // Generic Blood Pressure (category 14) and Generic Weight Scale (category 50).
+        case .bloodPressureCuff: (appearance, icon) = (0x0380, "unknown")
+        case .weightScale: (appearance, icon) = (0x0C80, "unknown")
         }
         var properties: [String: DBusValue] = [
             "Address": .string(config.address), "AddressType": .string(config.addressType), "Name": .string(config.name),

@@ -39,9 +39,13 @@ public actor BlueZSimulator {
     var everyAddress: [String] { passerByAddresses.isEmpty ? deviceAddresses : deviceAddresses + passerByAddresses }
     var fleetFaults: FaultSettings
     var counters = SimulatorCounters()
-    /// Pairing agents by their client's unique name, and the default agent's client.
+    /// Pairing agents by their client's unique name, and bluetoothd's queue of default agents by
+    /// client, the default first (src/agent.c `default_agents`).
     var agents: [String: RegisteredAgent] = [:]
-    var defaultAgentOwner: String?
+    var defaultAgentOwners: [String] = []
+    /// `Connect` calls waiting for a sleeping device to wake, by device and waiter id.
+    var wakeWaiters: [String: [Int: CheckedContinuation<Void, Never>]] = [:]
+    var nextWakeWaiter = 0
     /// Callers of `waitForNotificationsSent(reaching:)`, by id, until their total is sent.
     var notificationWaiters: [Int: NotificationWaiter] = [:]
     var nextNotificationWaiter = 0
@@ -93,6 +97,9 @@ public actor BlueZSimulator {
         }
         backgroundTasks.append(Task { await self.sweepExpiredDevices() })
         if let passersBy { backgroundTasks.append(Task { await self.streamPassersBy(passersBy) }) }
+        for address in deviceAddresses where devices[address]?.configuration.wake != nil {
+            backgroundTasks.append(Task { await self.runWakeSchedule(address) })
+        }
         for entry in schedule {
             let delay = timings.duration(entry.at)
             backgroundTasks.append(
@@ -108,6 +115,10 @@ public actor BlueZSimulator {
     public func stop() async {
         for task in backgroundTasks { task.cancel() }
         backgroundTasks.removeAll()
+        for address in deviceAddresses {
+            devices[address]?.measurement?.windowTask?.cancel()
+            devices[address]?.measurement?.resumeTask?.cancel()
+        }
         await goDown()
         await controlConnection?.close()
         controlConnection = nil

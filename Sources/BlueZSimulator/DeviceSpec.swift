@@ -33,13 +33,27 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
     /// (default 123456).
     public var pairing: PairingMethod?
     public var passkey: UInt32?
+    /// The measurement characteristics' indications and the Current Time write want an encrypted
+    /// link (the device answers Insufficient Authentication until the link is encrypted). Default:
+    /// true for a blood-pressure cuff and a weight scale, false otherwise (no other kind has such
+    /// characteristics).
+    public var requiresEncryption: Bool?
+    /// A measurement device that sleeps between measurements and wakes on this schedule (and on
+    /// demand). Absent: it is always awake and measures only on demand.
+    public var wake: WakeSchedule?
+    /// How many measurements a measurement device takes at each wake (default 3).
+    public var records: Int?
 
     public init(
         kind: WearableKind, count: Int? = nil, address: String? = nil, addressType: String? = nil, name: String? = nil,
         rssi: Int? = nil, txPower: Int? = nil, adapter: String? = nil, bonded: Bool? = nil, mtu: Int? = nil,
         notifyHz: Double? = nil, inRange: Bool? = nil, faults: FaultSettings? = nil, payloadSize: Int? = nil,
-        timestamps: Bool? = nil, heardBy: [String]? = nil, pairing: PairingMethod? = nil, passkey: UInt32? = nil
+        timestamps: Bool? = nil, heardBy: [String]? = nil, pairing: PairingMethod? = nil, passkey: UInt32? = nil,
+        requiresEncryption: Bool? = nil, wake: WakeSchedule? = nil, records: Int? = nil
     ) {
+        self.requiresEncryption = requiresEncryption
+        self.wake = wake
+        self.records = records
         self.pairing = pairing
         self.passkey = passkey
         self.heardBy = heardBy

@@ -19,12 +19,17 @@ public struct FaultSettings: Codable, Sendable, Hashable {
     public var rejectWritesUUID: String?
     /// The ATT error code (1…255) of those refusals; nil: 0xfc.
     public var rejectWritesATTError: Int?
+    /// A measurement device's link drops (reason Timeout) right after it indicated this many
+    /// records of a burst: the rest stay queued for the next link (a test of "never lost, never
+    /// sent twice").
+    public var dropLinkAfterRecords: Int?
 
     public init(
         connectFailure: String? = nil, connectFailureProbability: Double? = nil, linkLossMeanSeconds: Double? = nil,
         extraResolveDelay: Double? = nil, missingService: String? = nil, disconnectDelay: Double? = nil,
-        rejectWritesUUID: String? = nil, rejectWritesATTError: Int? = nil
+        rejectWritesUUID: String? = nil, rejectWritesATTError: Int? = nil, dropLinkAfterRecords: Int? = nil
     ) {
+        self.dropLinkAfterRecords = dropLinkAfterRecords
         self.connectFailure = connectFailure
         self.connectFailureProbability = connectFailureProbability
         self.linkLossMeanSeconds = linkLossMeanSeconds
@@ -45,6 +50,7 @@ public struct FaultSettings: Codable, Sendable, Hashable {
             missingService: missingService ?? fleet.missingService,
             disconnectDelay: disconnectDelay ?? fleet.disconnectDelay,
             rejectWritesUUID: rejectWritesUUID ?? fleet.rejectWritesUUID,
-            rejectWritesATTError: rejectWritesATTError ?? fleet.rejectWritesATTError)
+            rejectWritesATTError: rejectWritesATTError ?? fleet.rejectWritesATTError,
+            dropLinkAfterRecords: dropLinkAfterRecords ?? fleet.dropLinkAfterRecords)
     }
 }

@@ -13,6 +13,10 @@ struct GATTCharacteristicLayout: Sendable {
     var notifyInterval: Double?
     /// True when the interval is a real rate that `timeScale` must not stretch.
     var realTimeRate = false
+    /// Enabling its notifications or indications (a CCC write) wants an encrypted link.
+    var encryptedSubscribe = false
+    /// A write request to it wants an encrypted link.
+    var encryptedWrite = false
 
     var notifies: Bool { !flags.isDisjoint(with: .anyNotification) }
 }

@@ -41,7 +41,7 @@ public struct Scenario: Codable, Sendable, Hashable {
     public static func quick(
         devices count: Int, adapters: Int = 1, slots: Int = 5, seed: UInt64 = 1, bonded: Bool = false
     ) -> Scenario {
-        let kinds = WearableKind.allCases
+        let kinds = WearableKind.streamingKinds
         let rates: [Double] = [50, 100, 200]
         let devices = (0..<max(0, count)).map { index in
             DeviceSpec(
@@ -164,8 +164,23 @@ public struct Scenario: Codable, Sendable, Hashable {
                         inRange: spec.inRange ?? true,
                         faults: faults,
                         seed: own.next()))
-                config.pairing = spec.pairing ?? .justWorks
+                config.pairing = spec.pairing ?? spec.kind.defaultPairing
                 config.passkey = spec.passkey ?? config.passkey
+                config.requiresEncryption = spec.requiresEncryption ?? spec.kind.isMeasurementDevice
+                if let wake = spec.wake {
+                    for (field, value) in [("awake", wake.awake), ("asleep", wake.asleep), ("firstWakeAfter", wake.firstWakeAfter)]
+                    where !(value >= 0 && value.isFinite) {
+                        throw ScenarioError.invalid("devices[\(index)].wake.\(field)", "must be zero or more seconds")
+                    }
+                    guard spec.kind.isMeasurementDevice else {
+                        throw ScenarioError.invalid("devices[\(index)].wake", "only a blood-pressure cuff or a weight scale sleeps and wakes")
+                    }
+                }
+                config.wake = spec.wake
+                if let records = spec.records, !(0...100).contains(records) {
+                    throw ScenarioError.invalid("devices[\(index)].records", "must be 0 to 100")
+                }
+                config.records = spec.records ?? config.records
                 configs.append(config)
             }
         }

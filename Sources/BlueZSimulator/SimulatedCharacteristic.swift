@@ -15,6 +15,9 @@ struct SimulatedCharacteristic {
     /// A write with response is in flight (a second one fails InProgress).
     var writeInProgress = false
     var streamTask: Task<Void, Never>?
+    /// bluetoothd enabled the CCC for its sessions on the link of now (StartNotify, AcquireNotify,
+    /// or its re-enabling of sessions that outlived the last link).
+    var subscribedOnLink = false
 
     var isNotifying: Bool { !notifyClients.isEmpty || notifySocket != nil }
 
@@ -28,5 +31,15 @@ struct SimulatedCharacteristic {
         writeSocket = nil
         notifyClients.removeAll()
         writeInProgress = false
+        subscribedOnLink = false
+    }
+
+    /// The link ended, the StartNotify sessions stay (bluetoothd 5.66 keeps them with the cached
+    /// attribute, `btd_gatt_client_disconnected` in src/gatt-client.c only forgets their
+    /// registration): sockets close and the stream stops, as in `tearDown`.
+    mutating func suspendForLinkLoss() {
+        let sessions = notifyClients
+        tearDown()
+        notifyClients = sessions
     }
 }

@@ -55,6 +55,14 @@ struct SimulatedDevice {
     /// Exported GATT object paths, in export order.
     var gattPaths: [DBusObjectPath] = []
     var linkLossTask: Task<Void, Never>?
+    /// The link is encrypted: with the bond's key at connection (bluetoothd connects a paired LE
+    /// device at security medium, `device_connect_le` in src/device.c), or by a pairing on it.
+    var linkEncrypted = false
+    /// A pairing bluetoothd started on the link to raise its security (an ATT request refused
+    /// for insufficient authentication); requests that meet the same refusal meanwhile wait for it.
+    var securityElevation: Task<Bool, Never>?
+    /// A blood-pressure cuff's or a weight scale's measurements, clock and sleep; nil for others.
+    var measurement: MeasurementState?
 
     init(configuration: WearableConfiguration, adapterPaths: [String: DBusObjectPath], timings: SimulatorTimings) throws {
         self.configuration = configuration
@@ -76,7 +84,17 @@ struct SimulatedDevice {
             seed: configuration.seed ^ 0x5EED, motionRateHz: configuration.notifyHz, motionPayloadSize: configuration.payloadSize,
             timestamps: configuration.timestamps)
         services = WearableProfile.services(for: configuration, timings: timings)
+        if configuration.kind.isMeasurementDevice {
+            measurement = MeasurementState(awake: configuration.wake == nil, clock: DeviceClock(poweredOnAt: .now))
+        }
     }
+
+    /// Asleep devices neither advertise nor answer a connection; only measurement devices with a
+    /// wake schedule sleep.
+    var isAwake: Bool { measurement?.awake ?? true }
+
+    /// Heard by a scan, and answering a connection attempt.
+    var advertises: Bool { inRange && isAwake }
 
     /// The object of the adapter that hears the device best (its `adapter`).
     var home: SimulatedDeviceObject? { objects[configuration.adapter] }
@@ -109,6 +127,8 @@ struct SimulatedDevice {
         case .heartRateStrap: return [BluetoothUUID.heartRateService.description]
         case .watch: return [BluetoothUUID.heartRateService.description, BluetoothUUID.pulseOximeterService.description]
         case .motionBand: return [BluetoothUUID.motionBandService.description]
+        case .bloodPressureCuff: return [BluetoothUUID.bloodPressureService.description]
+        case .weightScale: return [BluetoothUUID.weightScaleService.description]
         }
     }
 

@@ -102,6 +102,12 @@ public enum SimulatorControl {
                         let closed = await simulator.closeNotifySockets(address: target(try call.body.decode(String.self, at: 0)))
                         return [.uint32(UInt32(clamping: closed))]
                     }),
+                // A measurement device wakes now (takes its measurements and advertises for its
+                // awake window; an awake one measures again); empty: every measurement device.
+                DBusMethod("Wake", inputs: [.init("device", .string)], handler: .async { call in
+                    try await simulator.wakeForControl(target(try call.body.decode(String.self, at: 0)))
+                    return []
+                }),
                 DBusMethod("ClearFaults", inputs: [.init("device", .string)], handler: .async { call in
                     try await apply(FaultCommand(.clear, device: target(try call.body.decode(String.self, at: 0))))
                 }),
@@ -147,6 +153,14 @@ public enum SimulatorControl {
             "Pairings": map(counters.pairings),
             "PairingFailures": .uint64(UInt64(counters.pairingFailures)),
             "AgentRequests": .uint64(UInt64(counters.agentRequests)),
+            "WakeUps": map(counters.wakeUps),
+            "RecordsTaken": map(counters.recordsTaken),
+            "RecordsDelivered": map(counters.recordsDelivered),
+            "ClockWrites": map(counters.clockWrites),
+            "LastClockWritten": .dictionary(
+                key: .string, value: .array(.byte),
+                counters.lastClockWritten.sorted { $0.key < $1.key }.map { DBusDictEntry(key: .string($0.key), value: .bytes($0.value)) }),
+            "PendingConnects": map(counters.pendingConnects),
         ])
     }
 }

@@ -31,6 +31,17 @@ public struct SimulatorCounters: Sendable, Hashable, Codable {
     /// Passers-by that came into range, and those forgotten again (gone, objects expired).
     public var passersByArrived = 0
     public var passersByGone = 0
+    /// Measurement devices (cuffs, scales): wake-ups (scheduled or asked for), measurements
+    /// taken, measurements delivered to a client (indications that reached the bus), and Current
+    /// Time writes the device took, by device; with the last Current Time value each took (10 bytes).
+    public var wakeUps: [String: Int] = [:]
+    public var recordsTaken: [String: Int] = [:]
+    public var recordsDelivered: [String: Int] = [:]
+    public var clockWrites: [String: Int] = [:]
+    public var lastClockWritten: [String: [UInt8]] = [:]
+    /// `Connect` calls waiting now, per adapter, for a sleeping device to advertise (Linux's LE
+    /// connection by passive scanning; not counted in `maxConcurrentAttempts`).
+    public var pendingConnects: [String: Int] = [:]
 
     public init() {}
 

@@ -28,6 +28,20 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
     /// was killed) before it ends the link itself: measured 2 s on Linux 6.1 with bluetoothd 5.66
     /// killed by SIGKILL (a restarted bluetoothd first reports such a link connected).
     public var leftBehindLinkTimeout: Double = 2
+    /// How long a `Connect` to a device that sleeps waits for it before it fails
+    /// `le-connection-abort-by-local`: Linux connects an LE device by passive scanning and gives up
+    /// after the socket's connect timeout (`L2CAP_CONN_TIMEOUT`, 40 s; measured ~40 s on Linux 6.1
+    /// with bluetoothd 5.66).
+    public var pendingConnectTimeout: Double = 40
+    /// Between two indications of a measurement device's queued records (each waits for the
+    /// confirmation of the last).
+    public var recordInterval: Double = 0.1
+    /// How long a measurement device that sleeps keeps the link after its last record was
+    /// confirmed before it disconnects itself (measured 2 s with the real devices).
+    public var deviceDisconnectDelay: Double = 2
+    /// From a bonded link's `Connected` to bluetoothd's re-enabling of the notify sessions that
+    /// outlived the last link (measured ~0.3 s on bluetoothd 5.66).
+    public var notifyResumeDelay: Double = 0.3
     /// Multiplies every delay above (0.1 runs ten times faster).
     public var timeScale: Double = 1
 
@@ -50,6 +64,10 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
         // Well after `restartDelay`, as on a gateway where bluetoothd comes back at once: the
         // restarted simulator reports the links left behind before they end.
         timings.leftBehindLinkTimeout = 1
+        timings.pendingConnectTimeout = 2
+        timings.recordInterval = 0.01
+        timings.deviceDisconnectDelay = 0.1
+        timings.notifyResumeDelay = 0.02
         return timings
     }
 
@@ -61,6 +79,7 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case connectLatency, connectTimeout, resolveDelay, temporaryTimeout, advertisingInterval, writeLatency
         case pairLatency, heartRateInterval, slowMeasurementInterval, restartDelay, leftBehindLinkTimeout, timeScale
+        case pendingConnectTimeout, recordInterval, deviceDisconnectDelay, notifyResumeDelay
     }
 
     /// Every key is optional in a scenario file: missing ones keep their defaults.
@@ -81,6 +100,10 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
         slowMeasurementInterval = try value(.slowMeasurementInterval, d.slowMeasurementInterval)
         restartDelay = try value(.restartDelay, d.restartDelay)
         leftBehindLinkTimeout = try value(.leftBehindLinkTimeout, d.leftBehindLinkTimeout)
+        pendingConnectTimeout = try value(.pendingConnectTimeout, d.pendingConnectTimeout)
+        recordInterval = try value(.recordInterval, d.recordInterval)
+        deviceDisconnectDelay = try value(.deviceDisconnectDelay, d.deviceDisconnectDelay)
+        notifyResumeDelay = try value(.notifyResumeDelay, d.notifyResumeDelay)
         timeScale = try value(.timeScale, d.timeScale)
     }
 }

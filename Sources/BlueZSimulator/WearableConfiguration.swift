@@ -22,6 +22,12 @@ public struct WearableConfiguration: Sendable, Hashable {
     public var pairing: PairingMethod = .justWorks
     /// What a `passkey` device displays (0…999999).
     public var passkey: UInt32 = 123_456
+    /// Indications of measurements and Current Time writes want an encrypted link.
+    public var requiresEncryption = false
+    /// When a measurement device sleeps and wakes; nil: always awake.
+    public var wake: WakeSchedule?
+    /// Measurements taken at each wake.
+    public var records = 3
     /// The seed of this device's own random generator.
     public var seed: UInt64
 }

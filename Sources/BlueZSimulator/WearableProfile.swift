@@ -39,6 +39,30 @@ enum WearableProfile {
                             uuid: .motionBandControl, flags: [.writeWithoutResponse, .write, .notify], initialValue: [],
                             notifyInterval: nil),
                     ]))
+        case .bloodPressureCuff:
+            services.append(
+                GATTServiceLayout(
+                    uuid: .bloodPressureService,
+                    characteristics: [
+                        GATTCharacteristicLayout(
+                            uuid: .bloodPressureMeasurement, flags: [.indicate], initialValue: [],
+                            encryptedSubscribe: device.requiresEncryption),
+                        // Body movement detection and irregular pulse detection supported.
+                        GATTCharacteristicLayout(uuid: .bloodPressureFeatureCharacteristic, flags: [.read], initialValue: [0x05, 0x00]),
+                    ]))
+            services.append(currentTime(device))
+        case .weightScale:
+            services.append(
+                GATTServiceLayout(
+                    uuid: .weightScaleService,
+                    characteristics: [
+                        GATTCharacteristicLayout(
+                            uuid: .weightMeasurement, flags: [.indicate], initialValue: [],
+                            encryptedSubscribe: device.requiresEncryption),
+                        // Time stamp supported; weight resolution 0.005 kg (7 in bits 3–6).
+                        GATTCharacteristicLayout(uuid: .weightScaleFeatureCharacteristic, flags: [.read], initialValue: [0x39, 0x00, 0x00, 0x00]),
+                    ]))
+            services.append(currentTime(device))
         }
         services.append(
             GATTServiceLayout(
@@ -62,12 +86,27 @@ enum WearableProfile {
             ])
     }
 
+    /// The Current Time service: read (the device's clock), write (sets it; encrypted link wanted
+    /// when the device wants one), notify (changes of the clock; never sent by the simulator).
+    private static func currentTime(_ device: WearableConfiguration) -> GATTServiceLayout {
+        GATTServiceLayout(
+            uuid: .currentTimeService,
+            characteristics: [
+                GATTCharacteristicLayout(
+                    uuid: .currentTime, flags: [.read, .write, .notify],
+                    initialValue: DeviceClock.powerOnTime.currentTime(adjustReason: []).encode(),
+                    encryptedWrite: device.requiresEncryption)
+            ])
+    }
+
     private static func deviceInformation(_ device: WearableConfiguration) -> GATTServiceLayout {
         let model: String
         switch device.kind {
         case .heartRateStrap: model = "HRS-200"
         case .watch: model = "WW-5"
         case .motionBand: model = "MB-1"
+        case .bloodPressureCuff: model = "BPC-3"
+        case .weightScale: model = "WS-2"
         }
         let strings: [(DeviceInformationString.Field, String)] = [
             (.manufacturerName, "Wearfleet Labs"), (.modelNumber, model),

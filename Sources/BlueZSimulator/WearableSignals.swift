@@ -104,6 +104,26 @@ struct WearableSignals: Sendable {
         return bytes
     }
 
+    // MARK: - Measurement devices
+
+    /// One blood-pressure reading taken at `time`: a resting adult's, in mmHg, with the pulse.
+    mutating func bloodPressure(at time: DateTime) -> [UInt8] {
+        let systolic = 105 + Int32(random.next() % 36)
+        let diastolic = 62 + Int32(random.next() % 29)
+        let pulse = 55 + Int32(random.next() % 36)
+        let measurement = BloodPressureMeasurement(
+            systolic: MedicalFloat(mantissa: systolic, exponent: 0), diastolic: MedicalFloat(mantissa: diastolic, exponent: 0),
+            meanArterialPressure: MedicalFloat(mantissa: diastolic + (systolic - diastolic) / 3, exponent: 0),
+            unit: .millimetersOfMercury, timestamp: time, pulseRateBPM: MedicalFloat(mantissa: pulse, exponent: 0))
+        return (try? measurement.encode()) ?? []
+    }
+
+    /// One weighing taken at `time`: 55–95 kg at the scale's 0.005 kg resolution.
+    mutating func weight(at time: DateTime) -> [UInt8] {
+        let raw = UInt16(11_000 + random.next() % 8_000)
+        return WeightMeasurement(unitSystem: .si, weightRaw: raw, timestamp: time).encode()
+    }
+
     // MARK: - Motion band control
 
     /// Executes a control command and returns the reply notification.
