@@ -34,6 +34,7 @@ extension ConfigurationDecoder {
         if let value = boolean(section, "fd_path") { settings.fileDescriptorPath = value }
         if let value = boolean(section, "bond") { settings.bond = value }
         if let value = boolean(section, "intermittent") { settings.intermittent = value }
+        if let value = boolean(section, "set_time") { settings.setTime = value }
         if let depths = table(section, "queue_depth", name: "[classes.\(TOMLParser.displayKey(name)).queue_depth]") {
             rejectUnknownKeys(in: depths, allowed: Self.qosNames)
             for qos in OutgoingQoS.allCases {

@@ -26,6 +26,7 @@ enum ConfigurationSchema {
     static let deviceClass = [
         "read", "subscribe", "required_services", "required_characteristics", "fd_path",
         "queue_depth", "default_qos", "coalescing_window", "write_failure_threshold", "timeouts", "bond", "intermittent",
+        "set_time",
     ]
     /// Keys a device class no longer has, with why (NOTES.md, "Class keys that promised nothing"):
     /// a file that still sets one gets this at its `file:line`, not a bare "unknown key".

@@ -33,6 +33,8 @@ public struct DeviceClassSettings: Equatable, Sendable {
     public var bond = false
     /// The devices sleep between measurements: absent is their normal state (`asleep`).
     public var intermittent = false
+    /// Write the gateway's time to the device's Current Time (0x2A2B) on every connection.
+    public var setTime = false
 
     public init(name: String) {
         self.name = name

@@ -46,7 +46,8 @@ extension DeviceClassSettings {
             timeouts: timeouts,
             writeFailureThreshold: writeFailureThreshold,
             bond: bond,
-            intermittent: intermittent
+            intermittent: intermittent,
+            setTime: setTime
         )
     }
 

@@ -23,6 +23,9 @@ extension DeviceStateMachine {
         /// state (`asleep`), a `Connect` is left pending for its next wake, and the end of a
         /// session (the device disconnects once it has sent what it had) is no failure.
         public var intermittent: Bool
+        /// Write the gateway's time to the device's Current Time (0x2A2B) on every connection,
+        /// after bonding, so that its measurements carry the right time stamps.
+        public var setTime: Bool
 
         public init(
             requiredServices: Set<String> = [],
@@ -33,8 +36,10 @@ extension DeviceStateMachine {
             timeouts: Timeouts = Timeouts(),
             writeFailureThreshold: Int = 3,
             bond: Bool = false,
-            intermittent: Bool = false
+            intermittent: Bool = false,
+            setTime: Bool = false
         ) {
+            self.setTime = setTime
             self.bond = bond
             self.intermittent = intermittent
             self.requiredServices = requiredServices

@@ -14,6 +14,11 @@ extension DeviceStateMachine {
         /// encryption, or (a class that bonds first) all of them.
         var readsAfterPairing: Set<String> = []
         var subscriptionsAfterPairing: Set<String> = []
+        /// The Current Time write of this link's setup is in flight.
+        var clockPending = false
+        /// The Current Time write waits for the bond (it answered that it needs encryption, or
+        /// the class bonds first).
+        var clockAfterPairing = false
     }
 }
 
@@ -167,8 +172,13 @@ extension DeviceStateMachine {
             // Its measurements are encrypted: nothing is read or subscribed before the bond.
             link.readsAfterPairing = Set(configuration.readOnConnect)
             link.subscriptionsAfterPairing = Set(configuration.subscriptions)
+            link.clockAfterPairing = configuration.setTime
             beginPairing(now: now, &effects)
             return
+        }
+        if configuration.setTime {
+            link.clockPending = true
+            effects.append(.writeCurrentTime)
         }
         let path: DeviceEffect.NotifyPath = configuration.useFileDescriptorPath ? .acquireNotify : .startNotify
         for characteristic in configuration.readOnConnect {
@@ -179,11 +189,30 @@ extension DeviceStateMachine {
             link.pendingSubscriptions.insert(characteristic)
             effects.append(.subscribe(characteristic: characteristic, via: path))
         }
-        if link.pendingReads.isEmpty && link.pendingSubscriptions.isEmpty {
+        if link.pendingReads.isEmpty && link.pendingSubscriptions.isEmpty && !link.clockPending {
             finishSetup(now: now, &effects)
         } else {
             arm(.subscribe, at: now + configuration.timeouts.subscribe, &effects)
         }
+    }
+
+    mutating func clockWritten(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard isSettingUp, link.clockPending else { return }
+        link.clockPending = false
+        advance(now: now, &effects)
+    }
+
+    mutating func clockWriteFailed(_ failure: DeviceEvent.Failure, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard isSettingUp, link.clockPending else { return }
+        link.clockPending = false
+        if pairingWouldHelp(failure) || (state == .pairing && BlueZErrorClassifier.needsEncryption(failure)) {
+            link.clockAfterPairing = true
+            if state != .pairing { beginPairing(now: now, &effects) }
+            return
+        }
+        // The device keeps its own time: its time stamps say so, the link stays usable.
+        effects.append(.emit(.setupProblem(characteristic: DeviceStateMachine.currentTimeCharacteristic, error: failure, session: session)))
+        advance(now: now, &effects)
     }
 
     mutating func notificationsEnabled(_ characteristic: String, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
@@ -262,7 +291,7 @@ extension DeviceStateMachine {
         guard state != .pairing else { return }
         if link.setupFinished {
             settle(now: now, &effects)
-        } else if link.servicesKnown, link.pendingReads.isEmpty, link.pendingSubscriptions.isEmpty {
+        } else if link.servicesKnown, link.pendingReads.isEmpty, link.pendingSubscriptions.isEmpty, !link.clockPending {
             disarm(.subscribe, &effects)
             finishSetup(now: now, &effects)
         }
@@ -275,6 +304,7 @@ extension DeviceStateMachine {
         link.failedSubscriptions.formUnion(link.pendingSubscriptions)
         link.pendingSubscriptions = []
         link.pendingReads = []
+        link.clockPending = false
         reconnect.recordReady(now: now)
         hasBeenReady = true
         effects.append(.persist(storeUpdate(connectedNow: true)))

@@ -7,6 +7,9 @@
 // within the class's small budget.
 
 extension DeviceStateMachine {
+    /// Current Time (0x2A2B), in BlueZ's spelling: what `setTime` writes.
+    public static let currentTimeCharacteristic = "00002a2b-0000-1000-8000-00805f9b34fb"
+
     /// Enters `pairing` on a link whose setup is under way.
     mutating func beginPairing(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         link.pairingAttempted = true
@@ -32,7 +35,12 @@ extension DeviceStateMachine {
         }
         link.readsAfterPairing = []
         link.subscriptionsAfterPairing = []
-        if link.pendingReads.isEmpty && link.pendingSubscriptions.isEmpty {
+        if link.clockAfterPairing {
+            link.clockAfterPairing = false
+            link.clockPending = true
+            effects.append(.writeCurrentTime)
+        }
+        if link.pendingReads.isEmpty && link.pendingSubscriptions.isEmpty && !link.clockPending {
             finishSetup(now: now, &effects)
         } else {
             arm(.subscribe, at: now + configuration.timeouts.subscribe, &effects)

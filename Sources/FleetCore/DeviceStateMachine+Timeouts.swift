@@ -71,6 +71,9 @@ extension DeviceStateMachine {
             for characteristic in configuration.subscriptions where link.pendingSubscriptions.contains(characteristic) {
                 effects.append(.emit(.setupProblem(characteristic: characteristic, error: nil, session: session)))
             }
+            if link.clockPending {
+                effects.append(.emit(.setupProblem(characteristic: Self.currentTimeCharacteristic, error: nil, session: session)))
+            }
             finishSetup(now: now, &effects)
         case .backoff, .suspension:
             pursue(now: now, &effects)

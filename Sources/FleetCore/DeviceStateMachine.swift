@@ -95,6 +95,8 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .pairedChanged(let paired): isPaired = paired
         case .pairingSucceeded: pairingSucceeded(now: now, &effects)
         case .pairingFailed(let failure): pairingFailed(failure, now: now, random: &random, &effects)
+        case .clockWritten: clockWritten(now: now, &effects)
+        case .clockWriteFailed(let failure): clockWriteFailed(failure, now: now, &effects)
         case .attemptGranted(let adapter): attemptGranted(adapter, now: now, &effects)
         case .connected: connected(now: now, &effects)
         case .connectFailed(let failure): connectFailed(failure, now: now, random: &random, &effects)
@@ -183,6 +185,10 @@ public enum DeviceEvent: Hashable, Sendable, Codable {
     case pairingSucceeded
     /// The `pair` effect's `Device1.Pair` failed.
     case pairingFailed(Failure)
+    /// The `writeCurrentTime` effect's write succeeded.
+    case clockWritten
+    /// The `writeCurrentTime` effect's write failed.
+    case clockWriteFailed(Failure)
     /// `Device1.Connected` became true.
     case connected
     /// The link went down; `nil` when BlueZ gave no reason (before 5.83).
@@ -324,6 +330,9 @@ public enum DeviceEffect: Hashable, Sendable, Codable {
     /// Bond with the device (`Device1.Pair`, the daemon's agent answering); the result comes
     /// back as `pairingSucceeded` or `pairingFailed`.
     case pair
+    /// Write the gateway's current time to the device's Current Time characteristic (a write
+    /// with response); the result comes back as `clockWritten` or `clockWriteFailed`.
+    case writeCurrentTime
 
     // MARK: - Timers, storage, reporting
 

@@ -91,6 +91,48 @@ import Testing
         #expect(outcomes.last == .suspended(.gaveUp(.pairing)))
     }
 
+    // MARK: - The device's clock
+
+    @Test func theClockIsSetAfterTheBondAndSetupWaitsForIt() throws {
+        var configuration = Self.bonding
+        configuration.setTime = true
+        var h = try DeviceHarness.discovering(configuration: configuration)
+        let resolved = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        #expect(!resolved.contains(.writeCurrentTime), "not before the bond: the device refuses it unencrypted")
+        let bonded = h.feed(.pairingSucceeded)
+        #expect(bonded.contains(.writeCurrentTime))
+        _ = h.feed(.valueReceived(characteristic: UUIDs.batteryLevel))
+        _ = h.feed(.notificationsEnabled(characteristic: UUIDs.heartRateMeasurement))
+        #expect(h.state == .discovering, "the clock write is part of the setup")
+        _ = h.feed(.clockWritten)
+        #expect(h.state == .ready)
+    }
+
+    @Test func aClockTheDeviceRefusesIsASetupProblemNotAFailure() throws {
+        var configuration = DeviceHarness.strap
+        configuration.setTime = true
+        var h = try DeviceHarness.discovering(configuration: configuration)
+        let resolved = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        #expect(resolved.contains(.writeCurrentTime))
+        _ = h.feed(.valueReceived(characteristic: UUIDs.batteryLevel))
+        _ = h.feed(.notificationsEnabled(characteristic: UUIDs.heartRateMeasurement))
+        let refused = h.feed(.clockWriteFailed(Failures.writeFailed))
+        #expect(refused.contains(.emit(.setupProblem(
+            characteristic: DeviceStateMachine.currentTimeCharacteristic, error: Failures.writeFailed, session: 1))))
+        #expect(h.state == .ready)
+    }
+
+    @Test func aClockWriteThatNeedsEncryptionBonds() throws {
+        var configuration = DeviceHarness.strap
+        configuration.setTime = true
+        var h = try DeviceHarness.discovering(configuration: configuration)
+        _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        let refused = h.feed(.clockWriteFailed(Failures.notPaired))
+        #expect(refused.contains(.pair))
+        let bonded = h.feed(.pairingSucceeded)
+        #expect(bonded.contains(.writeCurrentTime))
+    }
+
     // MARK: - Intermittent devices
 
     @Test func aSleepingDeviceWaitsWithAPendingConnectOutsideTheGate() throws {

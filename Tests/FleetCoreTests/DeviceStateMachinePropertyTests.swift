@@ -71,7 +71,7 @@ struct Chaos {
     /// Small budgets, so that walks exhaust them and give up.
     static let tightPolicy = ReconnectPolicy(budgets: [.transient: 3, .gone: 2, .denied: 1, .unknown: 2])
 
-    static let moveCount = 70
+    static let moveCount = 72
 
     static let pairingFailures: [DeviceEvent.Failure] = [
         DeviceEvent.Failure(name: "org.bluez.Error.AuthenticationFailed", message: "Authentication Failed"),
@@ -124,6 +124,8 @@ struct Chaos {
         case 67: event = .pairingFailed(Self.pairingFailures[Int(random.next() % UInt64(Self.pairingFailures.count))])
         case 68: event = .subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notPaired)
         case 69: event = .readFailed(characteristic: UUIDs.batteryLevel, Failures.notPaired)
+        case 70: event = .clockWritten
+        case 71: event = .clockWriteFailed(random.next() % 2 == 0 ? Failures.notPaired : Failures.writeFailed)
         case 33..<64 where !answers.isEmpty:
             event = answers.removeFirst()
         case 33..<64 where h.state == .suspended(.bluetoothdUnavailable):
@@ -158,6 +160,7 @@ struct Chaos {
                 // ConnectDevice): the device goes back to discovery without a failure.
                 answers.append(random.next() % 4 == 0 ? .connectNeedsDiscovery : .connectFailed(failure))
             case .awaitServices where faulty: answers.append(.servicesResolved(services: [], characteristics: []))
+            case .writeCurrentTime where faulty: answers.append(.clockWriteFailed(Failures.writeFailed))
             case .pair where faulty:
                 answers.append(.pairingFailed(Self.pairingFailures[Int(random.next() % UInt64(Self.pairingFailures.count))]))
             default: answers.append(contentsOf: HealthyWorld.answer(to: effect))
@@ -208,6 +211,7 @@ enum HealthyWorld {
         case .subscribe(let characteristic, _): [.notificationsEnabled(characteristic: characteristic)]
         case .disconnect: [.disconnected(DeviceEvent.Failure(name: "org.bluez.Reason.Local"))]
         case .pair: [.pairingSucceeded]
+        case .writeCurrentTime: [.clockWritten]
         default: []
         }
     }

@@ -46,7 +46,8 @@ struct DeviceHarness {
         readOnConnect: [UUIDs.batteryLevel],
         subscriptions: [UUIDs.heartRateMeasurement],
         bond: true,
-        intermittent: true
+        intermittent: true,
+        setTime: true
     )
     static let strapServices: Set<String> = [UUIDs.heartRateService, UUIDs.batteryService]
     static let strapCharacteristics: Set<String> = [UUIDs.heartRateMeasurement, UUIDs.batteryLevel]

@@ -63,6 +63,10 @@ final class ScriptedTransport: DeviceTransport {
         record("pair", on: adapter)
     }
 
+    func writeForSetup(_ device: DeviceID, characteristic: String, bytes: [UInt8], on adapter: AdapterID?) async throws(TransportFailure) {
+        record("writeForSetup \(characteristic)", on: adapter)
+    }
+
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async {
         record("cancelConnect", on: adapter)
         let hanging = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -208,6 +208,9 @@ final class FakeBluetooth: FleetBluetooth, DeviceTransport {
     }
     func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async { record("cancelConnect \(device.address)") }
     func pair(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure) { record("pair \(device.address)") }
+    func writeForSetup(_ device: DeviceID, characteristic: String, bytes: [UInt8], on adapter: AdapterID?) async throws(TransportFailure) {
+        record("writeForSetup \(device.address) \(characteristic)")
+    }
     /// As bluetoothd does: the link goes, and `Connected` turning false is reported.
     func disconnect(_ device: DeviceID, on adapter: AdapterID?) async {
         record("disconnect \(device.address)")

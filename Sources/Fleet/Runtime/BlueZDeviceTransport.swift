@@ -93,6 +93,17 @@ public final class BlueZDeviceTransport: DeviceTransport {
         }
     }
 
+    public func writeForSetup(
+        _ device: DeviceID, characteristic uuid: String, bytes: [UInt8], on adapter: AdapterID?
+    ) async throws(TransportFailure) {
+        let characteristic = try await characteristic(device, uuid: uuid, on: adapter)
+        do {
+            try await client.writeValue(characteristic: characteristic.path, bytes, type: .request, timeout: .seconds(10))
+        } catch {
+            throw failure(error)
+        }
+    }
+
     public func cancelConnect(_ device: DeviceID, on adapter: AdapterID?) async {
         await disconnect(device, on: adapter)
     }

@@ -1,4 +1,5 @@
 import FleetCore
+import GATT
 
 /// The single authority for one device at run time: it feeds every event through FleetCore's
 /// `DeviceStateMachine` and executes the returned effects in order.
@@ -147,6 +148,17 @@ public actor DeviceActor {
                     return .pairingSucceeded
                 } catch {
                     return .pairingFailed(error)
+                }
+            }
+        case .writeCurrentTime:
+            let bytes = CurrentTime.gatewayNow().encode()
+            run(session: machine.session) {
+                do throws(TransportFailure) {
+                    try await transport.writeForSetup(
+                        device, characteristic: DeviceStateMachine.currentTimeCharacteristic, bytes: bytes, on: link)
+                    return .clockWritten
+                } catch {
+                    return .clockWriteFailed(error)
                 }
             }
         case .unsubscribe(let characteristic, let path):

@@ -41,6 +41,9 @@ public protocol DeviceTransport: Sendable {
     /// `Device1.Pair` on `adapter`'s object (nil: the connected one), the daemon's agent
     /// answering; returns once bonded. bluetoothd's `AlreadyExists` (bonded already) is success.
     func pair(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)
+    /// A write with response to a characteristic under `adapter`'s object for the device (nil:
+    /// the connected one), outside the outgoing queues: the device's own setup (its clock).
+    func writeForSetup(_ device: DeviceID, characteristic: String, bytes: [UInt8], on adapter: AdapterID?) async throws(TransportFailure)
     func disconnect(_ device: DeviceID, on adapter: AdapterID?) async
     /// Waits for `ServicesResolved` and the GATT objects, then lists the UUIDs present.
     func awaitServices(_ device: DeviceID, on adapter: AdapterID?) async throws(TransportFailure)
