@@ -14,11 +14,40 @@ extension BlueZSimulator {
     /// one with a wake schedule advertises for its awake window (a `Connect` waiting for it goes
     /// on). An awake device measures again and its window starts anew. False when there is no
     /// measurement device at `address`.
+    /// `awakeFor` replaces the schedule's awake window for this wake (seconds, scaled as the
+    /// schedule's are): a test that watches a whole window go by without waiting long.
     @discardableResult
-    public func wake(address: String) async -> Bool {
+    public func wake(address: String, awakeFor: Double? = nil) async -> Bool {
         guard devices[address]?.measurement != nil else { return false }
-        wakeDevice(address)
+        wakeDevice(address, awakeFor: awakeFor)
         return true
+    }
+
+    /// Returns once the measurement device at `address` sleeps (at once when it does): its
+    /// awake window ended, or it hung up after its burst. Throws `CancellationError` when the
+    /// waiting task is cancelled, so a timeout around the wait ends it.
+    public func waitUntilAsleep(address: String) async throws {
+        guard devices[address]?.measurement?.awake == true else { return }
+        let id = nextSleepWaiter
+        nextSleepWaiter += 1
+        try await withTaskCancellationHandler(
+            operation: {
+                try await withCheckedThrowingContinuation(isolation: self) { (continuation: CheckedContinuation<Void, any Error>) in
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        sleepWaiters[address, default: [:]][id] = continuation
+                    }
+                }
+            },
+            onCancel: {
+                Task { await self.cancelSleepWaiter(address, id) }
+            },
+            isolation: self)
+    }
+
+    private func cancelSleepWaiter(_ address: String, _ id: Int) {
+        sleepWaiters[address]?.removeValue(forKey: id)?.resume(throwing: CancellationError())
     }
 
     /// The control interface's `Wake`: one device, or every measurement device (`address` nil).
@@ -39,14 +68,14 @@ extension BlueZSimulator {
     /// The measurements the device still keeps for a client.
     public func queuedRecordCount(of address: String) -> Int { devices[address]?.measurement?.queue.count ?? 0 }
 
-    private func wakeDevice(_ address: String) {
+    private func wakeDevice(_ address: String, awakeFor: Double? = nil) {
         guard let device = devices[address], device.measurement != nil else { return }
         counters.wakeUps[address, default: 0] += 1
         takeMeasurements(address)
         if let schedule = device.configuration.wake {
             devices[address]?.measurement?.awake = true
             devices[address]?.measurement?.windowTask?.cancel()
-            let window = timings.duration(min(schedule.awake, Self.longestSleep))
+            let window = timings.duration(min(awakeFor ?? schedule.awake, Self.longestSleep))
             devices[address]?.measurement?.windowTask = Task {
                 try? await Task.sleep(for: window)
                 guard !Task.isCancelled else { return }
@@ -92,6 +121,7 @@ extension BlueZSimulator {
         devices[address]?.measurement?.awake = false
         devices[address]?.measurement?.windowTask?.cancel()
         devices[address]?.measurement?.windowTask = nil
+        for waiter in (sleepWaiters.removeValue(forKey: address) ?? [:]).values { waiter.resume() }
     }
 
     /// Wakes the device `firstWakeAfter` seconds after start and then every `awake + asleep`.

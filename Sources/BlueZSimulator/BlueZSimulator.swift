@@ -46,6 +46,9 @@ public actor BlueZSimulator {
     /// `Connect` calls waiting for a sleeping device to wake, by device and waiter id.
     var wakeWaiters: [String: [Int: CheckedContinuation<Void, Never>]] = [:]
     var nextWakeWaiter = 0
+    /// Callers of `waitUntilAsleep(address:)`, by device and id, until the device sleeps.
+    var sleepWaiters: [String: [Int: CheckedContinuation<Void, any Error>]] = [:]
+    var nextSleepWaiter = 0
     /// Callers of `waitForNotificationsSent(reaching:)`, by id, until their total is sent.
     var notificationWaiters: [Int: NotificationWaiter] = [:]
     var nextNotificationWaiter = 0

@@ -45,3 +45,9 @@ public enum PairingFailure: String, Hashable, Sendable, CaseIterable {
     /// the device) and asks again.
     public var needsOperator: Bool { self == .wrongKey || self == .rejected }
 }
+
+extension FailureClass: CustomStringConvertible {
+    /// The raw name, so a state written out (`suspended(gaveUp(pairing))`) reads as the logs and
+    /// metrics name the class.
+    public var description: String { rawValue }
+}

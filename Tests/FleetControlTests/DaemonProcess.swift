@@ -85,5 +85,12 @@ struct DaemonFiles {
         try toml.write(toFile: config, atomically: true, encoding: .utf8)
     }
 
+    /// A configuration of the test's own (`[metrics]` off is added).
+    init(configuration body: String) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-ctl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("state").path, withIntermediateDirectories: true)
+        try (body + "\n[metrics]\nenabled = false\n").write(toFile: config, atomically: true, encoding: .utf8)
+    }
+
     func remove() { try? FileManager.default.removeItem(at: directory) }
 }

@@ -1,0 +1,182 @@
+import BlueZSimulator
+import DBus
+import FleetControl
+import Foundation
+import Testing
+import TestSupport
+
+/// Devices that wake only to measure, end to end: the real daemon against bluez-sim's cuff (a
+/// passkey, encrypted measurements) and scale (Just Works), each woken by the test a few times.
+/// Every record reaches the daemon exactly once, the clock is set on every connection, the
+/// device sleeps between its sessions with nothing counted against it.
+@Suite("wearfleetd with a cuff and a scale that wake to measure", .serialized)
+struct WearfleetdMeasurementDeviceTests {
+    static let cuff = "AA:BB:CC:00:29:11"
+    static let scale = "AA:BB:CC:00:29:12"
+    static let passkey: UInt32 = 135_790
+    static let wakes = 3
+
+    static func configuration(passkeys: String) -> String {
+        """
+        [fleet]
+        adapters = ["hci0"]
+
+        [classes.cuff]
+        subscribe = ["2A35"]
+        required_services = ["1810"]
+        bond = true
+        intermittent = true
+        set_time = true
+
+        [classes.scale]
+        subscribe = ["2A9D"]
+        required_services = ["181D"]
+        bond = true
+        intermittent = true
+        set_time = true
+
+        [[pinned]]
+        address = "\(cuff)"
+        name = "cuff"
+        class = "cuff"
+
+        [[pinned]]
+        address = "\(scale)"
+        name = "scale"
+        class = "scale"
+
+        [pairing]
+        capability = "KeyboardDisplay"
+        passkeys_file = "\(passkeys)"
+        """
+    }
+
+    @Test func everyRecordOnceTheClockSetAndNothingCountedWhileAsleep() async throws {
+        let bus = try PrivateBus()
+        let simulator = try BlueZSimulator(
+            scenario: Scenario(
+                seed: 2911, adapters: [AdapterSpec(name: "hci0", slots: 5)],
+                devices: [
+                    DeviceSpec(
+                        kind: .bloodPressureCuff, address: Self.cuff, addressType: "public", pairing: .passkey, passkey: Self.passkey,
+                        wake: .onDemand(), records: 3),
+                    DeviceSpec(kind: .weightScale, address: Self.scale, addressType: "public", wake: .onDemand(), records: 2),
+                ]),
+            bus: .address(bus.address), timings: .fast)
+        try await simulator.start()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-measure-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let passkeys = directory.appendingPathComponent("passkeys").path
+        try "\(Self.cuff) \(Self.passkey)\n".write(toFile: passkeys, atomically: true, encoding: .utf8)
+        let files = try DaemonFiles(configuration: Self.configuration(passkeys: passkeys))
+        defer { files.remove() }
+        let daemon = try DaemonProcess(bus: bus.address, files: files)
+        try await daemon.lines(containing: "control interface ready")
+        // Both sleep from the start: absent is their normal state.
+        try await daemon.lines(containing: "→ asleep", count: 2, within: .seconds(60))
+
+        for wake in 1...Self.wakes {
+            #expect(await simulator.wake(address: Self.cuff))
+            #expect(await simulator.wake(address: Self.scale))
+            // Each session ends with the device hanging up, and it sleeps again.
+            try await daemon.lines(containing: "→ asleep", count: 2 + 2 * wake, within: .seconds(90))
+        }
+
+        let counters = await simulator.counterSnapshot()
+        #expect(counters.recordsTaken[Self.cuff] == 3 * Self.wakes && counters.recordsTaken[Self.scale] == 2 * Self.wakes)
+        #expect(counters.recordsDelivered[Self.cuff] == counters.recordsTaken[Self.cuff])
+        #expect(counters.recordsDelivered[Self.scale] == counters.recordsTaken[Self.scale])
+        // Bonded once (the cuff's passkey from the file, asked once); the clock set every time.
+        #expect(counters.pairings[Self.cuff] == 1 && counters.pairings[Self.scale] == 1)
+        #expect(counters.agentRequests == 1)
+        #expect(counters.clockWrites[Self.cuff] == Self.wakes && counters.clockWrites[Self.scale] == Self.wakes)
+
+        let status = try await Commands.run(Commands.wearfleetctl, ["status", "--json", "--bus", bus.address])
+        #expect(status.status == 0, "\(status.errors)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
+        let devices = try #require(document["devices"] as? [[String: Any]])
+        for (address, records) in [(Self.cuff, 3 * Self.wakes), (Self.scale, 2 * Self.wakes)] {
+            let device = try #require(devices.first { $0["address"] as? String == address })
+            #expect(device["state"] as? String == "asleep")
+            // Every record once: as many values as the device delivered, all decoded.
+            #expect(device["notifications"] as? Int == records, "\(address): \(device)")
+            #expect(device["decodeErrors"] as? Int == 0)
+            #expect(device["lastError"] is NSNull, "nothing counted against \(address): \(device)")
+            #expect(device["lastValueTime"] as? String != nil)
+        }
+        // No failure and no setup problem was logged for either (a pending Connect the sleeping
+        // device never answered is neither).
+        #expect(!daemon.seenLines.contains { $0.contains("device failure:") || $0.contains("characteristic setup failed") },
+            "\(daemon.seenLines.filter { $0.contains("device failure:") || $0.contains("characteristic setup failed") })")
+        #expect(daemon.seenLines.contains { $0.contains("→ pairing") }, "each bonded in the pairing state")
+        for line in daemon.seenLines where ProcessInfo.processInfo.environment["WEARFLEET_SHOW_LOG"] != nil { print(line) }
+        #expect(await daemon.stop() == 0)
+        #expect(daemon.seenLines.allSatisfy { !$0.contains("\(Self.passkey)") })
+        await simulator.stop()
+    }
+
+    @Test func aWrongPasskeyIsClassifiedAndNotRetriedAtTheNextWakes() async throws {
+        let bus = try PrivateBus()
+        let simulator = try BlueZSimulator(
+            scenario: Scenario(
+                seed: 2912, adapters: [AdapterSpec(name: "hci0", slots: 5)],
+                devices: [
+                    DeviceSpec(
+                        kind: .bloodPressureCuff, address: Self.cuff, addressType: "public", pairing: .passkey, passkey: Self.passkey,
+                        wake: .onDemand(), records: 3)
+                ]),
+            bus: .address(bus.address), timings: .fast)
+        try await simulator.start()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-measure-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let passkeys = directory.appendingPathComponent("passkeys").path
+        try "\(Self.cuff) 999999\n".write(toFile: passkeys, atomically: true, encoding: .utf8)
+        let configuration = Self.configuration(passkeys: passkeys)
+            .replacingOccurrences(of: "[[pinned]]\naddress = \"\(Self.scale)\"\nname = \"scale\"\nclass = \"scale\"\n", with: "")
+        let files = try DaemonFiles(configuration: configuration)
+        defer { files.remove() }
+        let daemon = try DaemonProcess(bus: bus.address, files: files)
+        try await daemon.lines(containing: "control interface ready")
+        try await daemon.lines(containing: "→ asleep", within: .seconds(60))
+
+        #expect(await simulator.wake(address: Self.cuff))
+        let gaveUp: [String]
+        do {
+            gaveUp = try await daemon.lines(containing: "→ suspended(gaveUp(pairing))", within: .seconds(20))
+        } catch {
+            for line in daemon.seenLines { print(line) }
+            throw error
+        }
+        #expect(gaveUp.first?.contains("error_class=pairing") == true, "\(gaveUp)")
+        let failure = try #require(daemon.seenLines.first { $0.contains("device failure: pairing") })
+        #expect(failure.contains("org.bluez.Error.AuthenticationFailed"), "classified with bluetoothd's own error: \(failure)")
+        // It wakes twice more, advertises through a whole window and sleeps: the daemon does not
+        // try the same key again.
+        for _ in 0..<2 {
+            #expect(await simulator.wake(address: Self.cuff, awakeFor: 1))
+            try await withTimeout(.seconds(60), "the cuff's window to end") { try await simulator.waitUntilAsleep(address: Self.cuff) }
+        }
+        let status = try await Commands.run(Commands.wearfleetctl, ["status", "--json", "--bus", bus.address])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
+        let device = try #require((document["devices"] as? [[String: Any]])?.first)
+        #expect(device["state"] as? String == "suspended" && device["stateReason"] as? String == "gaveUp(pairing)")
+        #expect(device["lastError"] as? String == "pairing")
+        let counters = await simulator.counterSnapshot()
+        #expect(counters.pairingFailures == 1 && counters.agentRequests == 1, "one try with the wrong key, no loop")
+        #expect(counters.recordsDelivered[Self.cuff, default: 0] == 0, "nothing unencrypted")
+        // An operator fixes the file and asks again: it bonds at its next wake and sends everything.
+        try "\(Self.cuff) \(Self.passkey)\n".write(toFile: passkeys, atomically: true, encoding: .utf8)
+        let asked = try await Commands.run(Commands.wearfleetctl, ["reconnect", Self.cuff, "--bus", bus.address])
+        #expect(asked.status == 0, "\(asked.errors)")
+        #expect(await simulator.wake(address: Self.cuff))
+        try await daemon.lines(containing: "ready → asleep", within: .seconds(60))
+        let after = await simulator.counterSnapshot()
+        #expect(after.pairings[Self.cuff] == 1)
+        #expect(after.recordsDelivered[Self.cuff] == after.recordsTaken[Self.cuff], "the records kept through the failed wakes, all delivered")
+        #expect(await daemon.stop() == 0)
+        #expect(daemon.seenLines.allSatisfy { !$0.contains("\(Self.passkey)") && !$0.contains("999999") })
+        await simulator.stop()
+    }
+}
