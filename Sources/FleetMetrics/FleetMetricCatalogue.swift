@@ -19,7 +19,7 @@ public enum FleetMetricCatalogue {
 
     public static let deviceState = MetricFamily(
         "wearfleet_device_state", .gauge, labels: present + ["state"],
-        help: "1 for the device's current state, 0 for the others (idle, resolving, connecting, discovering, ready, degraded, backingOff, suspended).")
+        help: "1 for the device's current state, 0 for the others (idle, asleep, resolving, connecting, discovering, pairing, ready, degraded, backingOff, suspended).")
     public static let deviceConnectedSeconds = MetricFamily(
         "wearfleet_device_connected_seconds", .gauge, labels: present,
         help: "Seconds since the device's current link came up (discovering, ready or degraded); 0 without a link.")

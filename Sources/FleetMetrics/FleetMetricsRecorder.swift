@@ -165,7 +165,7 @@ public final class FleetMetricsRecorder: FleetObserver {
         switch to {
         case .connecting(let adapter):
             record.connectingSince = adapter == nil ? nil : instant
-        case .discovering:
+        case .discovering, .pairing:
             break
         case .ready:
             if let start = record.connectingSince {

@@ -152,6 +152,7 @@ struct WearfleetdMeasurementDeviceTests {
         #expect(gaveUp.first?.contains("error_class=pairing") == true, "\(gaveUp)")
         let failure = try #require(daemon.seenLines.first { $0.contains("device failure: pairing") })
         #expect(failure.contains("org.bluez.Error.AuthenticationFailed"), "classified with bluetoothd's own error: \(failure)")
+        #expect(failure.contains("pairing_failure=wrongKey"), "\(failure)")
         // It wakes twice more, advertises through a whole window and sleeps: the daemon does not
         // try the same key again.
         for _ in 0..<2 {

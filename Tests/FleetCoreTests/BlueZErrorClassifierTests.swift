@@ -129,4 +129,35 @@ import Testing
         #expect(failure == DeviceEvent.Failure(name: "org.bluez.Error.DoesNotExist", message: "characteristic gone"))
         #expect(BlueZErrorClassifier.classify(failure) == .gone)
     }
+
+    @Test func pairingFailuresAreClassifiedByBluetoothdsAnswer() {
+        let cases: [(String, PairingFailure)] = [
+            ("org.bluez.Error.AuthenticationFailed", .wrongKey),
+            ("org.bluez.Error.AuthenticationRejected", .rejected),
+            ("org.bluez.Error.Rejected", .rejected),
+            ("org.bluez.Error.AuthenticationCanceled", .cancelled),
+            ("org.bluez.Error.AuthenticationTimeout", .timedOut),
+            ("org.freedesktop.DBus.Error.NoReply", .timedOut),
+            ("org.bluez.Error.Failed", .other),
+            ("org.bluez.Error.ConnectionAttemptFailed", .other),
+        ]
+        for (name, expected) in cases {
+            #expect(BlueZErrorClassifier.classifyPairing(DeviceEvent.Failure(name: name, message: "x")) == expected, "\(name)")
+        }
+        #expect(PairingFailure.allCases.filter(\.needsOperator) == [.wrongKey, .rejected])
+    }
+
+    @Test func requestsThatNeedABondedLinkAreRecognisedByTheirExactText() {
+        for text in ["Not paired", "Operation failed with ATT error: 0x05", "Operation failed with ATT error: 0x0f",
+                     "Operation failed with ATT error: 0x0c", "  Not paired "] {
+            let name = text.contains("paired") ? "org.bluez.Error.NotPermitted" : "org.bluez.Error.Failed"
+            #expect(BlueZErrorClassifier.needsEncryption(DeviceEvent.Failure(name: name, message: text)), "\(text)")
+        }
+        for (name, text) in [
+            ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x0e"), ("org.bluez.Error.NotPermitted", "Read not permitted"),
+            ("org.bluez.Error.NotSupported", "Not paired"), ("org.bluez.Error.Failed", "le-connection-abort-by-local"),
+        ] {
+            #expect(!BlueZErrorClassifier.needsEncryption(DeviceEvent.Failure(name: name, message: text)), "\(name): \(text)")
+        }
+    }
 }

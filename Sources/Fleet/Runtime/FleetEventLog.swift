@@ -142,6 +142,11 @@ struct FleetEventLog: Sendable {
             metadata["event"] = "failed"
             metadata["error_class"] = "\(failureClass.rawValue)"
             if let error { metadata["bluez_error"] = "\(error.name): \(error.message)" }
+            if failureClass == .pairing {
+                // Which way it failed: a wrong key and a refusal wait for an operator.
+                let kind = error.map(BlueZErrorClassifier.classifyPairing) ?? .timedOut
+                metadata["pairing_failure"] = "\(kind.rawValue)"
+            }
             logger.warning("device failure: \(failureClass.rawValue)", metadata: metadata)
         case .setupProblem(let characteristic, let error, _):
             metadata["event"] = "setup_problem"
