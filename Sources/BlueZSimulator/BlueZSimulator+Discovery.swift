@@ -131,13 +131,20 @@ extension BlueZSimulator {
 
     /// Exports `adapter`'s Device1 object for a device (InterfacesAdded from `/`).
     func exportDevice(_ address: String, on adapter: String, seen: Bool) async {
-        guard let device = devices[address], let object = device.objects[adapter], !object.exported, let connection else { return }
+        guard let device = devices[address], let object = device.objects[adapter], !object.exported, !object.unexporting,
+            let connection
+        else { return }
         devices[address]?.objects[adapter]?.exported = true
         devices[address]?.objects[adapter]?.lastSeen = .now
         guard let current = devices[address] else { return }
-        try? await connection.export(
-            deviceInterface(address, adapter: adapter), properties: deviceProperties(current, on: adapter, withRSSI: seen),
-            at: object.path)
+        do {
+            try await connection.export(
+                deviceInterface(address, adapter: adapter), properties: deviceProperties(current, on: adapter, withRSSI: seen),
+                at: object.path)
+        } catch {
+            // Not on the bus (the connection is closing): it is not there for anyone.
+            devices[address]?.objects[adapter]?.exported = false
+        }
     }
 
     /// Removes `adapter`'s object for a device, with the GATT objects kept under it
@@ -145,6 +152,8 @@ extension BlueZSimulator {
     func removeDeviceObject(_ address: String, on adapter: String) async {
         guard let device = devices[address], let object = device.objects[adapter], object.exported else { return }
         devices[address]?.objects[adapter]?.exported = false
+        devices[address]?.objects[adapter]?.unexporting = true
+        defer { devices[address]?.objects[adapter]?.unexporting = false }
         if device.gattAdapter == adapter {
             for path in device.characteristics.keys { devices[address]?.characteristics[path]?.tearDown() }
             devices[address]?.characteristics.removeAll()

@@ -10,6 +10,12 @@ struct SimulatedDeviceObject {
     let path: DBusObjectPath
     /// True while the object exists on the bus.
     var exported = false
+    /// Its removal from the bus is under way (`exported` is false already). Nothing exports it
+    /// again until that is done: the simulator's actor is reentrant, and an export sent to the
+    /// bus connection while its unexport is still queued there could land first, be merged into
+    /// the object on its way out and vanish with it — leaving the simulator sure the object is
+    /// there and every client sure it is not.
+    var unexporting = false
     /// When this adapter last heard the device (or its link through this adapter ended).
     var lastSeen: ContinuousClock.Instant = .now
     /// This adapter's mean RSSI for the device, and its last reading.

@@ -72,6 +72,21 @@ struct WearfleetdPairingTests {
         #expect(wrong.status == ControlClientError.ExitCode.failure && wrong.errors.contains("AuthenticationFailed"), "\(wrong.errors)")
         #expect(await simulator.counterSnapshot().pairingFailures == 1)
 
+        // Unpaired, the scale's objects go (bluetoothd's only unpairing) and it is found again,
+        // unbonded, and connected as before.
+        let scaleReady = "→ ready adapter=hci0 device_address=\(Self.scale)"
+        let readyBefore = daemon.seenLines.filter { $0.contains(scaleReady) }.count
+        let unpaired = try await Commands.run(Commands.wearfleetctl, ["unpair", Self.scale, "--bus", bus.address])
+        #expect(unpaired.status == 0, "\(unpaired.errors)")
+        do {
+            try await daemon.lines(containing: scaleReady, count: readyBefore + 1, within: .seconds(90))
+        } catch {
+            print("unpair: \(await simulator.linkSummary(of: Self.scale)); counters \(await simulator.counterSnapshot())")
+            for line in daemon.seenLines.suffix(60) { print(line) }
+            throw error
+        }
+        #expect(await simulator.counterSnapshot().pairings[Self.scale] == 1, "found again unbonded: not paired again")
+
         #expect(await daemon.stop() == 0)
         // A passkey is never logged.
         #expect(!daemon.seenLines.isEmpty)
