@@ -25,11 +25,22 @@ extension DeviceStateMachine {
     /// Waits for an intermittent device to wake: a pending Connect where bluetoothd knows it,
     /// else a search. Called by `pursue`, once bluetoothd and a powered adapter are there.
     mutating func waitForWake(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        let fallingAsleep = state != .asleep
         state = .asleep
         if let adapter = knownAdapter, !needsRediscovery {
             standby = .connecting(adapter)
             session += 1
             linkAdapter = adapter
+            if fallingAsleep, isPaired {
+                // A bonded device may indicate its records the moment its link is encrypted, and
+                // bluetoothd passes on only what a client subscribed to: subscribe now, on the
+                // cached attributes (bluetoothd 5.66 registers a StartNotify while disconnected
+                // and enables it on the next link). A session this connection holds already is
+                // answered at once; a refusal changes nothing here (the setup subscribes again).
+                for characteristic in configuration.subscriptions {
+                    effects.append(.subscribe(characteristic: characteristic, via: .startNotify))
+                }
+            }
             effects.append(.connect(adapter: adapter))
             arm(.connect, at: now + configuration.timeouts.connect, &effects)
         } else {

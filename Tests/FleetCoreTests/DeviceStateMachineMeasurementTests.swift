@@ -169,6 +169,19 @@ import Testing
         #expect(ended.contains(h.changed(from: .ready, to: .asleep)))
     }
 
+    @Test func aBondedSleepingDeviceIsSubscribedBeforeItWakesOnceNotAtEveryPendingConnect() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.pairedChanged(true))
+        let asleep = h.feed(.policyUpdated(wanted: true))
+        #expect(asleep.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+        // Its answer while asleep changes nothing.
+        #expect(h.feed(.subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notSupported)).isEmpty)
+        _ = h.feed(.connectFailed(Failures.abortByLocal))
+        let again = try h.fire(.standby)
+        #expect(!again.contains { if case .subscribe = $0 { true } else { false } })
+        #expect(again.contains(.connect(adapter: DeviceHarness.hci0)))
+    }
+
     @Test func aDeviceBluetoothdDoesNotKnowIsLookedForWithoutATimeLimit() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent, deviceKnown: false)
         let wanted = h.feed(.policyUpdated(wanted: true))
