@@ -15,18 +15,30 @@ extension BlueZSimulator {
         guard counters.totalNotificationsSent < total else { return }
         let id = nextNotificationWaiter
         nextNotificationWaiter += 1
+        try await park(
+            { notificationWaiters[id] = NotificationWaiter(total: total, continuation: $0) },
+            unpark: { await $0.cancelNotificationWaiter(id) })
+    }
+
+    /// Suspends the caller until the continuation `keep` stores is resumed. A caller cancelled
+    /// meanwhile is resumed with `CancellationError` (`unpark` must find and resume it), so a
+    /// timeout around the wait ends it.
+    func park(
+        _ keep: (CheckedContinuation<Void, any Error>) -> Void,
+        unpark: @escaping @Sendable (BlueZSimulator) async -> Void
+    ) async throws {
         try await withTaskCancellationHandler(
             operation: {
                 try await withCheckedThrowingContinuation(isolation: self) { (continuation: CheckedContinuation<Void, any Error>) in
                     if Task.isCancelled {
                         continuation.resume(throwing: CancellationError())
                     } else {
-                        notificationWaiters[id] = NotificationWaiter(total: total, continuation: continuation)
+                        keep(continuation)
                     }
                 }
             },
             onCancel: {
-                Task { await self.cancelNotificationWaiter(id) }
+                Task { await unpark(self) }
             },
             isolation: self)
     }

@@ -30,20 +30,7 @@ extension BlueZSimulator {
         guard devices[address]?.measurement?.awake == true else { return }
         let id = nextSleepWaiter
         nextSleepWaiter += 1
-        try await withTaskCancellationHandler(
-            operation: {
-                try await withCheckedThrowingContinuation(isolation: self) { (continuation: CheckedContinuation<Void, any Error>) in
-                    if Task.isCancelled {
-                        continuation.resume(throwing: CancellationError())
-                    } else {
-                        sleepWaiters[address, default: [:]][id] = continuation
-                    }
-                }
-            },
-            onCancel: {
-                Task { await self.cancelSleepWaiter(address, id) }
-            },
-            isolation: self)
+        try await park({ sleepWaiters[address, default: [:]][id] = $0 }, unpark: { await $0.cancelSleepWaiter(address, id) })
     }
 
     private func cancelSleepWaiter(_ address: String, _ id: Int) {

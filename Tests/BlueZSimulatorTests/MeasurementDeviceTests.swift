@@ -41,8 +41,20 @@ struct MeasurementDeviceTests {
     // MARK: - Helpers
 
     /// Polls `condition` (a counter, the simulator's state) until it holds, for a slow machine.
+    /// A test agent answering `passkey`, exported on the fixture's client and registered
+    /// (KeyboardDisplay): bluetoothd's first registered agent is its default one.
+    static func registerAgent(on fixture: SimulatorFixture, passkey: UInt32) async throws -> PairingAgentTests.TestAgent {
+        let agent = PairingAgentTests.TestAgent()
+        try await agent.export(on: fixture.client, passkey: passkey)
+        try await fixture.call(
+            "/org/bluez", "org.bluez.AgentManager1", "RegisterAgent", [.objectPath(PairingAgentTests.agentPath), .string("KeyboardDisplay")])
+        return agent
+    }
+
+    /// Waits for a state of the simulator no signal announces (a counter, a pending Connect),
+    /// looking every 10 ms, within the suite's usual bound for a starved test process.
     static func waitUntil(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
-        try await withTimeout(.seconds(10), what) {
+        try await withTimeout(.seconds(60), what) {
             while try await !condition() { try await Task.sleep(for: .milliseconds(10)) }
         }
     }
@@ -115,10 +127,7 @@ struct MeasurementDeviceTests {
     @Test("StartNotify on an unpaired Just Works scale pairs it silently, then succeeds")
     func justWorksPairsSilently() async throws {
         let fixture = try await SimulatorFixture.start(Self.awakeUnpaired)
-        let agent = PairingAgentTests.TestAgent()
-        try await agent.export(on: fixture.client, passkey: Self.passkey)
-        try await fixture.call(
-            "/org/bluez", "org.bluez.AgentManager1", "RegisterAgent", [.objectPath(PairingAgentTests.agentPath), .string("KeyboardDisplay")])
+        let agent = try await Self.registerAgent(on: fixture, passkey: Self.passkey)
         let device = try await fixture.connect(Self.scale)
         let measurement = try await fixture.characteristic(Self.weightMeasurementUUID, of: device)
         try await fixture.call(measurement, "org.bluez.GattCharacteristic1", "StartNotify")
@@ -159,10 +168,7 @@ struct MeasurementDeviceTests {
         _ = try await expectError("org.bluez.Error.NotPermitted", "Not paired") {
             try await fixture.call(measurement, "org.bluez.GattCharacteristic1", "StartNotify")
         }
-        let wrong = PairingAgentTests.TestAgent()
-        try await wrong.export(on: fixture.client, passkey: 111_111)
-        try await fixture.call(
-            "/org/bluez", "org.bluez.AgentManager1", "RegisterAgent", [.objectPath(PairingAgentTests.agentPath), .string("KeyboardDisplay")])
+        let wrong = try await Self.registerAgent(on: fixture, passkey: 111_111)
         _ = try await expectError("org.bluez.Error.NotPermitted", "Not paired") {
             try await fixture.call(measurement, "org.bluez.GattCharacteristic1", "StartNotify")
         }
@@ -178,10 +184,7 @@ struct MeasurementDeviceTests {
     @Test("Device1.Pair still bonds a cuff through the caller's agent; the encrypted link then enables indications with no second pairing")
     func pairThenStartNotify() async throws {
         let fixture = try await SimulatorFixture.start(Self.awakeUnpaired)
-        let agent = PairingAgentTests.TestAgent()
-        try await agent.export(on: fixture.client, passkey: Self.passkey)
-        try await fixture.call(
-            "/org/bluez", "org.bluez.AgentManager1", "RegisterAgent", [.objectPath(PairingAgentTests.agentPath), .string("KeyboardDisplay")])
+        let agent = try await Self.registerAgent(on: fixture, passkey: Self.passkey)
         let device = try await fixture.connect(Self.cuff)
         try await fixture.call(device, "org.bluez.Device1", "Pair")
         let measurement = try await fixture.characteristic(Self.bloodPressureMeasurementUUID, of: device)
@@ -236,7 +239,7 @@ struct MeasurementDeviceTests {
             ])
         let fixture = try await SimulatorFixture.start(scenario)
         try await Self.waitUntil("the scheduled wake") { await Self.counter(fixture, \.wakeUps, Self.scale) == 1 }
-        try await Self.waitUntil("sleep after the awake window") { await fixture.simulator.isAwake(address: Self.scale) == false }
+        try await withTimeout(.seconds(60), "sleep after the awake window") { try await fixture.simulator.waitUntilAsleep(address: Self.scale) }
         #expect(await fixture.simulator.queuedRecordCount(of: Self.scale) == 3)
         #expect(await Self.counter(fixture, \.recordsDelivered, Self.scale) == 0)
         await fixture.stop()

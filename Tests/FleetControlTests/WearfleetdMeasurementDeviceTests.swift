@@ -51,27 +51,55 @@ struct WearfleetdMeasurementDeviceTests {
         """
     }
 
+    /// A private bus with the simulator playing `devices`, and a scratch directory holding the
+    /// passkeys file (`passkeyLine`) and the daemon's files.
+    struct Setup {
+        let bus: PrivateBus
+        let simulator: BlueZSimulator
+        let directory: URL
+        let passkeys: String
+        let files: DaemonFiles
+
+        init(seed: UInt64, devices: [DeviceSpec], passkeyLine: String, scale: Bool) async throws {
+            bus = try PrivateBus()
+            simulator = try BlueZSimulator(
+                scenario: Scenario(seed: seed, adapters: [AdapterSpec(name: "hci0", slots: 5)], devices: devices),
+                bus: .address(bus.address), timings: .fast)
+            try await simulator.start()
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-measure-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            passkeys = directory.appendingPathComponent("passkeys").path
+            try (passkeyLine + "\n").write(toFile: passkeys, atomically: true, encoding: .utf8)
+            var configuration = WearfleetdMeasurementDeviceTests.configuration(passkeys: passkeys)
+            if !scale {
+                let scalePin = "[[pinned]]\naddress = \"\(WearfleetdMeasurementDeviceTests.scale)\"\nname = \"scale\"\nclass = \"scale\"\n"
+                configuration = configuration.replacingOccurrences(of: scalePin, with: "")
+            }
+            files = try DaemonFiles(configuration: configuration)
+        }
+
+        func remove() {
+            files.remove()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    static func cuffSpec(records: Int = 3) -> DeviceSpec {
+        DeviceSpec(
+            kind: .bloodPressureCuff, address: cuff, addressType: "public", pairing: .passkey, passkey: passkey, wake: .onDemand(),
+            records: records)
+    }
+
     @Test func everyRecordOnceTheClockSetAndNothingCountedWhileAsleep() async throws {
-        let bus = try PrivateBus()
-        let simulator = try BlueZSimulator(
-            scenario: Scenario(
-                seed: 2911, adapters: [AdapterSpec(name: "hci0", slots: 5)],
-                devices: [
-                    DeviceSpec(
-                        kind: .bloodPressureCuff, address: Self.cuff, addressType: "public", pairing: .passkey, passkey: Self.passkey,
-                        wake: .onDemand(), records: 3),
-                    DeviceSpec(kind: .weightScale, address: Self.scale, addressType: "public", wake: .onDemand(), records: 2),
-                ]),
-            bus: .address(bus.address), timings: .fast)
-        try await simulator.start()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-measure-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let passkeys = directory.appendingPathComponent("passkeys").path
-        try "\(Self.cuff) \(Self.passkey)\n".write(toFile: passkeys, atomically: true, encoding: .utf8)
-        let files = try DaemonFiles(configuration: Self.configuration(passkeys: passkeys))
-        defer { files.remove() }
-        let daemon = try DaemonProcess(bus: bus.address, files: files)
+        let setup = try await Setup(
+            seed: 2911,
+            devices: [
+                Self.cuffSpec(), DeviceSpec(kind: .weightScale, address: Self.scale, addressType: "public", wake: .onDemand(), records: 2),
+            ],
+            passkeyLine: "\(Self.cuff) \(Self.passkey)", scale: true)
+        defer { setup.remove() }
+        let (bus, simulator) = (setup.bus, setup.simulator)
+        let daemon = try DaemonProcess(bus: bus.address, files: setup.files)
         try await daemon.lines(containing: "control interface ready")
         // Both sleep from the start: absent is their normal state.
         try await daemon.lines(containing: "→ asleep", count: 2, within: .seconds(60))
@@ -117,27 +145,10 @@ struct WearfleetdMeasurementDeviceTests {
     }
 
     @Test func aWrongPasskeyIsClassifiedAndNotRetriedAtTheNextWakes() async throws {
-        let bus = try PrivateBus()
-        let simulator = try BlueZSimulator(
-            scenario: Scenario(
-                seed: 2912, adapters: [AdapterSpec(name: "hci0", slots: 5)],
-                devices: [
-                    DeviceSpec(
-                        kind: .bloodPressureCuff, address: Self.cuff, addressType: "public", pairing: .passkey, passkey: Self.passkey,
-                        wake: .onDemand(), records: 3)
-                ]),
-            bus: .address(bus.address), timings: .fast)
-        try await simulator.start()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-measure-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let passkeys = directory.appendingPathComponent("passkeys").path
-        try "\(Self.cuff) 999999\n".write(toFile: passkeys, atomically: true, encoding: .utf8)
-        let configuration = Self.configuration(passkeys: passkeys)
-            .replacingOccurrences(of: "[[pinned]]\naddress = \"\(Self.scale)\"\nname = \"scale\"\nclass = \"scale\"\n", with: "")
-        let files = try DaemonFiles(configuration: configuration)
-        defer { files.remove() }
-        let daemon = try DaemonProcess(bus: bus.address, files: files)
+        let setup = try await Setup(seed: 2912, devices: [Self.cuffSpec()], passkeyLine: "\(Self.cuff) 999999", scale: false)
+        defer { setup.remove() }
+        let (bus, simulator, passkeys) = (setup.bus, setup.simulator, setup.passkeys)
+        let daemon = try DaemonProcess(bus: bus.address, files: setup.files)
         try await daemon.lines(containing: "control interface ready")
         try await daemon.lines(containing: "→ asleep", within: .seconds(60))
 
