@@ -24,6 +24,7 @@ enum DeviceFamilies {
         var backoff = RenderedFamily(family: Catalogue.deviceBackoffDeadline)
         var queueDepth = RenderedFamily(family: Catalogue.deviceQueueDepth)
         var lastError = RenderedFamily(family: Catalogue.deviceLastError)
+        var lastValue = RenderedFamily(family: Catalogue.deviceLastValue)
         var latency = RenderedFamily(family: Catalogue.deviceReadyLatency)
         var reconnects = RenderedFamily(family: Catalogue.deviceReconnectAttempts)
         var writes = RenderedFamily(family: Catalogue.deviceWrites)
@@ -53,6 +54,9 @@ enum DeviceFamilies {
                 lastError.lines.append(ExpositionSample.line(
                     lastError.family.name, present + [("error_class", last.errorClass.rawValue)], ExpositionSample.value(last.timestamp)))
             }
+            if let last = record.lastValueTimestamp {
+                lastValue.lines.append(ExpositionSample.line(lastValue.family.name, present, ExpositionSample.value(last)))
+            }
             let histogram = figures.readyLatency
             for (label, bucket) in zip(bucketLabels, histogram.cumulative) {
                 latency.lines.append(ExpositionSample.line(
@@ -77,7 +81,7 @@ enum DeviceFamilies {
             }
         }
         return [
-            state, connected, backoff, queueDepth, lastError, latency, reconnects, writes, notifications, decodeErrors, errors,
+            state, connected, backoff, queueDepth, lastError, lastValue, latency, reconnects, writes, notifications, decodeErrors, errors,
             explainedErrors,
         ]
     }

@@ -32,6 +32,10 @@ public enum FleetMetricCatalogue {
     public static let deviceLastError = MetricFamily(
         "wearfleet_device_last_error_timestamp_seconds", .gauge, labels: present + ["error_class"],
         help: "Unix time of the device's last failure; error_class says what it was. Absent until the first failure.")
+    public static let deviceLastValue = MetricFamily(
+        "wearfleet_device_last_value_timestamp_seconds", .gauge, labels: present,
+        help: "Unix time the device's last decoded value arrived (a sleeping cuff's or scale's last measurement). "
+            + "Absent until its first value.")
     public static let deviceReadyLatency = MetricFamily(
         "wearfleet_device_ready_latency_seconds", .histogram, labels: identity,
         help: "Seconds from the start of a connection attempt (Device1.Connect) to ready, for attempts that reached ready.")
@@ -109,7 +113,7 @@ public enum FleetMetricCatalogue {
 
     /// Every family, in the order README documents them.
     public static let all: [MetricFamily] = [
-        deviceState, deviceConnectedSeconds, deviceBackoffDeadline, deviceQueueDepth, deviceLastError,
+        deviceState, deviceConnectedSeconds, deviceBackoffDeadline, deviceQueueDepth, deviceLastError, deviceLastValue,
         deviceReadyLatency, deviceReconnectAttempts, deviceWrites, deviceNotifications, deviceDecodeErrors, deviceErrors,
         deviceExplainedErrors, adapterSlots, adapterSlotsUsed, adapterAttemptsInFlight, adapterPowered, adapterDiscoveryErrors,
         pinnedReady, pinnedDevices, bluetoothdUp,

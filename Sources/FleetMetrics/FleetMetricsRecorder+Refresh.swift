@@ -70,6 +70,7 @@ extension FleetMetricsRecorder {
             record.state = device.state
         }
         if let adapter = device.adapter { record.adapter = adapter }
+        if let last = device.lastValueAt { record.lastValueTimestamp = last.timeIntervalSince1970 }
         // The fleet counts values and writes per device; counters advance by what is new since the last scrape.
         advance(&record.figures.notifications, to: device.notifications, from: &record.valuesSeen)
         advance(&record.figures.decodeErrors, to: device.decodeErrors, from: &record.decodeErrorsSeen)

@@ -30,6 +30,8 @@ public final class FleetMetricsRecorder: FleetObserver {
         /// The failure `lastError` showed before, shown again when the latest is withdrawn.
         var errorBeforeLast: (errorClass: FailureClass, timestamp: Double)?
         var queueDepths: [OutgoingQoS: Int] = [:]
+        /// Unix time of the last decoded value, from the fleet's snapshot.
+        var lastValueTimestamp: Double?
         /// The fleet's totals at the last refresh: counters advance by what is new since.
         var valuesSeen = 0
         var decodeErrorsSeen = 0

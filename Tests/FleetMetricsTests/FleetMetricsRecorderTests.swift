@@ -1,3 +1,4 @@
+import Foundation
 import Fleet
 import FleetCore
 import FleetMetrics
@@ -27,11 +28,12 @@ struct FleetMetricsRecorderTests {
     /// A snapshot of the strap alone, as the orchestrator would report it.
     func snapshot(
         state: DeviceState = .ready, adapter: String? = "hci0", name: String? = "chest strap", className: String? = "strap",
-        notifications: Int = 0, writes: FleetMetricsSnapshot.DeviceWrites = .init(), adapters: [FleetStatus.Adapter] = []
+        notifications: Int = 0, writes: FleetMetricsSnapshot.DeviceWrites = .init(), adapters: [FleetStatus.Adapter] = [],
+        lastValueAt: Date? = nil
     ) -> FleetMetricsSnapshot {
         let device = FleetStatus.Device(
             id: strap, name: name, pinned: true, className: className, state: state, adapter: adapter.map(AdapterID.init), rssi: nil,
-            lastValue: nil, sessions: 1, notifications: notifications, decodeErrors: 0)
+            lastValue: nil, sessions: 1, notifications: notifications, decodeErrors: 0, lastValueAt: lastValueAt)
         return FleetMetricsSnapshot(status: FleetStatus(bluetoothdPresent: true, devices: [device], adapters: adapters), writes: [strap: writes])
     }
 
@@ -51,9 +53,19 @@ struct FleetMetricsRecorderTests {
         #expect(exposition.values("wearfleet_device_last_error_timestamp_seconds").isEmpty)
         for family in FleetMetricCatalogue.all where family.labels.contains("address") && family.kind != .histogram {
             if family.name.contains("last_error") || family.name.contains("errors_total") { continue }  // created at the first failure
+            if family.name.contains("last_value") { continue }  // created at the first value
             #expect(exposition.types[family.name] == family.kind.rawValue, "\(family.name)")
             #expect(exposition.helps[family.name] == family.help)
         }
+    }
+
+    @Test func aSleepingDeviceShowsAsleepWithTheTimeOfItsLastMeasurement() throws {
+        #expect(try scrape().values("wearfleet_device_last_value_timestamp_seconds").isEmpty, "absent before the first value")
+        change(.ready, .asleep)
+        let measured = Date(timeIntervalSince1970: 1_795_934_412)
+        let exposition = try scrape(snapshot(state: .asleep, notifications: 3, lastValueAt: measured))
+        #expect(exposition.value("wearfleet_device_state", labels(["adapter": "hci0", "state": "asleep"])) == 1)
+        #expect(exposition.value("wearfleet_device_last_value_timestamp_seconds", labels(["adapter": "hci0"])) == 1_795_934_412)
     }
 
     @Test func readyLatencyRunsFromTheAttemptToReady() throws {
