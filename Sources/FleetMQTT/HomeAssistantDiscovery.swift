@@ -90,12 +90,16 @@ struct HomeAssistantDiscovery: Sendable {
         valueTemplate: "{{ (value_json.value.weight * 0.45359237) | round(2) if value_json.value.weight is number and "
             + "value_json.value.weight_unit == 'lb' else (value_json.value.weight if value_json.value.weight is number else None) }}",
         unit: "kg", deviceClass: "weight", needsLink: false)
-    /// When a device that measures now and then last sent a measurement (the state's
-    /// `last_value_time`): what a sleeping cuff or scale shows beside `asleep`.
-    static let lastMeasurement = Sensor(
-        object: "last_measurement", name: "Last measurement", kind: nil,
-        valueTemplate: "{{ value_json.last_value_time if value_json is defined and value_json.last_value_time is defined else None }}",
-        deviceClass: "timestamp", icon: "mdi:clock-check-outline", measurement: false, needsLink: false)
+    /// When a device that measures now and then last sent a measurement: the receive time of
+    /// its last value of `kind`, read from that value's own message (every value record has its
+    /// `time`), so no message ever lacks it — Home Assistant 2024.3 warns of a timestamp sensor's
+    /// state that does not parse, `None` included. What a sleeping cuff or scale shows beside
+    /// `asleep`.
+    static func lastMeasurement(kind: String) -> Sensor {
+        Sensor(
+            object: "last_measurement", name: "Last measurement", kind: kind, valueTemplate: "{{ value_json.time }}",
+            deviceClass: "timestamp", icon: "mdi:clock-check-outline", measurement: false, needsLink: false)
+    }
 
     static let byKind: [String: [Sensor]] = [
         "heart_rate": [heartRate], "temperature": [temperature], "spo2": [spo2],
@@ -148,7 +152,9 @@ struct HomeAssistantDiscovery: Sendable {
         if record.battery != nil { sensors.append(Self.battery) }
         if record.rssi != nil { sensors.append(Self.rssi) }
         for kind in record.kinds.sorted() { sensors += Self.byKind[kind] ?? [] }
-        if !record.kinds.isDisjoint(with: Self.occasionalKinds) { sensors.append(Self.lastMeasurement) }
+        if let kind = record.kinds.sorted().first(where: Self.occasionalKinds.contains) {
+            sensors.append(Self.lastMeasurement(kind: kind))
+        }
         var controls = [Self.reconnect, Self.hold]
         if record.battery != nil { controls.append(Self.readBattery) }
         return sensors.map { (topic(record.id, $0), config($0, for: record)) }
@@ -165,7 +171,7 @@ struct HomeAssistantDiscovery: Sendable {
 
     /// Every config topic a device may have had: cleared (empty retained) when it is forgotten.
     func allTopics(of device: DeviceID) -> [String] {
-        let sensors = [Self.connection, Self.battery, Self.rssi, Self.lastMeasurement]
+        let sensors = [Self.connection, Self.battery, Self.rssi, Self.lastMeasurement(kind: "")]
             + Self.byKind.values.joined().sorted { $0.object < $1.object }
         return sensors.map { topic(device, $0) } + [Self.reconnect, Self.hold, Self.readBattery].map { topic(device, $0) }
     }

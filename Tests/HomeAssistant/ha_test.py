@@ -46,7 +46,12 @@ NAMES = {a: f"HA Strap {i + 1}" for i, a in enumerate(STRAPS)}
 # The strap whose buttons are pressed, and the one the reloads unpin and then remove.
 PRESSED = STRAPS[1]
 LEAVING = STRAPS[3]
-CONNECTION_STATES = ["idle", "resolving", "connecting", "discovering", "ready", "degraded", "backingOff", "suspended"]
+CONNECTION_STATES = [
+    "idle", "asleep", "resolving", "connecting", "discovering", "pairing", "ready", "degraded", "backingOff", "suspended"]
+# A blood-pressure cuff that sleeps until the run wakes it (bonded already in scenario.json), added
+# by a reload in the last section so that the straps' sections see the fleet they always had.
+CUFF = "C0:FF:EE:4A:00:05"
+CUFF_OBJECTS = ["systolic", "diastolic", "pulse", "last_measurement"]
 OBJECTS = ["heart_rate", "battery", "connection"]
 # What a line of Home Assistant's log must mention to be counted as caused by wearfleetd's messages.
 # (A record counts with its traceback: one through the MQTT integration counts.)
@@ -520,10 +525,12 @@ class Run:
              "type='method_call',interface='org.bluez.GattCharacteristic1',member='ReadValue'"],
             self.reads_log)
 
-    def write_daemon_config(self, unpinned=(), pool_prefixes=None):
+    def write_daemon_config(self, unpinned=(), pool_prefixes=None, cuff=False):
         pins = "".join(
             f'\n[[pinned]]\naddress = "{a}"\nname = "{NAMES[a]}"\nclass = "heart-rate"\n'
             for a in STRAPS if a not in unpinned)
+        if cuff:
+            pins += f'\n[[pinned]]\naddress = "{CUFF}"\nname = "HA Cuff"\nclass = "cuff"\n'
         prefixes = f"name_prefixes = {json.dumps(pool_prefixes)}\n" if pool_prefixes is not None else ""
         text = f"""\
 # Written by Tests/HomeAssistant/ha_test.py.
@@ -537,6 +544,13 @@ adapters = ["hci0"]
 read = ["2A19", "2A29", "2A24", "2A26"]
 subscribe = ["2A37"]
 required_services = ["180D"]
+
+[classes.cuff]
+subscribe = ["2A35"]
+required_services = ["1810"]
+bond = true
+intermittent = true
+set_time = true
 
 [pool]
 enabled = true
@@ -586,7 +600,8 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         if signature:
             argv += [signature, *[str(a) for a in args]]
         output = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=True).stdout
-        return json.loads(output)["data"][0]
+        # A method that answers nothing (`Wake`) prints nothing.
+        return json.loads(output)["data"][0] if output.strip() else None
 
     def linked_in_simulator(self, address):
         devices = self.simulator("GetDevices")
@@ -695,6 +710,7 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         self.section("8", "Home Assistant restarts", self.check_ha_restart)
         self.section("6", "a reload unpins a strap, the pool on", self.check_unpin)
         self.section("7", "a reload removes the strap from the fleet", self.check_removal)
+        self.section("10", "a cuff that wakes to measure", self.check_cuff)
         self.step("9. Home Assistant's log")
         self.ha.stop()
         self.network.stop()
@@ -751,9 +767,9 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
                 options = (self.discovery_config("sensor", address, "connection") or {}).get("options")
             if sorted(options or []) != sorted(CONNECTION_STATES):
                 problems.append(f"{seg(address)}: options {options!r} ({'HA attributes' if takes_options else 'discovery config'})")
-        self.check("1 connection sensor is an enum with the eight states", not problems, "; ".join(problems) or (
+        self.check("1 connection sensor is an enum with the ten states", not problems, "; ".join(problems) or (
             "4 enum sensors, options in HA's attributes" if takes_options
-            else "4 enum sensors (device_class enum in HA; HA 2024.3's MQTT sensor drops options, the discovery config lists the 8)"))
+            else "4 enum sensors (device_class enum in HA; HA 2024.3's MQTT sensor drops options, the discovery config lists the 10)"))
 
         registry = {e["entity_id"]: e for e in self.ha.entities()}
         problems = []
@@ -1086,6 +1102,51 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
                    f"{identifier} gone, no entity left, no warning" if ok and not about and not leftover
                    else f"device gone: {ok}; entities left {leftover}; log: {about[:5]}")
         self.figure("log_lines_about_removed_strap", len(about))
+
+    def check_cuff(self):
+        """A reload pins the sleeping cuff: Home Assistant shows it `asleep`; woken, it sends three
+        measurements, which become its systolic, diastolic and pulse sensors and the time of its
+        last measurement, and it sleeps again with all of them still shown."""
+        reloads = self.daemon_lines("configuration reloaded")
+        self.write_daemon_config(unpinned=[LEAVING], pool_prefixes=["NoSuchWearable"], cuff=True)
+        self.daemon.send_signal(signal.SIGHUP)
+        wait_for("the reload", lambda: self.daemon_lines("configuration reloaded") > reloads, self.left(30), process=self.daemon)
+        connection = entity("sensor", CUFF, "connection")
+
+        def state_of(entity_id):
+            return (self.wearfleet_states().get(entity_id) or {}).get("state")
+        wait_for("the cuff asleep in Home Assistant", lambda: state_of(connection) == "asleep", self.left(90), interval=1)
+        self.check("10 a sleeping cuff is asleep in Home Assistant, not failing", True, f"{connection}: asleep")
+        sessions = self.daemon_lines("→ asleep")
+        self.simulator("Wake", "s", CUFF)
+        wanted = [entity("sensor", CUFF, o) for o in CUFF_OBJECTS]
+
+        def measured():
+            return all(state_of(e) not in (None, "unknown", "unavailable") for e in wanted)
+        wait_for("the cuff's measurements in Home Assistant", measured, self.left(120), interval=1)
+        wait_for("the cuff asleep again", lambda: self.daemon_lines("→ asleep") > sessions and state_of(connection) == "asleep",
+                 self.left(90), interval=1)
+        states = {e: state_of(e) for e in wanted}
+        problems = []
+        for name in ("systolic", "diastolic", "pulse"):
+            value = states[entity("sensor", CUFF, name)]
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                problems.append(f"{name}: {value!r}")
+        try:
+            last = datetime.fromisoformat(states[entity("sensor", CUFF, "last_measurement")].replace("Z", "+00:00"))
+            if abs((now_utc() - last).total_seconds()) > 600:
+                problems.append(f"last_measurement {last} is not recent")
+        except (TypeError, ValueError, AttributeError):
+            problems.append(f"last_measurement: {states[entity('sensor', CUFF, 'last_measurement')]!r}")
+        # Asleep, its measurements stay: they need no link.
+        for e in wanted:
+            if state_of(e) in (None, "unknown", "unavailable"):
+                problems.append(f"{e} {state_of(e)!r} while asleep")
+        self.check("10 its measurements and the time of the last one, shown while it sleeps", not problems,
+                   "; ".join(problems) or ", ".join(f"{o}={states[entity('sensor', CUFF, o)]}" for o in CUFF_OBJECTS))
+        self.figure("cuff_entities", states)
 
     def check_log(self):
         records = log_records(self.ha.log_text())
