@@ -35,6 +35,12 @@ extension ConfigurationDecoder {
         if let value = boolean(section, "bond") { settings.bond = value }
         if let value = boolean(section, "intermittent") { settings.intermittent = value }
         if let value = boolean(section, "set_time") { settings.setTime = value }
+        if settings.intermittent, settings.fileDescriptorPath, let entry = section["fd_path"] {
+            // A sleeping device must be subscribed on its cached attributes before it wakes
+            // (its records come the moment the link is encrypted), which only StartNotify can.
+            report("'fd_path' in \(section.name): an intermittent class takes its few measurements over D-Bus (StartNotify); "
+                + "set fd_path = false or intermittent = false", at: entry.keyPosition)
+        }
         if let depths = table(section, "queue_depth", name: "[classes.\(TOMLParser.displayKey(name)).queue_depth]") {
             rejectUnknownKeys(in: depths, allowed: Self.qosNames)
             for qos in OutgoingQoS.allCases {

@@ -99,3 +99,34 @@ extension DeviceStateMachine {
         reconnect.policy = reconnectPolicy
     }
 }
+
+extension DeviceStateMachine.Timeouts {
+    private enum CodingKeys: String, CodingKey {
+        case resolve, connect, discovery, subscribe, write, recoveryInterval, pairing
+    }
+
+    /// Recordings made before bonding existed have no `pairing`: they get the default.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = DeviceStateMachine.Timeouts()
+        self.init(
+            resolve: try values.decode(Duration.self, forKey: .resolve),
+            connect: try values.decode(Duration.self, forKey: .connect),
+            discovery: try values.decode(Duration.self, forKey: .discovery),
+            subscribe: try values.decode(Duration.self, forKey: .subscribe),
+            write: try values.decode(Duration.self, forKey: .write),
+            recoveryInterval: try values.decode(Duration.self, forKey: .recoveryInterval),
+            pairing: try values.decodeIfPresent(Duration.self, forKey: .pairing) ?? defaults.pairing)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(resolve, forKey: .resolve)
+        try values.encode(connect, forKey: .connect)
+        try values.encode(discovery, forKey: .discovery)
+        try values.encode(subscribe, forKey: .subscribe)
+        try values.encode(write, forKey: .write)
+        try values.encode(recoveryInterval, forKey: .recoveryInterval)
+        try values.encode(pairing, forKey: .pairing)
+    }
+}

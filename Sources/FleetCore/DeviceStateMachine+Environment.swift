@@ -32,6 +32,9 @@ extension DeviceStateMachine {
 
     mutating func bluetoothdVanished(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         bluetoothdPresent = false
+        // What bluetoothd knew went with it; the next one says again.
+        isPaired = false
+        sessionsHeld = false
         objectLostBeforeLink = false
         knownAdapter = nil
         // Its adapters went with it; they are announced again when it comes back.
@@ -76,6 +79,9 @@ extension DeviceStateMachine {
         _ effects: inout [DeviceEffect]
     ) {
         knownAdapter = nil
+        // Its object, bond and notify sessions went with it (`RemoveDevice`, an expiry).
+        isPaired = false
+        sessionsHeld = false
         switch state {
         case .asleep:
             // Its object expired or was removed: look for it (no object, nothing to cancel).
@@ -95,8 +101,7 @@ extension DeviceStateMachine {
             teardown(.alreadyGone, attemptOutcome: .failed(.gone), &effects)
             failExplainably(.gone, error: nil, endedOn: adapter, now: now, random: &random, &effects)
         case let linked where linked.isLinked && configuration.intermittent:
-            // Its session is over, whatever ended it.
-            sessionEnded(now: now, &effects)
+            intermittentLinkEnded(nil, now: now, random: &random, &effects)
         case .connecting, .discovering, .pairing, .ready, .degraded:
             teardown(.alreadyGone, attemptOutcome: .failed(.gone), &effects)
             fail(.gone, error: nil, now: now, random: &random, &effects)

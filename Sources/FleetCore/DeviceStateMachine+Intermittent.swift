@@ -25,27 +25,35 @@ extension DeviceStateMachine {
     /// Waits for an intermittent device to wake: a pending Connect where bluetoothd knows it,
     /// else a search. Called by `pursue`, once bluetoothd and a powered adapter are there.
     mutating func waitForWake(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
-        let fallingAsleep = state != .asleep
         state = .asleep
-        if let adapter = knownAdapter, !needsRediscovery {
+        // Only an adapter that is powered: a pending Connect on one that went would be refused
+        // at once, again and again.
+        if let adapter = knownAdapter, poweredAdapters.contains(adapter), !needsRediscovery {
             standby = .connecting(adapter)
             session += 1
             linkAdapter = adapter
-            if fallingAsleep, isPaired {
-                // A bonded device may indicate its records the moment its link is encrypted, and
-                // bluetoothd passes on only what a client subscribed to: subscribe now, on the
-                // cached attributes (bluetoothd 5.66 registers a StartNotify while disconnected
-                // and enables it on the next link). A session this connection holds already is
-                // answered at once; a refusal changes nothing here (the setup subscribes again).
-                for characteristic in configuration.subscriptions {
-                    effects.append(.subscribe(characteristic: characteristic, via: .startNotify))
-                }
-            }
+            subscribeWhileAsleep(&effects)
             effects.append(.connect(adapter: adapter))
             arm(.connect, at: now + configuration.timeouts.connect, &effects)
         } else {
             standby = .searching
             effects.append(.startResolve)
+        }
+    }
+
+    /// A bonded device may indicate its records the moment its link is encrypted, and bluetoothd
+    /// passes on only what a client subscribed to. A link this daemon set up left its sessions
+    /// with bluetoothd (5.66 keeps them across links and enables them again); a daemon (or a
+    /// bluetoothd) that started since has none: subscribe on the cached attributes now —
+    /// bluetoothd 5.66 registers a StartNotify while disconnected and enables it on the next
+    /// link. Once per bluetoothd and object; a refusal changes nothing (the setup subscribes
+    /// again). Not on the fd path: an `AcquireNotify` needs the link (and the configuration
+    /// refuses `fd_path` for intermittent classes).
+    mutating func subscribeWhileAsleep(_ effects: inout [DeviceEffect]) {
+        guard isPaired, !sessionsHeld, !configuration.useFileDescriptorPath, case .connecting = standby else { return }
+        sessionsHeld = true
+        for characteristic in configuration.subscriptions {
+            effects.append(.subscribe(characteristic: characteristic, via: .startNotify))
         }
     }
 
@@ -76,7 +84,13 @@ extension DeviceStateMachine {
             return
         }
         switch BlueZErrorClassifier.classify(failure) {
-        case .transient, .outOfSlots, .busy, .notReady, .bluetoothOff:
+        case .notReady, .bluetoothOff:
+            // The adapter is going: look for the device where it is (another adapter, later).
+            disarm(.connect, &effects)
+            linkAdapter = nil
+            knownAdapter = nil
+            waitForWake(now: now, &effects)
+        case .transient, .outOfSlots, .busy:
             pauseStandby(cancelling: false, now: now, &effects)
         case let failureClass:
             teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
@@ -84,10 +98,28 @@ extension DeviceStateMachine {
         }
     }
 
-    /// An intermittent device's link ended: the session is over (it disconnects once it has
-    /// sent what it had, and sleeps), so it waits for the next wake. No failure is counted.
-    mutating func sessionEnded(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+    /// An intermittent device's link ended. Once its services were known it is the end of a
+    /// session (it disconnects once it has sent what it had, and sleeps; bluetoothd delivered
+    /// its records to the sessions it holds): no failure, it waits for the next wake. A link that
+    /// ended before (encryption with a key the device no longer has ends it there) or during a
+    /// bonding is a failure like any other, so such a device backs off and spends its budget
+    /// instead of being connected again at once at every advertisement.
+    mutating func intermittentLinkEnded(
+        _ reason: DeviceEvent.Failure?,
+        now: MonotonicInstant,
+        random: inout some RandomNumberGenerator,
+        _ effects: inout [DeviceEffect]
+    ) {
+        let duringPairing = state == .pairing
+        let servicesKnown = link.servicesKnown
         teardown(.alreadyGone, attemptOutcome: .cancelled, &effects)
-        pursue(now: now, &effects)
+        if duringPairing {
+            let cancelled = DeviceEvent.Failure(.authenticationCanceled, message: "the link ended during the bonding")
+            fail(.pairing, error: reason ?? cancelled, now: now, random: &random, &effects)
+        } else if !servicesKnown {
+            fail(BlueZErrorClassifier.classifyDisconnect(reason), error: reason, now: now, random: &random, &effects)
+        } else {
+            pursue(now: now, &effects)
+        }
     }
 }

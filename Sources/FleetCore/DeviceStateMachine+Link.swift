@@ -127,7 +127,7 @@ extension DeviceStateMachine {
         // During a connect, the Connect reply (or the connect timer) reports the outcome.
         guard state.isLinked else { return }
         if configuration.intermittent {
-            sessionEnded(now: now, &effects)
+            intermittentLinkEnded(reason, now: now, random: &random, &effects)
             return
         }
         let adapter = linkAdapter
@@ -305,6 +305,8 @@ extension DeviceStateMachine {
         link.pendingSubscriptions = []
         link.pendingReads = []
         link.clockPending = false
+        // The subscriptions made on this link stay with bluetoothd across links.
+        if !link.failedSubscriptions.isEmpty { sessionsHeld = false } else if configuration.intermittent { sessionsHeld = true }
         reconnect.recordReady(now: now)
         hasBeenReady = true
         effects.append(.persist(storeUpdate(connectedNow: true)))

@@ -54,6 +54,10 @@ public struct DeviceStateMachine: Hashable, Sendable {
     public internal(set) var isPaired = false
     /// An intermittent device's wait while `asleep`.
     public internal(set) var standby = Standby.none
+    /// bluetoothd holds this daemon's notify sessions for the device's subscriptions (set up on
+    /// an earlier link, or asked for while asleep): they are enabled on the next link by
+    /// bluetoothd itself. Forgotten with bluetoothd and with the device's object.
+    var sessionsHeld = false
     /// The adapter of the in-flight attempt or of the link.
     public internal(set) var linkAdapter: AdapterID?
     var link = LinkProgress()
@@ -92,7 +96,9 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .bluetoothdVanished: bluetoothdVanished(now: now, &effects)
         case .deviceFound(let adapter): deviceFound(adapter, now: now, &effects)
         case .deviceLost: deviceLost(now: now, random: &random, &effects)
-        case .pairedChanged(let paired): isPaired = paired
+        case .pairedChanged(let paired):
+            isPaired = paired
+            if paired, state == .asleep { subscribeWhileAsleep(&effects) }
         case .pairingSucceeded: pairingSucceeded(now: now, &effects)
         case .pairingFailed(let failure): pairingFailed(failure, now: now, random: &random, &effects)
         case .clockWritten: clockWritten(now: now, &effects)

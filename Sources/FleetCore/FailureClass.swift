@@ -41,9 +41,10 @@ public enum PairingFailure: String, Hashable, Sendable, CaseIterable {
     /// Anything else bluetoothd answered.
     case other
 
-    /// Retrying the same way cannot succeed: wait until someone changes something (a passkey,
-    /// the device) and asks again.
-    public var needsOperator: Bool { self == .wrongKey || self == .rejected }
+    /// Retrying the same way cannot succeed: wait until someone changes something (the
+    /// passkey) and asks again. A refusal is retried within the budget: bluetoothd also reports
+    /// a busy controller as `AuthenticationRejected` (src/device.c `new_authentication_return`).
+    public var needsOperator: Bool { self == .wrongKey }
 }
 
 extension FailureClass: CustomStringConvertible {

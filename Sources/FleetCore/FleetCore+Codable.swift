@@ -13,7 +13,7 @@ extension OutgoingQoS: Codable {}
 extension DeviceStateMachine.Configuration: Codable {
     private enum CodingKeys: String, CodingKey {
         case requiredServices, requiredCharacteristics, readOnConnect, subscriptions, useFileDescriptorPath, timeouts
-        case writeFailureThreshold
+        case writeFailureThreshold, bond, intermittent, setTime
     }
 
     public init(from decoder: any Decoder) throws {
@@ -25,7 +25,11 @@ extension DeviceStateMachine.Configuration: Codable {
             subscriptions: try values.decode([String].self, forKey: .subscriptions),
             useFileDescriptorPath: try values.decode(Bool.self, forKey: .useFileDescriptorPath),
             timeouts: try values.decode(DeviceStateMachine.Timeouts.self, forKey: .timeouts),
-            writeFailureThreshold: try values.decode(Int.self, forKey: .writeFailureThreshold))
+            writeFailureThreshold: try values.decode(Int.self, forKey: .writeFailureThreshold),
+            // Absent from recordings made before measurement devices: off, as those daemons ran.
+            bond: try values.decodeIfPresent(Bool.self, forKey: .bond) ?? false,
+            intermittent: try values.decodeIfPresent(Bool.self, forKey: .intermittent) ?? false,
+            setTime: try values.decodeIfPresent(Bool.self, forKey: .setTime) ?? false)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -37,6 +41,9 @@ extension DeviceStateMachine.Configuration: Codable {
         try values.encode(useFileDescriptorPath, forKey: .useFileDescriptorPath)
         try values.encode(timeouts, forKey: .timeouts)
         try values.encode(writeFailureThreshold, forKey: .writeFailureThreshold)
+        try values.encode(bond, forKey: .bond)
+        try values.encode(intermittent, forKey: .intermittent)
+        try values.encode(setTime, forKey: .setTime)
     }
 }
 

@@ -74,17 +74,22 @@ struct HomeAssistantDiscovery: Sendable {
     // sleeps: available whenever the gateway is, never expiring. Each value template renders
     // only a number (a scale's `unsuccessful` weight renders `None`, unknown).
     static let systolic = Sensor(
-        object: "systolic", name: "Systolic", kind: "blood_pressure",
-        valueTemplate: "{{ value_json.value.systolic if value_json.value.systolic is number else None }}",
+        object: "systolic", name: "Systolic", kind: "blood_pressure", valueTemplate: millimetresOfMercury("systolic"),
         unit: "mmHg", deviceClass: nil, icon: "mdi:heart-pulse", needsLink: false)
     static let diastolic = Sensor(
-        object: "diastolic", name: "Diastolic", kind: "blood_pressure",
-        valueTemplate: "{{ value_json.value.diastolic if value_json.value.diastolic is number else None }}",
+        object: "diastolic", name: "Diastolic", kind: "blood_pressure", valueTemplate: millimetresOfMercury("diastolic"),
         unit: "mmHg", deviceClass: nil, icon: "mdi:heart-pulse", needsLink: false)
     static let pulse = Sensor(
         object: "pulse", name: "Pulse", kind: "blood_pressure",
-        valueTemplate: "{{ value_json.value.pulse_rate_bpm if value_json.value.pulse_rate_bpm is defined else None }}",
+        valueTemplate: "{{ value_json.value.pulse_rate_bpm if value_json.value.pulse_rate_bpm is number else None }}",
         unit: "bpm", icon: "mdi:heart-pulse", needsLink: false)
+
+    /// A pressure of the measurement in mmHg, whichever unit the cuff reports (1 kPa =
+    /// 7.50062 mmHg); a special SFLOAT (`nan`, …) renders `None`, unknown.
+    static func millimetresOfMercury(_ field: String) -> String {
+        "{% set p = value_json.value.\(field) %}{{ ((p * 7.50062) | round(0) if value_json.value.pressure_unit == 'kpa' else p) "
+            + "if p is number else None }}"
+    }
     static let weight = Sensor(
         object: "weight", name: "Weight", kind: "weight",
         valueTemplate: "{{ (value_json.value.weight * 0.45359237) | round(2) if value_json.value.weight is number and "

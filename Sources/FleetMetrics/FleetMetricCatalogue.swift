@@ -22,7 +22,7 @@ public enum FleetMetricCatalogue {
         help: "1 for the device's current state, 0 for the others (idle, asleep, resolving, connecting, discovering, pairing, ready, degraded, backingOff, suspended).")
     public static let deviceConnectedSeconds = MetricFamily(
         "wearfleet_device_connected_seconds", .gauge, labels: present,
-        help: "Seconds since the device's current link came up (discovering, ready or degraded); 0 without a link.")
+        help: "Seconds since the device's current link came up (discovering, pairing, ready or degraded); 0 without a link.")
     public static let deviceBackoffDeadline = MetricFamily(
         "wearfleet_device_backoff_deadline_timestamp_seconds", .gauge, labels: present,
         help: "Unix time of the device's next connection attempt while it is backing off; 0 otherwise.")

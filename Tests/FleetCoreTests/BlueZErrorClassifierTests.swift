@@ -144,7 +144,7 @@ import Testing
         for (name, expected) in cases {
             #expect(BlueZErrorClassifier.classifyPairing(DeviceEvent.Failure(name: name, message: "x")) == expected, "\(name)")
         }
-        #expect(PairingFailure.allCases.filter(\.needsOperator) == [.wrongKey, .rejected])
+        #expect(PairingFailure.allCases.filter(\.needsOperator) == [.wrongKey])
     }
 
     @Test func requestsThatNeedABondedLinkAreRecognisedByTheirExactText() {

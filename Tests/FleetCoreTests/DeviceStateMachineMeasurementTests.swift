@@ -170,16 +170,69 @@ import Testing
     }
 
     @Test func aBondedSleepingDeviceIsSubscribedBeforeItWakesOnceNotAtEveryPendingConnect() throws {
-        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        // As the daemon starts: wanted before bluetoothd's objects are reported, then told the
+        // device is paired and found (the translator's order).
+        var h = try DeviceHarness.idle(configuration: Self.intermittent, deviceKnown: false)
+        _ = h.feed(.policyUpdated(wanted: true))
         _ = h.feed(.pairedChanged(true))
-        let asleep = h.feed(.policyUpdated(wanted: true))
-        #expect(asleep.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+        let found = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
+        #expect(found.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+        #expect(found.contains(.connect(adapter: DeviceHarness.hci0)))
         // Its answer while asleep changes nothing.
         #expect(h.feed(.subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notSupported)).isEmpty)
         _ = h.feed(.connectFailed(Failures.abortByLocal))
         let again = try h.fire(.standby)
         #expect(!again.contains { if case .subscribe = $0 { true } else { false } })
         #expect(again.contains(.connect(adapter: DeviceHarness.hci0)))
+        // bluetoothd restarted: its sessions are gone, so the device is subscribed again.
+        _ = h.feed(.bluetoothdVanished)
+        _ = h.feed(.bluetoothdAppeared)
+        _ = h.feed(.adapterPowered(DeviceHarness.hci0))
+        _ = h.feed(.pairedChanged(true))
+        let back = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
+        #expect(back.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+    }
+
+    @Test func aPairingLearnedWhileAsleepSubscribesThen() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        let asleep = h.feed(.policyUpdated(wanted: true))
+        #expect(!asleep.contains { if case .subscribe = $0 { true } else { false } })
+        let paired = h.feed(.pairedChanged(true))
+        #expect(paired == [.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)])
+    }
+
+    @Test func aLinkThatEndsBeforeItsServicesIsAFailureNotTheEndOfASession() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.connected)
+        // Encryption with a key the device no longer has ends the link before GATT.
+        let ended = h.feed(.disconnected(nil))
+        #expect(ended.contains(h.failed(.transient)))
+        if case .backingOff = h.state {} else { Issue.record("expected a backoff, got \(h.state)") }
+    }
+
+    @Test func aLinkThatEndsDuringTheBondingIsAPairingFailure() throws {
+        var configuration = Self.intermittent
+        configuration.bond = true
+        var h = try DeviceHarness.idle(configuration: configuration)
+        _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.connected)
+        _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
+        #expect(h.state == .pairing)
+        let ended = h.feed(.disconnected(nil))
+        #expect(ended.contains { if case .emit(.failed(.pairing, _, _)) = $0 { true } else { false } })
+        #expect(!ended.contains(.disconnect), "the link is gone already")
+        // The Pair reply that follows changes nothing.
+        #expect(h.feed(.pairingFailed(Failures.pairingTimeout)).isEmpty)
+    }
+
+    @Test func aPendingConnectMovesOffAnAdapterThatWent() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.policyUpdated(wanted: true))
+        let gone = h.feed(.adapterUnpowered(DeviceHarness.hci0))
+        #expect(!gone.contains(.connect(adapter: DeviceHarness.hci0)), "no Connect on an adapter that is off")
+        let refused = h.feed(.connectFailed(DeviceEvent.Failure(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")))
+        #expect(!refused.contains { if case .scheduleTimer(.standby, _, _) = $0 { true } else { false } })
     }
 
     @Test func aDeviceBluetoothdDoesNotKnowIsLookedForWithoutATimeLimit() throws {

@@ -23,9 +23,14 @@ struct RecordedInputCodingTests {
             requiredServices: ["0000180d-0000-1000-8000-00805f9b34fb"], readOnConnect: [heartRate], subscriptions: [heartRate],
             useFileDescriptorPath: true, timeouts: DeviceStateMachine.Timeouts(connect: .milliseconds(2_500)), writeFailureThreshold: 4)
         strapClass.requiredCharacteristics = [heartRate]
+        var cuffClass = DeviceStateMachine.Configuration(
+            subscriptions: ["00002a35-0000-1000-8000-00805f9b34fb"],
+            timeouts: DeviceStateMachine.Timeouts(pairing: .seconds(12)), bond: true, intermittent: true, setTime: true)
+        cuffClass.requiredServices = ["00001810-0000-1000-8000-00805f9b34fb"]
         var configuration = FleetRuntimeConfiguration(
             pinned: [FleetRuntimeConfiguration.PinnedDevice(id: strap, name: "Strap", className: "strap", priority: 3)],
-            classes: ["strap": strapClass, "default": DeviceStateMachine.Configuration()], poolClassName: "default", poolEnabled: true,
+            classes: ["strap": strapClass, "cuff": cuffClass, "default": DeviceStateMachine.Configuration()], poolClassName: "default",
+            poolEnabled: true,
             poolServiceFilter: ["0000180d-0000-1000-8000-00805f9b34fb"],
             pool: PoolConfiguration(
                 maxConnections: 7, slotOverrides: [hci1: 2], minimumDwell: .seconds(5), scoreMargin: 2.5,
@@ -187,6 +192,20 @@ struct RecordedInputCodingTests {
         let old = #"{"bluetoothdAppeared":{"held":[],"adapters":["hci0"]}}"#
         let input = try JSONDecoder().decode(FleetStateMachine.Input.self, from: Data(old.utf8))
         #expect(input == .bluetoothdAppeared(held: [], adapters: [Self.hci0], powered: nil))
+    }
+
+    @Test func aClassRecordedBeforeMeasurementDevicesReadsAsTheDaemonThenRanIt() throws {
+        // Today's record of a class, less what older daemons did not write.
+        let today = try JSONEncoder().encode(DeviceStateMachine.Configuration(subscriptions: ["00002a37-0000-1000-8000-00805f9b34fb"]))
+        var object = try #require(try JSONSerialization.jsonObject(with: today) as? [String: Any])
+        for key in ["bond", "intermittent", "setTime"] { #expect(object.removeValue(forKey: key) != nil, "\(key) is recorded") }
+        var timeouts = try #require(object["timeouts"] as? [String: Any])
+        #expect(timeouts.removeValue(forKey: "pairing") != nil)
+        object["timeouts"] = timeouts
+        let old = try JSONSerialization.data(withJSONObject: object)
+        let configuration = try JSONDecoder().decode(DeviceStateMachine.Configuration.self, from: old)
+        #expect(!configuration.bond && !configuration.intermittent && !configuration.setTime)
+        #expect(configuration.timeouts == DeviceStateMachine.Timeouts())
     }
 
     // MARK: - Helpers

@@ -66,6 +66,8 @@ import Testing
          "main.toml:2: unknown key 'transiant' in [reconnect.budgets] (did you mean 'transient'?)"),
         ("[reconnect]\ngive_up = [\"denied\", \"gon\"]",
          "main.toml:2: 'give_up' in [reconnect]: 'gon' is not a failure class (one of transient, out_of_slots, bluetooth_off, not_ready, protocol, gone, busy, denied, pairing, unknown) (did you mean 'gone'?)"),
+        ("[classes.cuff]\nintermittent = true\nfd_path = true",
+         "main.toml:3: 'fd_path' in [classes.cuff]: an intermittent class takes its few measurements over D-Bus (StartNotify); set fd_path = false or intermittent = false"),
         ("[reconnect.breaker]\ncooldown = \"10m\"\nmax_cooldown = \"1m\"",
          "main.toml:3: 'max_cooldown' in [reconnect.breaker] (1m) must not be below 'cooldown' (10m)"),
         ("[classes.band]\nsubscribe = [\"6e400003-b5a3-f393-e0a9-e50e24dcca9\"]",

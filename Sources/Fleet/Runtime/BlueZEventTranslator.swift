@@ -103,8 +103,8 @@ public struct BlueZEventTranslator: Sendable {
     private mutating func found(_ device: BlueZDevice) -> [Routed] {
         guard let id = device.identity else { return [] }
         devices[device.path] = id
-        var routed: [Routed] = [.device(id, .deviceFound(adapter: device.adapterID))]
-        if device.paired { routed.append(.device(id, .pairedChanged(true))) }
+        // Whether it is paired first: the machine decides at once what a found device needs.
+        var routed: [Routed] = [.device(id, .pairedChanged(device.paired)), .device(id, .deviceFound(adapter: device.adapterID))]
         if device.connected { routed.append(.device(id, .connected)) }
         return routed
     }

@@ -70,7 +70,9 @@ extension FleetOrchestrator: FleetCommands {
     /// Bonds with `device` (a fleet device) now: `Device1.Pair`, connecting first if needed, on
     /// the adapter of its link; the daemon's agent answers what its pairing asks (a passkey from
     /// `[pairing] passkeys_file`). bluetoothd's refusal (`AuthenticationFailed`: a wrong or
-    /// missing passkey; `AlreadyExists`: bonded already) is the answer.
+    /// missing passkey; `AlreadyExists`: bonded already) is the answer. Bonded, a device that
+    /// gave up on a failed bonding (a wrong passkey) is pursued again at once, as `reconnect`
+    /// would (a held device stays held).
     public func pair(_ device: DeviceID) async throws(FleetCommandError) {
         guard status(of: device) != nil else { throw .unknownDevice(device) }
         do {
@@ -78,6 +80,7 @@ extension FleetOrchestrator: FleetCommands {
         } catch {
             throw .failed(error)
         }
+        if !isHeld(device) { try await accept(.reconnect(device)) }
     }
 
     /// Forgets `device`'s bond (every object bluetoothd has for it is removed, BlueZ's only
