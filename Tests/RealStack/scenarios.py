@@ -659,6 +659,9 @@ class RealStack:
             device_class = "scale" if address == SCALE[1] else "cuff"
             code, _, err = await self.run(self.ctl_path, "pin", address, "--class", device_class, "--name", name)
             self.check(record, code == 0, f"{name} pinned (at run time), class {device_class} ({code}{': ' + err.strip() if err.strip() else ''})")
+        # The most links each adapter holds meanwhile, as its controller and as the daemon count them.
+        most_links: dict[str, dict[str, int]] = {"controllers": {}, "daemon": {}}
+        sampler = asyncio.create_task(self._sample_links(most_links))
         try:
             for device in self.measurement_devices.values():
                 device.start_schedule()
@@ -666,6 +669,15 @@ class RealStack:
         finally:
             for device in self.measurement_devices.values():
                 device.stop_schedule()
+            sampler.cancel()
+        record["figures"]["most_links_on_controllers"] = most_links["controllers"]
+        record["figures"]["most_links_daemon_used"] = most_links["daemon"]
+        over = {adapter: count for adapter, count in most_links["controllers"].items() if count > SLOTS_PER_ADAPTER}
+        # Not a check (yet): a sleeping device's pending Connect waits on the adapter bluetoothd
+        # found it on, full or not, so its link can exceed slots_per_adapter (NOTES.md).
+        record["figures"]["links_over_slots_per_adapter"] = (
+            {adapter: f"{count} of {SLOTS_PER_ADAPTER}" for adapter, count in over.items()} or "none")
+        self.figures["measurement_links_over_slots_per_adapter"] = record["figures"]["links_over_slots_per_adapter"]
 
         async def all_asleep():
             return not any(device.awake for device in self.measurement_devices.values())
@@ -686,6 +698,18 @@ class RealStack:
         self._check_measurement_device(record, scale, devices, failed, None)
         self._check_wrong_passkey(record, wrong, devices, failed, trace)
         self._measurement_figures(record, cuff, scale, wrong, devices, trace)
+
+    async def _sample_links(self, most: dict[str, dict[str, int]]):
+        next_status = 0.0
+        while True:
+            for index, adapter in enumerate(self.adapters):
+                name = f"hci{index}"
+                most["controllers"][name] = max(most["controllers"].get(name, 0), len(adapter.le_connections))
+            if time.monotonic() >= next_status:
+                next_status = time.monotonic() + 1.0
+                for adapter in (await self.status() or {}).get("adapters", []):
+                    most["daemon"][adapter["id"]] = max(most["daemon"].get(adapter["id"], 0), adapter["used"])
+            await asyncio.sleep(0.1)
 
     async def _cuff_wakes(self, cuff) -> list[dict]:
         """Follows the cuff through its wakes; during each sleep, what the daemon shows of it."""
@@ -898,6 +922,8 @@ class RealStack:
             figures[f"{prefix}_adv_to_connected_p50_s"] = percentile(to_link, 50)
             figures[f"{prefix}_sent_confirmed"] = len(counters.confirmed)
             figures[f"{prefix}_received"] = len(self.watcher.values(self._address(device), device.kind))
+            figures[f"{prefix}_adapters"] = sorted({value.get("adapter") for value in
+                                                    self.watcher.values(self._address(device), device.kind)} - {None})
             figures[f"{prefix}_clock_writes"] = len(counters.clock_writes)
             figures[f"{prefix}_pair_calls"] = len(self._device_calls(trace, self._address(device), "Pair"))
             figures[f"{prefix}_last_clock_written"] = counters.last_clock_written
