@@ -970,7 +970,7 @@ class RealStack:
         """Runs the scenarios in order; `only` (job.env SCENARIOS=key,key) picks some of them,
         for a developer chasing one behaviour. Setup and the first connection always run."""
         plan = [
-            ("setup", "setup: two adapters, ten peripherals, bluetoothd", self.setup),
+            ("setup", "setup: two adapters, thirteen peripherals, bluetoothd", self.setup),
             ("ready", "8 pinned straps over 2 adapters: all ready, links spread", self.all_ready),
             ("notifications", "every notification counted once, StartNotify and AcquireNotify", self.notifications),
             ("writes", "writes with and without response, and one the peripheral rejects", self.writes),
