@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
+import math
 import logging
 import os
 import signal
@@ -24,6 +26,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measurement  # noqa: E402
 import radio  # noqa: E402
 
 BLUETOOTHD = "/usr/libexec/bluetooth/bluetoothd"
@@ -40,6 +43,26 @@ NOTIFY_INTERVAL = 1.0
 READY_DEADLINE = 240.0
 STEP_DEADLINE = 60.0
 FAILURE_CLASSES = {"transient", "outOfSlots", "notReady", "protocol", "gone", "busy", "denied", "unknown"}
+# Measurement devices (the measurement scenario; pinned at run time when it starts): a cuff and a
+# scale that bond and wake to measure, and a cuff whose passkey in the daemon's file is wrong.
+# The wake schedule is what the scenario is about: awake at most `awake` s, then `asleep` s.
+CUFF = ("cuff-1", "C0:FF:EE:00:02:01")
+SCALE = ("scale-1", "C0:FF:EE:00:02:02")
+WRONG_CUFF = ("cuff-2", "C0:FF:EE:00:02:03")
+CUFF_PASSKEY = 123456
+WRONG_CUFF_PASSKEY = 654321
+WRONG_CUFF_PASSKEY_IN_FILE = 111111
+CUFF_WAKES = 10
+# One of the cuff's sleeps outlasts bluetoothd's pending Connect (~40 s): the daemon must send the
+# next one without counting anything, and catch the wake after it.
+LONG_SLEEP_AFTER_WAKE = 5
+LONG_SLEEP = 55.0
+MEASUREMENT_SCHEDULES = {
+    CUFF[1]: dict(records_per_wake=3, awake=30.0, asleep=12.0, first_wake_after=1.0,
+                  longer_sleeps={LONG_SLEEP_AFTER_WAKE: LONG_SLEEP}),
+    SCALE[1]: dict(records_per_wake=2, awake=30.0, asleep=15.0, first_wake_after=4.0),
+    WRONG_CUFF[1]: dict(records_per_wake=3, awake=15.0, asleep=12.0, first_wake_after=7.0),
+}
 
 
 class ScenarioFailed(Exception):
@@ -98,6 +121,12 @@ class Watcher:
             and isinstance(record.get("value", {}).get("energy_expended_kj"), int)
         ]
 
+    def values(self, address: str, kind: str) -> list[dict]:
+        return [record for record in self.records if record.get("kind") == kind and record.get("device") == address]
+
+    def states(self, address: str) -> list[dict]:
+        return [record for record in self.records if record.get("kind") == "state" and record.get("device") == address]
+
     def dropped(self) -> int:
         return max([r.get("dropped", 0) for r in self.records if r.get("kind") == "dropped"], default=0)
 
@@ -122,6 +151,7 @@ class RealStack:
         self.transports = []
         self.straps: dict[str, radio.HeartRateStrap] = {}
         self.pool: dict[str, radio.HeartRateStrap] = {}
+        self.measurement_devices: dict[str, measurement.MeasurementDevice] = {}
         self.bluetoothd: asyncio.subprocess.Process | None = None
         self.bluetoothd_runs = 0
         self.wearfleetd: asyncio.subprocess.Process | None = None
@@ -167,6 +197,25 @@ class RealStack:
             return os.path.getsize(self.bus_trace_path) > 0  # it prints its own NameAcquired first
         await self.wait_for("dbus-monitor runs", monitoring, STEP_DEADLINE)
 
+    def bluez_trace(self) -> list[dict]:
+        """The bus trace's method calls and error replies, parsed: `kind` (call, error), `time`
+        (wall clock), `sender`, `destination`, `serial`, `reply_serial`, `path`, `member`,
+        `error_name`, `text` (an error's message)."""
+        entries: list[dict] = []
+        with open(self.bus_trace_path, errors="replace") as trace:
+            for line in trace:
+                if line.startswith(("method call ", "error ")):
+                    entry = {"kind": "call" if line.startswith("method call") else "error"}
+                    for field in line.replace(";", " ").split():
+                        key, _, value = field.partition("=")
+                        if value and key in ("time", "sender", "destination", "serial", "reply_serial", "path",
+                                             "member", "error_name"):
+                            entry[key] = float(value) if key == "time" else value
+                    entries.append(entry)
+                elif entries and entries[-1]["kind"] == "error" and "text" not in entries[-1] and line.strip().startswith("string "):
+                    entries[-1]["text"] = line.strip()[len("string "):].strip('"')
+        return entries
+
     def bluez_calls(self) -> list[str]:
         with open(self.bus_trace_path, errors="replace") as trace:
             return [line for line in trace if line.startswith("method call") and "destination=org.bluez" in line]
@@ -194,6 +243,7 @@ class RealStack:
             "[metrics]", "enabled = false",
             "[pool]", "enabled = true", 'name_prefixes = ["HRM-pool"]', 'services = ["180D"]',
             'default_class = "strap-events"', 'min_dwell = "1s"',
+            "[pairing]", 'capability = "KeyboardDisplay"', f'passkeys_file = "{self.write_passkeys()}"',
         ]
         for name, address in STRAPS:
             strap_class = "strap-events" if address in START_NOTIFY else "strap-socket"
@@ -203,9 +253,24 @@ class RealStack:
                 f"[classes.{class_name}]", 'read = ["2A19"]', 'subscribe = ["2A37"]',
                 'required_services = ["180D"]', f"fd_path = {fd_path}",
             ]
+        for class_name, service, characteristic in (("cuff", "1810", "2A35"), ("scale", "181D", "2A9D")):
+            lines += [
+                f"[classes.{class_name}]", f'subscribe = ["{characteristic}"]', f'required_services = ["{service}"]',
+                "bond = true", "intermittent = true", "set_time = true",
+            ]
         path = os.path.join(self.work, "wearfleetd.toml")
         with open(path, "w") as config:
             config.write("\n".join(lines) + "\n")
+        return path
+
+    def write_passkeys(self) -> str:
+        """The daemon's passkeys file: the cuff's own passkey, and a wrong one for the other cuff."""
+        path = os.path.join(self.work, "passkeys")
+        with open(path, "w") as passkeys:
+            passkeys.write("# Written by the real-stack tier's scenarios.py.\n")
+            passkeys.write(f"{CUFF[1]} {CUFF_PASSKEY:06d}\n")
+            passkeys.write(f"# {WRONG_CUFF[0]} shows {WRONG_CUFF_PASSKEY:06d}: this one is wrong on purpose\n")
+            passkeys.write(f"{WRONG_CUFF[1]} {WRONG_CUFF_PASSKEY_IN_FILE:06d}\n")
         return path
 
     async def start_wearfleetd(self):
@@ -291,7 +356,8 @@ class RealStack:
 
     def describe_radios(self) -> list[str]:
         return ([adapter.describe() for adapter in self.adapters]
-                + [peripheral.describe() for peripheral in [*self.straps.values(), *self.pool.values()]])
+                + [peripheral.describe() for peripheral in [*self.straps.values(), *self.pool.values(),
+                                                            *self.measurement_devices.values()]])
 
     def check(self, record: dict, condition: bool, what: str):
         record["checks"].append({"check": what, "passed": bool(condition)})
@@ -321,6 +387,14 @@ class RealStack:
             device.in_range = False
             await device.start()
             self.pool[address] = device
+        # Made now, asleep (no schedule) until the measurement scenario.
+        for device in (
+            measurement.BloodPressureCuff(self.link, *CUFF, CUFF_PASSKEY, **MEASUREMENT_SCHEDULES[CUFF[1]]),
+            measurement.WeightScale(self.link, *SCALE, **MEASUREMENT_SCHEDULES[SCALE[1]]),
+            measurement.BloodPressureCuff(self.link, *WRONG_CUFF, WRONG_CUFF_PASSKEY, **MEASUREMENT_SCHEDULES[WRONG_CUFF[1]]),
+        ):
+            await device.start()
+            self.measurement_devices[str(device.address).split("/")[0]] = device
         await self.start_bus_monitor()
         await self.start_bluetoothd()
         record["figures"]["adapters_powered_s"] = round(await self.wait_adapters_powered(), 1)
@@ -573,6 +647,314 @@ class RealStack:
         record["figures"]["ready_after_return_s"] = round(
             await self.wait_for("the removed device is found again and connected", ready, READY_DEADLINE), 1)
 
+    # MARK: - Measurement devices
+
+    async def measurement_devices_scenario(self, record):
+        cuff = self.measurement_devices[CUFF[1]]
+        scale = self.measurement_devices[SCALE[1]]
+        wrong = self.measurement_devices[WRONG_CUFF[1]]
+        names = {address: name for name, address in (CUFF, SCALE, WRONG_CUFF)}
+        failures_before = len(self.log_events("failed"))
+        for name, address in (CUFF, SCALE, WRONG_CUFF):
+            device_class = "scale" if address == SCALE[1] else "cuff"
+            code, _, err = await self.run(self.ctl_path, "pin", address, "--class", device_class, "--name", name)
+            self.check(record, code == 0, f"{name} pinned (at run time), class {device_class} ({code}{': ' + err.strip() if err.strip() else ''})")
+        # The most links each adapter holds meanwhile, as its controller and as the daemon count them.
+        most_links: dict[str, dict[str, int]] = {"controllers": {}, "daemon": {}}
+        sampler = asyncio.create_task(self._sample_links(most_links))
+        try:
+            for device in self.measurement_devices.values():
+                device.start_schedule()
+            sleeping = await self._cuff_wakes(cuff)
+        finally:
+            for device in self.measurement_devices.values():
+                device.stop_schedule()
+            sampler.cancel()
+        record["figures"]["most_links_on_controllers"] = most_links["controllers"]
+        record["figures"]["most_links_daemon_used"] = most_links["daemon"]
+        over = {adapter: count for adapter, count in most_links["controllers"].items() if count > SLOTS_PER_ADAPTER}
+        # Not a check (yet): a sleeping device's pending Connect waits on the adapter bluetoothd
+        # found it on, full or not, so its link can exceed slots_per_adapter (NOTES.md).
+        record["figures"]["links_over_slots_per_adapter"] = (
+            {adapter: f"{count} of {SLOTS_PER_ADAPTER}" for adapter, count in over.items()} or "none")
+        self.figures["measurement_links_over_slots_per_adapter"] = record["figures"]["links_over_slots_per_adapter"]
+
+        async def all_asleep():
+            return not any(device.awake for device in self.measurement_devices.values())
+        await self.wait_for("every measurement device asleep", all_asleep, max(d.awake_window for d in self.measurement_devices.values()) + STEP_DEADLINE)
+
+        async def all_delivered():
+            return all(not self._unreceived(device) for device in (cuff, scale))
+        try:
+            await self.wait_for("every confirmed record in the watch", all_delivered, STEP_DEADLINE)
+        except ScenarioFailed:
+            pass  # counted below
+        devices = await self.devices()
+        failed = [entry for entry in self.log_events("failed")[failures_before:]
+                  if entry.get("metadata", {}).get("device_address") in names]
+        trace = self.bluez_trace()
+        self._check_measurement_device(record, cuff, devices, failed, sleeping)
+        self._check_long_sleep(record, cuff, trace)
+        self._check_measurement_device(record, scale, devices, failed, None)
+        self._check_wrong_passkey(record, wrong, devices, failed, trace)
+        self._measurement_figures(record, cuff, scale, wrong, devices, trace)
+
+    async def _sample_links(self, most: dict[str, dict[str, int]]):
+        next_status = 0.0
+        while True:
+            for index, adapter in enumerate(self.adapters):
+                name = f"hci{index}"
+                most["controllers"][name] = max(most["controllers"].get(name, 0), len(adapter.le_connections))
+            if time.monotonic() >= next_status:
+                next_status = time.monotonic() + 1.0
+                for adapter in (await self.status() or {}).get("adapters", []):
+                    most["daemon"][adapter["id"]] = max(most["daemon"].get(adapter["id"], 0), adapter["used"])
+            await asyncio.sleep(0.1)
+
+    async def _cuff_wakes(self, cuff) -> list[dict]:
+        """Follows the cuff through its wakes; during each sleep, what the daemon shows of it."""
+        sleeping = []
+        for wake in range(1, CUFF_WAKES + 1):
+            async def wake_over():
+                return len(cuff.counters.slept_at) >= wake
+            slept_before = cuff.first_wake_after if wake == 1 else cuff.sleep_after(wake - 1)
+            await self.wait_for(f"{CUFF[0]}: wake {wake} over", wake_over,
+                                slept_before + cuff.awake_window + STEP_DEADLINE, interval=0.5)
+            if wake == CUFF_WAKES:
+                for device in self.measurement_devices.values():
+                    device.stop_schedule()
+            # The daemon should show it asleep, its last value's time kept, well before it wakes.
+            view = {"wake": wake, "state": None, "lastValueTime": None, "lastError": None, "retryAttempt": None}
+            deadline = time.monotonic() + cuff.sleep_after(wake) - 2.0
+            while time.monotonic() < deadline:
+                device = (await self.devices()).get(CUFF[1], {})
+                view.update({key: device.get(key) for key in ("state", "lastValueTime", "lastError", "retryAttempt")})
+                if view["state"] == "asleep":
+                    break
+                await asyncio.sleep(0.25)
+            log(f"{CUFF[0]} after wake {wake}: {view}")
+            sleeping.append(view)
+        return sleeping
+
+    def _unreceived(self, device) -> list:
+        received = {device.watch_key(value) for value in self.watcher.values(self._address(device), device.kind)}
+        return [record.key for record in device.counters.confirmed if record.key not in received]
+
+    @staticmethod
+    def _address(device) -> str:
+        return str(device.address).split("/")[0]
+
+    @staticmethod
+    def _watch_time(value: dict) -> float:
+        return datetime.datetime.fromisoformat(value["time"].replace("Z", "+00:00")).timestamp()
+
+    def _check_measurement_device(self, record, device, devices, failed, sleeping):
+        address = self._address(device)
+        name = device.name
+        counters = device.counters
+        # Every measurement received exactly once.
+        received: dict[tuple, int] = {}
+        for value in self.watcher.values(address, device.kind):
+            key = device.watch_key(value)
+            received[key] = received.get(key, 0) + 1
+        taken = {r.key for r in counters.taken}
+        missing = [key for key in taken if key not in received]
+        duplicated = sum(count - 1 for count in received.values() if count > 1)
+        unexpected = [key for key in received if key not in taken]
+        # The daemon's pending Connect caught every wake.
+        without = [wake for wake in range(1, counters.wakes + 1)
+                   if not any(link.wake == wake and link.confirmed for link in counters.links)]
+        self.check(record, counters.wakes >= 2 and not without,
+                   f"{name}: a session with records at each of its {counters.wakes} wakes "
+                   f"({len(counters.links)} sessions; none at wakes {without or 'none'})")
+        self.check(record, not missing and duplicated == 0 and not unexpected and not device.queue,
+                   f"{name}: every measurement received exactly once ({len(counters.taken)} taken, "
+                   f"{len(counters.confirmed)} confirmed, {sum(received.values())} received; missing {missing}, "
+                   f"duplicated {duplicated}, unexpected {unexpected}, still queued {len(device.queue)})")
+        # Bonded once; every later wake reconnects with the stored key.
+        self.check(record, counters.pairings == 1 and counters.pairing_starts == 1 and not counters.pairing_failures,
+                   f"{name}: bonded once ({counters.pairing_starts} pairings started, {counters.pairings} completed, "
+                   f"failures {counters.pairing_failures})")
+        # The clock: one write per session, after bonding; records after the first write on time.
+        writes = [len(link.clock_writes) for link in counters.links]
+        self.check(record, writes and all(count == 1 for count in writes),
+                   f"{name}: one Current Time write per session ({writes})")
+        first_link = counters.links[0] if counters.links else None
+        first_write = counters.clock_writes[0][0] if counters.clock_writes else None
+        self.check(record, first_link is not None and first_link.paired_at is not None and first_write is not None
+                   and first_write > first_link.paired_at,
+                   f"{name}: the first clock write came after bonding")
+        late, wrong_before = [], []
+        for taken_record in counters.taken:
+            stamp = datetime.datetime.fromisoformat(taken_record.stamp)
+            if first_write is not None and taken_record.taken_at > first_write:
+                local = datetime.datetime.fromtimestamp(taken_record.taken_at)
+                if abs((stamp - local).total_seconds()) > 5.0:
+                    late.append((taken_record.number, taken_record.stamp))
+            elif stamp.year != measurement.CLOCK_START.year:
+                wrong_before.append((taken_record.number, taken_record.stamp))
+        after = sum(1 for r in counters.taken if first_write is not None and r.taken_at > first_write)
+        self.check(record, after > 0 and not late and not wrong_before,
+                   f"{name}: the {after} records taken after the first clock write carry the gateway's time "
+                   f"(off: {late or 'none'}), the {len(counters.taken) - after} before it the unset clock")
+        # No failure, no budget.
+        own_failures = [entry.get("metadata", {}).get("error_class") for entry in failed
+                        if entry.get("metadata", {}).get("device_address") == address]
+        status = devices.get(address, {})
+        self.check(record, not own_failures and status.get("lastError") is None and not status.get("retryAttempt"),
+                   f"{name}: no failure counted (failed events {own_failures or 'none'}, last error "
+                   f"{status.get('lastError')}, retry attempt {status.get('retryAttempt')})")
+        # Asleep between wakes: a state record `asleep` after each session's end, before the next wake.
+        states = self.watcher.states(address)
+        missed = []
+        for index in range(len(counters.slept_at)):
+            if index + 1 >= len(counters.advertising_started):
+                break
+            wake_links = [link for link in counters.links if link.wake == index + 1 and link.ended_at]
+            start = wake_links[-1].ended_at if wake_links else counters.slept_at[index]
+            end = counters.advertising_started[index + 1]
+            if not any(state.get("state") == "asleep" and start <= self._watch_time(state) <= end for state in states):
+                missed.append(index + 1)
+        self.check(record, not missed, f"{name}: the daemon showed it asleep between wakes (not after wakes {missed or 'none'})")
+        self.check(record, status.get("state") == "asleep" and status.get("lastValueTime") is not None,
+                   f"{name}: asleep at the end with its last value's time ({status.get('state')}, {status.get('lastValueTime')})")
+        if sleeping is not None:
+            odd = [view for view in sleeping if view["state"] != "asleep" or view["lastValueTime"] is None
+                   or view["lastError"] is not None]
+            self.check(record, not odd, f"{name}: status during each of its {len(sleeping)} sleeps: asleep, "
+                                        f"last value time set, no last error ({odd or 'all so'})")
+
+    @staticmethod
+    def _device_calls(trace: list[dict], address: str, member: str) -> list[dict]:
+        suffix = "/dev_" + address.replace(":", "_")
+        return [entry for entry in trace if entry["kind"] == "call" and entry.get("member") == member
+                and entry.get("path", "").endswith(suffix)]
+
+    @staticmethod
+    def _replies(trace: list[dict], calls: list[dict]) -> list[str]:
+        """The error replies to `calls`, as `name: text`."""
+        asked = {(call.get("sender"), call.get("serial")) for call in calls}
+        return [f"{entry.get('error_name')}: {entry.get('text')}" for entry in trace
+                if entry["kind"] == "error" and (entry.get("destination"), entry.get("reply_serial")) in asked]
+
+    def _check_long_sleep(self, record, device, trace):
+        """The sleep after wake LONG_SLEEP_AFTER_WAKE outlasts bluetoothd's pending Connect."""
+        counters = device.counters
+        wake = LONG_SLEEP_AFTER_WAKE
+        if len(counters.advertising_started) <= wake:
+            self.check(record, False, f"{device.name}: woke after its long sleep")
+        links = [link for link in counters.links if link.wake == wake and link.ended_at]
+        start = links[-1].ended_at if links else counters.slept_at[wake - 1]
+        end = counters.advertising_started[wake]
+        connects = [call for call in self._device_calls(trace, self._address(device), "Connect")
+                    if start <= call["time"] <= end]
+        endings = self._replies(trace, connects)
+        record["figures"][f"{device.name}_long_sleep_s"] = round(end - start, 1)
+        record["figures"][f"{device.name}_long_sleep_connects"] = len(connects)
+        record["figures"][f"{device.name}_long_sleep_connect_endings"] = endings
+        self.check(record, len(connects) >= 2 and endings,
+                   f"{device.name}: through a {end - start:.0f} s sleep bluetoothd ended the pending Connect "
+                   f"({endings or 'no error reply'}) and the daemon sent it again ({len(connects)} Connects), "
+                   f"nothing counted, the next wake caught")
+
+    def _check_wrong_passkey(self, record, device, devices, failed, trace):
+        address = self._address(device)
+        name = device.name
+        counters = device.counters
+        status = devices.get(address, {})
+        own = [entry.get("metadata", {}) for entry in failed if entry.get("metadata", {}).get("device_address") == address]
+        self.check(record, counters.wakes >= 3, f"{name}: woke {counters.wakes} times (at least 3)")
+        self.check(record, counters.pairing_starts == 1 and len(counters.pairing_failures) == 1,
+                   f"{name}: one pairing attempt at the device over {counters.wakes} wakes, failed "
+                   f"({counters.pairing_starts} started, failures {counters.pairing_failures})")
+        self.check(record, len(own) == 1 and own[0].get("error_class") == "pairing"
+                   and "AuthenticationFailed" in own[0].get("bluez_error", ""),
+                   f"{name}: one failure logged, class pairing, AuthenticationFailed "
+                   f"({[(m.get('error_class'), m.get('bluez_error')) for m in own]})")
+        self.check(record, status.get("state") == "suspended" and str(status.get("stateReason", "")).startswith("gaveUp")
+                   and status.get("lastError") == "pairing",
+                   f"{name}: suspended, gave up, last error pairing ({status.get('state')}, {status.get('stateReason')}, "
+                   f"{status.get('lastError')})")
+        self.check(record, not counters.confirmed and not counters.clock_writes
+                   and not self.watcher.values(address, device.kind),
+                   f"{name}: nothing delivered, no clock write ({len(counters.confirmed)} confirmed, "
+                   f"{len(counters.clock_writes)} clock writes)")
+        pairs = self._device_calls(trace, address, "Pair")
+        connects_after = [call for call in self._device_calls(trace, address, "Connect")
+                          if pairs and call["time"] > pairs[0]["time"]]
+        record["figures"][f"{name}_pair_calls"] = len(pairs)
+        record["figures"][f"{name}_pair_replies"] = self._replies(trace, pairs)
+        self.check(record, len(pairs) == 1 and not connects_after,
+                   f"{name}: the daemon asked bluetoothd to pair once and never connected it again "
+                   f"({len(pairs)} Pair calls, {len(connects_after)} Connects after it)")
+
+    def _measurement_figures(self, record, cuff, scale, wrong, devices, trace):
+        figures = record["figures"]
+
+        def percentile(values: list[float], p: float) -> float | None:
+            if not values:
+                return None
+            ordered = sorted(values)
+            return round(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)], 2)
+
+        all_latencies = []
+        for device in (cuff, scale):
+            counters = device.counters
+            first_seen: dict[tuple, float] = {}
+            for value in self.watcher.values(self._address(device), device.kind):
+                first_seen.setdefault(device.watch_key(value), self._watch_time(value))
+            latencies, to_link = [], []
+            for wake, advertised in enumerate(counters.advertising_started, start=1):
+                links = [link for link in counters.links if link.wake == wake]
+                if links:
+                    to_link.append(links[0].connected_at - advertised)
+                times = [first_seen[r.key] for r in counters.confirmed
+                         if r.key in first_seen and any(r.link == link.number for link in links)]
+                if times:
+                    latencies.append(min(times) - advertised)
+            all_latencies += latencies
+            prefix = device.name
+            figures[f"{prefix}_wakes"] = counters.wakes
+            figures[f"{prefix}_sessions"] = len(counters.links)
+            figures[f"{prefix}_adv_to_first_value_s"] = [round(x, 2) for x in latencies]
+            figures[f"{prefix}_adv_to_first_value_p50_s"] = percentile(latencies, 50)
+            figures[f"{prefix}_adv_to_first_value_p99_s"] = percentile(latencies, 99)
+            figures[f"{prefix}_adv_to_connected_p50_s"] = percentile(to_link, 50)
+            figures[f"{prefix}_sent_confirmed"] = len(counters.confirmed)
+            figures[f"{prefix}_received"] = len(self.watcher.values(self._address(device), device.kind))
+            figures[f"{prefix}_adapters"] = sorted({value.get("adapter") for value in
+                                                    self.watcher.values(self._address(device), device.kind)} - {None})
+            figures[f"{prefix}_clock_writes"] = len(counters.clock_writes)
+            figures[f"{prefix}_pair_calls"] = len(self._device_calls(trace, self._address(device), "Pair"))
+            figures[f"{prefix}_last_clock_written"] = counters.last_clock_written
+            paired = next((link for link in counters.links if link.paired_at and link.pairing_started_at), None)
+            if paired:
+                figures[f"{prefix}_pairing_at_device_s"] = round(paired.paired_at - paired.pairing_started_at, 2)
+            # The daemon's side: from its `pairing` state to the state after it (watch records).
+            states = self.watcher.states(self._address(device))
+            for index, state in enumerate(states[:-1]):
+                if state.get("state") == "pairing":
+                    figures[f"{prefix}_pairing_state_s"] = round(
+                        self._watch_time(states[index + 1]) - self._watch_time(state), 2)
+                    break
+        wrong_status = devices.get(self._address(wrong), {})
+        figures[f"{wrong.name}_wakes"] = wrong.counters.wakes
+        figures[f"{wrong.name}_sessions"] = len(wrong.counters.links)
+        figures[f"{wrong.name}_pairings_started"] = wrong.counters.pairing_starts
+        figures[f"{wrong.name}_pairing_failures"] = wrong.counters.pairing_failures
+        wrong_outcome = (f"{wrong_status.get('state')}/{wrong_status.get('stateReason')}, last error "
+                         f"{wrong_status.get('lastError')}, {wrong.counters.pairing_starts} pairing in "
+                         f"{wrong.counters.wakes} wakes")
+        self.figures["measurement_adv_to_first_value_p50_s"] = percentile(all_latencies, 50)
+        self.figures["measurement_adv_to_first_value_p99_s"] = percentile(all_latencies, 99)
+        self.figures["measurement_cuff_sent_received"] = f"{len(cuff.counters.confirmed)}/{figures[f'{cuff.name}_received']}"
+        self.figures["measurement_scale_sent_received"] = f"{len(scale.counters.confirmed)}/{figures[f'{scale.name}_received']}"
+        self.figures["measurement_cuff_first_pairing_at_device_s"] = figures.get(f"{cuff.name}_pairing_at_device_s")
+        self.figures["measurement_cuff_pairing_state_s"] = figures.get(f"{cuff.name}_pairing_state_s")
+        self.figures["measurement_clock_writes"] = (f"cuff {len(cuff.counters.clock_writes)} in {len(cuff.counters.links)} sessions, "
+                                                    f"scale {len(scale.counters.clock_writes)} in {len(scale.counters.links)}")
+        self.figures["measurement_wrong_passkey"] = wrong_outcome
+
     async def clean_stop(self, record):
         if self.watcher:
             await self.watcher.stop()
@@ -588,7 +970,7 @@ class RealStack:
         """Runs the scenarios in order; `only` (job.env SCENARIOS=key,key) picks some of them,
         for a developer chasing one behaviour. Setup and the first connection always run."""
         plan = [
-            ("setup", "setup: two adapters, ten peripherals, bluetoothd", self.setup),
+            ("setup", "setup: two adapters, thirteen peripherals, bluetoothd", self.setup),
             ("ready", "8 pinned straps over 2 adapters: all ready, links spread", self.all_ready),
             ("notifications", "every notification counted once, StartNotify and AcquireNotify", self.notifications),
             ("writes", "writes with and without response, and one the peripheral rejects", self.writes),
@@ -600,6 +982,8 @@ class RealStack:
             ("range", "a strap out of range for a minute comes back", self.out_of_range),
             ("pool", "pool devices found by service, connected within the slots", self.pool_admission),
             ("temporary", "an unbonded device after TemporaryTimeout", self.temporary_device),
+            ("measurement", f"a cuff and a scale that bond and wake to measure ({CUFF_WAKES} cuff wakes), a wrong passkey",
+             self.measurement_devices_scenario),
             ("stop", "stop leaves no link up", self.clean_stop),
         ]
         for key, title, body in plan:
