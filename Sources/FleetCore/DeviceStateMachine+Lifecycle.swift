@@ -61,10 +61,7 @@ extension DeviceStateMachine {
         case .asleep:
             switch standby {
             case .searching: effects.append(.stopResolve)
-            case .awaitingGrant: effects.append(.withdrawAttemptRequest)
-            case .connecting(let adapter):
-                if release == .release { effects.append(.cancelConnect) }
-                effects.append(.standingEnded(adapter: adapter))
+            case .connecting: if release == .release { effects.append(.cancelConnect) }
             case .none, .pausing: break
             }
         case .idle, .backingOff, .suspended:

@@ -146,13 +146,7 @@ extension FleetStateMachine {
                 }
             case .cancelled:
                 devices[id]?.link = .disconnected
-            case .standing:
-                devices[id]?.link = .standing(adapter)
-                devices[id]?.lastAdapter = adapter
             }
-            requestEvaluation(&actions)
-        case .standingEnded(let id, let adapter):
-            if case .standing(adapter)? = devices[id]?.link { devices[id]?.link = .disconnected }
             requestEvaluation(&actions)
         case .persist(let id, let update):
             guard let device = devices[id] else { break }

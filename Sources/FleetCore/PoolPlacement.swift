@@ -229,8 +229,6 @@ struct PoolPlacement {
             switch device.link {
             case .connected(_, let since): isProtected = now.duration(since: since) < configuration.minimumDwell
             case .attempting: isProtected = true
-            // Its device sleeps and may wake any moment: its place is kept like an attempt's.
-            case .standing: isProtected = true
             case .disconnected: isProtected = false
             }
         }

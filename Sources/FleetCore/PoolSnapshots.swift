@@ -67,16 +67,12 @@ public enum PoolLinkStatus: Hashable, Sendable {
     case disconnected
     case attempting(AdapterID)
     case connected(AdapterID, since: MonotonicInstant)
-    /// A sleeping device's pending `Connect` waits on this adapter for it to wake: it holds a
-    /// slot there (its link will), but no attempt in flight — Linux waits for it by passive
-    /// scanning, not with an LE Create Connection — so the adapter stays free for attempts.
-    case standing(AdapterID)
 
     /// The adapter whose slot this link holds, if any.
     public var adapter: AdapterID? {
         switch self {
         case .disconnected: nil
-        case .attempting(let adapter), .connected(let adapter, _), .standing(let adapter): adapter
+        case .attempting(let adapter), .connected(let adapter, _): adapter
         }
     }
 

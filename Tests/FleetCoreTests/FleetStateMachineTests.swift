@@ -129,35 +129,6 @@ struct FleetStateMachineTests {
         #expect(fleet.devices[Self.strap]?.link == .attempting(Self.hci0))
     }
 
-    @Test func aSleepingDevicesPendingConnectHoldsASlotButLeavesTheAdapterFreeForAttempts() {
-        // hci0 has 2 slots: the cuff's pending Connect stands on one, the strap still gets its
-        // attempt at once, and a third device finds no slot.
-        let (cuff, strap, third) = (Self.strap, Self.watch, PoolFixture.device(3))
-        var fleet = Self.running(Self.configuration(pinned: [cuff, strap, third]))
-        for id in [cuff, strap, third] {
-            _ = fleet.handle(.device(id, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
-        }
-        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
-        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci0)])
-        _ = fleet.handle(.deviceOutput(.attemptFinished(cuff, adapter: Self.hci0, outcome: .standing)), now: Self.t0)
-        #expect(fleet.devices[cuff]?.link == .standing(Self.hci0))
-        _ = fleet.handle(.deviceOutput(.requestAttempt(strap)), now: Self.t0)
-        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: strap) == [.attemptGranted(adapter: Self.hci0)],
-            "a standing Connect is no attempt in flight")
-        _ = fleet.handle(.deviceOutput(.attemptFinished(strap, adapter: Self.hci0, outcome: .connected)), now: Self.t0)
-        #expect(fleet.devices.values.filter { $0.link.adapter == Self.hci0 }.count == 2, "the standing Connect holds its slot")
-        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: Self.t0)
-        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third).isEmpty, "both slots are held")
-        // The cuff's pending Connect ends without it: the slot is free, but stays the pinned
-        // cuff's place, and its next pending Connect is placed there again.
-        _ = fleet.handle(.deviceOutput(.standingEnded(cuff, adapter: Self.hci0)), now: Self.t0)
-        #expect(fleet.devices[cuff]?.link == .disconnected)
-        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
-        let next = fleet.handle(.evaluate, now: Self.t0)
-        #expect(Self.deliveries(next, to: cuff) == [.attemptGranted(adapter: Self.hci0)])
-        #expect(Self.deliveries(next, to: third).isEmpty)
-    }
-
     @Test func anAdapterOutsideTheSelectionIsRecordedButNeverUsed() {
         var configuration = Self.configuration()
         configuration.adapters = [Self.hci0]
