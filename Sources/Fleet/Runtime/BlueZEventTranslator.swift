@@ -103,8 +103,12 @@ public struct BlueZEventTranslator: Sendable {
     private mutating func found(_ device: BlueZDevice) -> [Routed] {
         guard let id = device.identity else { return [] }
         devices[device.path] = id
-        // Whether it is paired first: the machine decides at once what a found device needs.
-        var routed: [Routed] = [.device(id, .pairedChanged(device.paired)), .device(id, .deviceFound(adapter: device.adapterID))]
+        // Paired first, so the machine decides at once what a found device needs. Only a paired
+        // object says so: bonds are per adapter, and another adapter's unpaired duplicate (heard
+        // while discovering) must not make a bonded device look unpaired — it would bond again.
+        // The machine forgets `Paired` itself when the device's object goes.
+        var routed: [Routed] = device.paired ? [.device(id, .pairedChanged(true))] : []
+        routed.append(.device(id, .deviceFound(adapter: device.adapterID)))
         if device.connected { routed.append(.device(id, .connected)) }
         return routed
     }
