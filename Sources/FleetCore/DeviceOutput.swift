@@ -4,6 +4,7 @@ public enum DeviceOutput: Sendable, Hashable, Codable {
     case requestAttempt(DeviceID)
     case withdrawAttemptRequest(DeviceID)
     case attemptFinished(DeviceID, adapter: AdapterID, outcome: DeviceEffect.AttemptOutcome)
+    case standingEnded(DeviceID, adapter: AdapterID)
     case persist(DeviceID, DeviceEffect.StoreUpdate)
     case lifecycle(DeviceID, DeviceEffect.LifecycleEvent)
     /// A value read on connect (notifications arrive through the data path, not here).
@@ -19,7 +20,8 @@ extension DeviceOutput {
     /// The device whose machine reported it.
     public var device: DeviceID {
         switch self {
-        case .requestAttempt(let id), .withdrawAttemptRequest(let id), .attemptFinished(let id, _, _), .persist(let id, _),
+        case .requestAttempt(let id), .withdrawAttemptRequest(let id), .attemptFinished(let id, _, _), .standingEnded(let id, _),
+            .persist(let id, _),
             .lifecycle(let id, _), .value(let id, _, _), .resolving(let id, _), .resumeWrites(let id), .writeOutcome(let id, _):
             id
         }

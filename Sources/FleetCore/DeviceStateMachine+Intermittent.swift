@@ -3,8 +3,10 @@
 // `Device1.Connect` left pending, which Linux turns into a passive scan for the device and a
 // connection the moment it advertises (measured on the real stack: 0.2–0.4 s after its
 // advertising starts; the pending call ends with `le-connection-abort-by-local` after ~40 s if it
-// does not come, and is sent again). Such a Connect holds no controller time, so it goes around
-// the fleet gate, whose one-attempt-per-adapter rule is about LE Create Connection.
+// does not come, and is sent again). Its adapter comes from the fleet gate like any attempt's
+// (placed where a slot is free), and the grant is handed back at once as `standing`: the slot
+// stays held for the link to come, but the adapter is free for other attempts, since a pending
+// passive-scan connect holds no LE Create Connection.
 
 extension DeviceStateMachine {
     /// What an `asleep` device is waiting with.
@@ -12,6 +14,8 @@ extension DeviceStateMachine {
         case none
         /// bluetoothd has no object for it: the fleet's discovery looks for it (unbounded).
         case searching
+        /// Waiting for the fleet gate to place the pending Connect on an adapter with a free slot.
+        case awaitingGrant
         /// A `Device1.Connect` through this adapter waits for the device to advertise.
         case connecting(AdapterID)
         /// Between two pending Connects: the last one ended without the device.
@@ -29,12 +33,9 @@ extension DeviceStateMachine {
         // Only an adapter that is powered: a pending Connect on one that went would be refused
         // at once, again and again.
         if let adapter = knownAdapter, poweredAdapters.contains(adapter), !needsRediscovery {
-            standby = .connecting(adapter)
-            session += 1
-            linkAdapter = adapter
+            standby = .awaitingGrant
             subscribeWhileAsleep(&effects)
-            effects.append(.connect(adapter: adapter))
-            arm(.connect, at: now + configuration.timeouts.connect, &effects)
+            effects.append(.requestAttempt)
         } else {
             standby = .searching
             effects.append(.startResolve)
@@ -50,19 +51,37 @@ extension DeviceStateMachine {
     /// again). Not on the fd path: an `AcquireNotify` needs the link (and the configuration
     /// refuses `fd_path` for intermittent classes).
     mutating func subscribeWhileAsleep(_ effects: inout [DeviceEffect]) {
-        guard isPaired, !sessionsHeld, !configuration.useFileDescriptorPath, case .connecting = standby else { return }
+        guard isPaired, !sessionsHeld, !configuration.useFileDescriptorPath, standby != .none, standby != .searching else { return }
         sessionsHeld = true
         for characteristic in configuration.subscriptions {
             effects.append(.subscribe(characteristic: characteristic, via: .startNotify))
         }
     }
 
+    /// The gate placed the pending Connect: hand the grant back as `standing` (the slot stays
+    /// held, the adapter is free) and send it.
+    mutating func standbyGranted(_ adapter: AdapterID, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        session += 1
+        linkAdapter = adapter
+        standby = .connecting(adapter)
+        effects.append(.attemptFinished(adapter: adapter, outcome: .standing))
+        effects.append(.connect(adapter: adapter))
+        arm(.connect, at: now + configuration.timeouts.connect, &effects)
+    }
+
+    /// The pending Connect is over without a link: its slot goes back.
+    mutating func endStanding(_ effects: inout [DeviceEffect]) {
+        disarm(.connect, &effects)
+        if case .connecting(let adapter) = standby { effects.append(.standingEnded(adapter: adapter)) }
+        linkAdapter = nil
+        standby = .none
+    }
+
     /// The pending Connect ended without a link (the device slept through it, or bluetoothd
     /// gave up on it): pause, then send the next. Nothing is counted.
     mutating func pauseStandby(cancelling: Bool, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
-        disarm(.connect, &effects)
         if cancelling { effects.append(.cancelConnect) }
-        linkAdapter = nil
+        endStanding(&effects)
         standby = .pausing
         arm(.standby, at: now + Self.standbyPause, &effects)
     }
@@ -77,8 +96,7 @@ extension DeviceStateMachine {
     ) {
         if failure.kind == .unknownObject || failure.kind == .doesNotExist {
             // bluetoothd forgot it (its object expired or was removed): look for it.
-            disarm(.connect, &effects)
-            linkAdapter = nil
+            endStanding(&effects)
             knownAdapter = nil
             waitForWake(now: now, &effects)
             return
@@ -86,8 +104,7 @@ extension DeviceStateMachine {
         switch BlueZErrorClassifier.classify(failure) {
         case .notReady, .bluetoothOff:
             // The adapter is going: look for the device where it is (another adapter, later).
-            disarm(.connect, &effects)
-            linkAdapter = nil
+            endStanding(&effects)
             knownAdapter = nil
             waitForWake(now: now, &effects)
         case .transient, .outOfSlots, .busy:

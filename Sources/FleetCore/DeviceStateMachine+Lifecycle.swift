@@ -61,7 +61,10 @@ extension DeviceStateMachine {
         case .asleep:
             switch standby {
             case .searching: effects.append(.stopResolve)
-            case .connecting: if release == .release { effects.append(.cancelConnect) }
+            case .awaitingGrant: effects.append(.withdrawAttemptRequest)
+            case .connecting(let adapter):
+                if release == .release { effects.append(.cancelConnect) }
+                effects.append(.standingEnded(adapter: adapter))
             case .none, .pausing: break
             }
         case .idle, .backingOff, .suspended:

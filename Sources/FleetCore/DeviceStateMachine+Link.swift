@@ -29,6 +29,10 @@ extension DeviceStateMachine {
 
 extension DeviceStateMachine {
     mutating func attemptGranted(_ adapter: AdapterID, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        if state == .asleep, standby == .awaitingGrant, isWanted {
+            standbyGranted(adapter, now: now, &effects)
+            return
+        }
         guard state == .connecting(adapter: nil), isWanted else {
             // The request was withdrawn while the grant was on its way: hand the slot back.
             effects.append(.attemptFinished(adapter: adapter, outcome: .cancelled))
@@ -51,10 +55,12 @@ extension DeviceStateMachine {
         case .discovering, .pairing, .ready, .degraded:
             break
         case .asleep:
-            // The pending Connect found the device awake (or it connected on its own).
+            // The pending Connect found the device awake (or it connected on its own). Its
+            // standing slot becomes the link's (the fleet hears the link from bluetoothd).
             disarm(.connect, &effects)
             disarm(.standby, &effects)
             if standby == .searching { effects.append(.stopResolve) }
+            if standby == .awaitingGrant { effects.append(.withdrawAttemptRequest) }
             standby = .none
             objectLostBeforeLink = false
             linkAdapter = linkAdapter ?? knownAdapter
@@ -106,8 +112,7 @@ extension DeviceStateMachine {
     /// address. The slot goes back unused, no failure is recorded, and the device is looked for.
     mutating func connectNeedsDiscovery(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         if state == .asleep, case .connecting = standby {
-            disarm(.connect, &effects)
-            linkAdapter = nil
+            endStanding(&effects)
             knownAdapter = nil
             waitForWake(now: now, &effects)
             return

@@ -314,6 +314,9 @@ public enum DeviceEffect: Hashable, Sendable, Codable {
     case withdrawAttemptRequest
     /// The granted attempt on `adapter` is over: release its in-flight slot.
     case attemptFinished(adapter: AdapterID, outcome: AttemptOutcome)
+    /// A pending `Connect` (`AttemptOutcome.standing`) on `adapter` ended without a link: its
+    /// slot is free again.
+    case standingEnded(adapter: AdapterID)
 
     // MARK: - Link
 
@@ -363,6 +366,9 @@ public enum DeviceEffect: Hashable, Sendable, Codable {
     /// How a granted attempt ended, so the fleet gate can rate-limit per adapter.
     public enum AttemptOutcome: Hashable, Sendable, Codable {
         case connected
+        /// An intermittent device's pending `Connect` was sent: it waits for the device to wake,
+        /// holding a slot on the adapter (`PoolLinkStatus.standing`) until `standingEnded`.
+        case standing
         case failed(FailureClass)
         /// Withdrawn by us (no longer wanted, bluetoothd or adapter gone, connect timeout).
         case cancelled

@@ -94,7 +94,7 @@ extension FleetStateMachine {
         guard var device = devices[id] else { return }
         var seen: Set<AdapterID> = []
         device.objects = objects.filter { seen.insert($0.adapter).inserted }.sorted { $0.adapter < $1.adapter }.map {
-            DeviceObject(adapter: $0.adapter, rssi: $0.rssi, connected: $0.connected)
+            DeviceObject(adapter: $0.adapter, rssi: $0.rssi, connected: $0.connected, paired: $0.paired)
         }
         for object in objects {
             if let rssi = object.rssi { device.lastRSSI[object.adapter] = rssi }
@@ -146,7 +146,13 @@ extension FleetStateMachine {
                 }
             case .cancelled:
                 devices[id]?.link = .disconnected
+            case .standing:
+                devices[id]?.link = .standing(adapter)
+                devices[id]?.lastAdapter = adapter
             }
+            requestEvaluation(&actions)
+        case .standingEnded(let id, let adapter):
+            if case .standing(adapter)? = devices[id]?.link { devices[id]?.link = .disconnected }
             requestEvaluation(&actions)
         case .persist(let id, let update):
             guard let device = devices[id] else { break }

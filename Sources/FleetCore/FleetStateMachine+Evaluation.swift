@@ -16,7 +16,8 @@ extension FleetStateMachine {
             snapshots.append(PoolDeviceSnapshot(
                 id: id, membership: device.pinned ? .pinned : .pool, isEligible: !device.held, configuredPriority: device.priority,
                 rssi: device.lastRSSI, knownConnectable: connectable, link: device.link, wantsAttempt: device.wantsAttempt,
-                restoreInProgress: false, recentFailures: device.recentFailures))
+                restoreInProgress: false, recentFailures: device.recentFailures,
+                bondedOn: Set(device.objects.filter(\.paired).map(\.adapter))))
         }
         let adapterSnapshots = adapters.filter(\.value.selected).sorted { $0.key < $1.key }.map {
             AdapterSnapshot(id: $0.key, isPowered: $0.value.powered)

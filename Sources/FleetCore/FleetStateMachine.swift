@@ -96,13 +96,35 @@ public struct FleetStateMachine: Sendable {
         public var services: [String]
         public var rssi: Int?
         public var connected: Bool
+        /// bluetoothd holds keys for the device on this adapter (`Paired`). Keys belong to one
+        /// adapter: a bonded device connected through another one must bond again there, and
+        /// many measurement devices keep a single bond, so they stay where they bonded.
+        public var paired: Bool
 
-        public init(adapter: AdapterID, name: String? = nil, services: [String] = [], rssi: Int? = nil, connected: Bool = false) {
+        public init(
+            adapter: AdapterID, name: String? = nil, services: [String] = [], rssi: Int? = nil, connected: Bool = false,
+            paired: Bool = false
+        ) {
             self.adapter = adapter
             self.name = name
             self.services = services
             self.rssi = rssi
             self.connected = connected
+            self.paired = paired
+        }
+
+        private enum CodingKeys: String, CodingKey { case adapter, name, services, rssi, connected, paired }
+
+        // Recordings made before `paired` existed decode as unpaired.
+        public init(from decoder: any Decoder) throws {
+            let values = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                adapter: try values.decode(AdapterID.self, forKey: .adapter),
+                name: try values.decodeIfPresent(String.self, forKey: .name),
+                services: try values.decode([String].self, forKey: .services),
+                rssi: try values.decodeIfPresent(Int.self, forKey: .rssi),
+                connected: try values.decode(Bool.self, forKey: .connected),
+                paired: try values.decodeIfPresent(Bool.self, forKey: .paired) ?? false)
         }
     }
 

@@ -57,7 +57,9 @@ struct PoolPlacement {
         for adapter in usable { capacity[adapter] = configuration.slots(for: adapter) }
         for device in devices {
             byID[device.id] = device
-            reach[device.id] = usable.filter { device.isReachable(on: $0) }.sorted { lhs, rhs in
+            let reaching = usable.filter { device.isReachable(on: $0) }
+            let bonded = reaching.filter { device.bondedOn.contains($0) }
+            reach[device.id] = (bonded.isEmpty ? reaching : bonded).sorted { lhs, rhs in
                 let left = device.rssi[lhs] ?? PoolScoreWeights.unseenRSSI
                 let right = device.rssi[rhs] ?? PoolScoreWeights.unseenRSSI
                 return left != right ? left > right : lhs < rhs
@@ -229,6 +231,8 @@ struct PoolPlacement {
             switch device.link {
             case .connected(_, let since): isProtected = now.duration(since: since) < configuration.minimumDwell
             case .attempting: isProtected = true
+            // Its device sleeps and may wake any moment: its place is kept like an attempt's.
+            case .standing: isProtected = true
             case .disconnected: isProtected = false
             }
         }

@@ -25,6 +25,10 @@ public struct PoolDeviceSnapshot: Hashable, Sendable {
     public var wantsAttempt: Bool
     public var restoreInProgress: Bool
     public var recentFailures: Int
+    /// Adapters whose bluetoothd holds the device's keys. A bonded device is placed only there
+    /// while one of them can reach it: through another adapter it would have to bond again, and
+    /// a device that keeps one bond would lose the first.
+    public var bondedOn: Set<AdapterID>
 
     public init(
         id: DeviceID,
@@ -36,7 +40,8 @@ public struct PoolDeviceSnapshot: Hashable, Sendable {
         link: PoolLinkStatus = .disconnected,
         wantsAttempt: Bool = false,
         restoreInProgress: Bool = false,
-        recentFailures: Int = 0
+        recentFailures: Int = 0,
+        bondedOn: Set<AdapterID> = []
     ) {
         self.id = id
         self.membership = membership
@@ -48,6 +53,7 @@ public struct PoolDeviceSnapshot: Hashable, Sendable {
         self.wantsAttempt = wantsAttempt
         self.restoreInProgress = restoreInProgress
         self.recentFailures = recentFailures
+        self.bondedOn = bondedOn
     }
 
     public var isPinned: Bool { membership == .pinned }
@@ -67,12 +73,16 @@ public enum PoolLinkStatus: Hashable, Sendable {
     case disconnected
     case attempting(AdapterID)
     case connected(AdapterID, since: MonotonicInstant)
+    /// A sleeping device's pending `Connect` waits on this adapter for it to wake: it holds a
+    /// slot there (its link will), but no attempt in flight — Linux waits for it by passive
+    /// scanning, not with an LE Create Connection — so the adapter stays free for attempts.
+    case standing(AdapterID)
 
     /// The adapter whose slot this link holds, if any.
     public var adapter: AdapterID? {
         switch self {
         case .disconnected: nil
-        case .attempting(let adapter), .connected(let adapter, _): adapter
+        case .attempting(let adapter), .connected(let adapter, _), .standing(let adapter): adapter
         }
     }
 

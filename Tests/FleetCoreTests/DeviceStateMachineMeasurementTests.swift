@@ -135,19 +135,24 @@ import Testing
 
     // MARK: - Intermittent devices
 
-    @Test func aSleepingDeviceWaitsWithAPendingConnectOutsideTheGate() throws {
+    @Test func aSleepingDeviceWaitsWithAPendingConnectPlacedByTheGateHoldingOnlyASlot() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
         let wanted = h.feed(.policyUpdated(wanted: true))
         #expect(h.state == .asleep)
-        #expect(wanted.contains(.connect(adapter: DeviceHarness.hci0)))
-        #expect(!wanted.contains(.requestAttempt))
-        // Nobody woke it: bluetoothd gives up on the pending connect. Nothing is counted; the
-        // next Connect goes after a pause.
+        #expect(wanted.contains(.requestAttempt), "the gate places it where a slot is free")
+        // Placed on hci1 (not where bluetoothd reported it first): the grant is handed back at
+        // once as standing — the slot stays held, the adapter is free for other attempts.
+        let granted = h.feed(.attemptGranted(adapter: DeviceHarness.hci1))
+        #expect(granted.prefix(2) == [.attemptFinished(adapter: DeviceHarness.hci1, outcome: .standing), .connect(adapter: DeviceHarness.hci1)])
+        // Nobody woke it: bluetoothd gives up on the pending connect. Nothing is counted, the
+        // slot goes back, and the next one is asked for after a pause.
         let slept = h.feed(.connectFailed(Failures.abortByLocal))
         #expect(!slept.contains { if case .emit(.failed) = $0 { true } else { false } })
+        #expect(slept.contains(.standingEnded(adapter: DeviceHarness.hci1)))
         #expect(h.state == .asleep && h.machine.reconnect.consecutiveFailures == 0)
         let next = try h.fire(.standby)
-        #expect(next.contains(.connect(adapter: DeviceHarness.hci0)))
+        #expect(next.contains(.requestAttempt))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         // It wakes: the pending Connect completes.
         _ = h.feed(.connected)
         #expect(h.state == .discovering)
@@ -156,6 +161,7 @@ import Testing
     @Test func theEndOfASessionIsNoFailure() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
         _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         _ = h.feed(.connected)
         _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
         _ = h.feed(.valueReceived(characteristic: UUIDs.batteryLevel))
@@ -163,7 +169,7 @@ import Testing
         #expect(h.state == .ready)
         let ended = h.feed(.disconnected(Failures.remoteReason))
         #expect(!ended.contains { if case .emit(.failed) = $0 { true } else { false } })
-        #expect(ended.contains(.connect(adapter: DeviceHarness.hci0)))
+        #expect(ended.contains(.requestAttempt))
         #expect(h.state == .asleep)
         #expect(h.machine.reconnect.consecutiveFailures == 0)
         #expect(ended.contains(h.changed(from: .ready, to: .asleep)))
@@ -177,13 +183,14 @@ import Testing
         _ = h.feed(.pairedChanged(true))
         let found = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
         #expect(found.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
-        #expect(found.contains(.connect(adapter: DeviceHarness.hci0)))
+        #expect(found.contains(.requestAttempt))
         // Its answer while asleep changes nothing.
         #expect(h.feed(.subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notSupported)).isEmpty)
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         _ = h.feed(.connectFailed(Failures.abortByLocal))
         let again = try h.fire(.standby)
         #expect(!again.contains { if case .subscribe = $0 { true } else { false } })
-        #expect(again.contains(.connect(adapter: DeviceHarness.hci0)))
+        #expect(again.contains(.requestAttempt))
         // bluetoothd restarted: its sessions are gone, so the device is subscribed again.
         _ = h.feed(.bluetoothdVanished)
         _ = h.feed(.bluetoothdAppeared)
@@ -204,6 +211,7 @@ import Testing
     @Test func aLinkThatEndsBeforeItsServicesIsAFailureNotTheEndOfASession() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
         _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         _ = h.feed(.connected)
         // Encryption with a key the device no longer has ends the link before GATT.
         let ended = h.feed(.disconnected(nil))
@@ -216,6 +224,7 @@ import Testing
         configuration.bond = true
         var h = try DeviceHarness.idle(configuration: configuration)
         _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         _ = h.feed(.connected)
         _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
         #expect(h.state == .pairing)
@@ -242,16 +251,19 @@ import Testing
         #expect(h.state == .asleep && !h.machine.isArmed(.resolve))
         let found = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
         #expect(found.contains(.stopResolve))
-        #expect(found.contains(.connect(adapter: DeviceHarness.hci0)))
+        #expect(found.contains(.requestAttempt))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         // Its object goes (the bond was removed): it is looked for again, still asleep.
         let lost = h.feed(.deviceLost)
         #expect(lost.contains(.startResolve))
+        #expect(lost.contains(.standingEnded(adapter: DeviceHarness.hci0)), "its slot goes back")
         #expect(h.state == .asleep)
     }
 
     @Test func aPendingConnectBluetoothdHoldsTooLongIsCancelledAndSentAgain() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
         _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         let expired = try h.fire(.connect)
         #expect(expired.contains(.cancelConnect))
         #expect(h.state == .asleep && h.machine.isArmed(.standby))
@@ -261,6 +273,7 @@ import Testing
     @Test func aRefusalOfThePendingConnectIsAFailure() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
         _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         let refused = h.feed(.connectFailed(Failures.notAuthorized))
         #expect(refused.contains(h.failed(.denied, Failures.notAuthorized)))
         if case .backingOff = h.state {} else { Issue.record("expected a backoff, got \(h.state)") }
@@ -269,8 +282,10 @@ import Testing
     @Test func unwantedWhileAsleepCancelsThePendingConnect() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
         _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         let dropped = h.feed(.policyUpdated(wanted: false))
         #expect(dropped.contains(.cancelConnect))
+        #expect(dropped.contains(.standingEnded(adapter: DeviceHarness.hci0)))
         #expect(h.state == .idle)
     }
 }

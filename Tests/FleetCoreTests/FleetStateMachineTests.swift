@@ -129,6 +129,57 @@ struct FleetStateMachineTests {
         #expect(fleet.devices[Self.strap]?.link == .attempting(Self.hci0))
     }
 
+    @Test func aSleepingDevicesPendingConnectHoldsASlotButLeavesTheAdapterFreeForAttempts() {
+        // hci0 has 2 slots: the cuff's pending Connect stands on one, the strap still gets its
+        // attempt at once, and a third device finds no slot.
+        let (cuff, strap, third) = (Self.strap, Self.watch, PoolFixture.device(3))
+        var fleet = Self.running(Self.configuration(pinned: [cuff, strap, third]))
+        for id in [cuff, strap, third] {
+            _ = fleet.handle(.device(id, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        }
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci0)])
+        _ = fleet.handle(.deviceOutput(.attemptFinished(cuff, adapter: Self.hci0, outcome: .standing)), now: Self.t0)
+        #expect(fleet.devices[cuff]?.link == .standing(Self.hci0))
+        _ = fleet.handle(.deviceOutput(.requestAttempt(strap)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: strap) == [.attemptGranted(adapter: Self.hci0)],
+            "a standing Connect is no attempt in flight")
+        _ = fleet.handle(.deviceOutput(.attemptFinished(strap, adapter: Self.hci0, outcome: .connected)), now: Self.t0)
+        #expect(fleet.devices.values.filter { $0.link.adapter == Self.hci0 }.count == 2, "the standing Connect holds its slot")
+        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third).isEmpty, "both slots are held")
+        // The cuff's pending Connect ends without it: the slot is free, but stays the pinned
+        // cuff's place, and its next pending Connect is placed there again.
+        _ = fleet.handle(.deviceOutput(.standingEnded(cuff, adapter: Self.hci0)), now: Self.t0)
+        #expect(fleet.devices[cuff]?.link == .disconnected)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        let next = fleet.handle(.evaluate, now: Self.t0)
+        #expect(Self.deliveries(next, to: cuff) == [.attemptGranted(adapter: Self.hci0)])
+        #expect(Self.deliveries(next, to: third).isEmpty)
+    }
+
+    @Test func aBondedDeviceIsPlacedWhereItsKeysAreWhileThatAdapterReachesIt() {
+        // Heard loudly on hci0, bonded through hci1: its Connect goes to hci1 (through hci0 it
+        // would have to bond again, and a cuff that keeps one bond would lose the first).
+        let cuff = Self.strap
+        var fleet = Self.running(Self.configuration(pinned: [cuff]))
+        _ = fleet.handle(.adapterChanged(Self.hci1, powered: true), now: Self.t0)
+        _ = fleet.handle(.adapterPowerChanged(Self.hci1, powered: true), now: Self.t0)
+        let objects: [FleetStateMachine.DeviceObject] = [
+            .init(adapter: Self.hci0, rssi: -40), .init(adapter: Self.hci1, rssi: -85, paired: true),
+        ]
+        _ = fleet.handle(.device(cuff, .deviceFound(adapter: Self.hci0), objects: objects), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci1)])
+        _ = fleet.handle(.deviceOutput(.attemptFinished(cuff, adapter: Self.hci1, outcome: .cancelled)), now: Self.t0)
+
+        // hci1 goes: the bond cannot be used, and a new one through hci0 beats never connecting.
+        _ = fleet.handle(.adapterChanged(Self.hci1, powered: false), now: Self.t0)
+        _ = fleet.handle(.adapterPowerChanged(Self.hci1, powered: false), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci0)])
+    }
+
     @Test func anAdapterOutsideTheSelectionIsRecordedButNeverUsed() {
         var configuration = Self.configuration()
         configuration.adapters = [Self.hci0]

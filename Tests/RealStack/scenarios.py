@@ -655,6 +655,18 @@ class RealStack:
         wrong = self.measurement_devices[WRONG_CUFF[1]]
         names = {address: name for name, address in (CUFF, SCALE, WRONG_CUFF)}
         failures_before = len(self.log_events("failed"))
+        # Each sleeping device keeps a slot for its wake (its pending Connect stands there), and
+        # the two 5-link controllers hold 10: 8 straps and 3 measurement devices do not fit. The
+        # operator makes room as on a ward, holding one strap disconnected (`disconnect`) for
+        # the scenario and letting it go (`reconnect`) after.
+        held_name, held_address = STRAPS[-1]
+        code, _, err = await self.run(self.ctl_path, "disconnect", held_address)
+        self.check(record, code == 0, f"{held_name} held disconnected to make room ({code}{': ' + err.strip() if err.strip() else ''})")
+
+        async def held_unlinked():
+            return not any(str(peer).startswith(held_address) for adapter in self.adapters
+                           for peer in adapter.le_connections)
+        await self.wait_for(f"{held_name}'s link down", held_unlinked, STEP_DEADLINE)
         for name, address in (CUFF, SCALE, WRONG_CUFF):
             device_class = "scale" if address == SCALE[1] else "cuff"
             code, _, err = await self.run(self.ctl_path, "pin", address, "--class", device_class, "--name", name)
@@ -673,11 +685,13 @@ class RealStack:
         record["figures"]["most_links_on_controllers"] = most_links["controllers"]
         record["figures"]["most_links_daemon_used"] = most_links["daemon"]
         over = {adapter: count for adapter, count in most_links["controllers"].items() if count > SLOTS_PER_ADAPTER}
-        # Not a check (yet): a sleeping device's pending Connect waits on the adapter bluetoothd
-        # found it on, full or not, so its link can exceed slots_per_adapter (NOTES.md).
+        # A sleeping device's pending Connect is placed by the fleet gate where a slot is free and
+        # holds it (NOTES.md): no adapter may hold more links than slots_per_adapter.
         record["figures"]["links_over_slots_per_adapter"] = (
             {adapter: f"{count} of {SLOTS_PER_ADAPTER}" for adapter, count in over.items()} or "none")
         self.figures["measurement_links_over_slots_per_adapter"] = record["figures"]["links_over_slots_per_adapter"]
+        self.check(record, not over, f"no adapter held more links than slots_per_adapter ({SLOTS_PER_ADAPTER}): "
+                   f"controllers {most_links['controllers']}, the daemon's count {most_links['daemon']}")
 
         async def all_asleep():
             return not any(device.awake for device in self.measurement_devices.values())
@@ -698,6 +712,15 @@ class RealStack:
         self._check_measurement_device(record, scale, devices, failed, None)
         self._check_wrong_passkey(record, wrong, devices, failed, trace)
         self._measurement_figures(record, cuff, scale, wrong, devices, trace)
+
+        # The wrong cuff gave up and gave its slot back: the held strap has one again.
+        code, _, err = await self.run(self.ctl_path, "reconnect", held_address)
+        self.check(record, code == 0, f"{held_name} let go ({code}{': ' + err.strip() if err.strip() else ''})")
+
+        async def held_ready():
+            return (await self.devices()).get(held_address, {}).get("state") == "ready"
+        record["figures"]["held_strap_ready_again_s"] = round(
+            await self.wait_for(f"{held_name} ready again", held_ready, READY_DEADLINE), 1)
 
     async def _sample_links(self, most: dict[str, dict[str, int]]):
         next_status = 0.0

@@ -141,7 +141,7 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
             guard let id = device.identity else { return nil }
             let object = FleetStateMachine.DeviceObject(
                 adapter: device.adapterID, name: device.alias ?? device.name, services: device.uuids, rssi: device.rssi.map(Int.init),
-                connected: device.connected)
+                connected: device.connected, paired: device.paired)
             return FleetSighting(id: id, object: object, paired: device.paired, reportedAt: heard[device.path])
         }
     }
@@ -231,7 +231,7 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         tree.devices(id).map { object in
             FleetStateMachine.DeviceObject(
                 adapter: object.adapterID, name: object.alias ?? object.name, services: object.uuids,
-                rssi: object.rssi.map(Int.init), connected: object.connected)
+                rssi: object.rssi.map(Int.init), connected: object.connected, paired: object.paired)
         }
     }
 

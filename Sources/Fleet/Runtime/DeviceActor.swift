@@ -88,6 +88,8 @@ public actor DeviceActor {
             output(.withdrawAttemptRequest(device))
         case .attemptFinished(let adapter, let outcome):
             output(.attemptFinished(device, adapter: adapter, outcome: outcome))
+        case .standingEnded(let adapter):
+            output(.standingEnded(device, adapter: adapter))
         case .connect(let adapter):
             let timeout = machine.configuration.timeouts.connect
             run(session: machine.session) {
