@@ -170,7 +170,10 @@ extension DeviceStateMachine {
         }
         if missingService || missingCharacteristic {
             teardown(.release, attemptOutcome: .cancelled, &effects)
-            fail(.protocol, error: nil, now: now, random: &random, &effects)
+            let missing = Self.missingGATT(
+                services: configuration.requiredServices.subtracting(services),
+                characteristics: configuration.requiredCharacteristics.subtracting(characteristics))
+            fail(.protocol, error: missing, now: now, random: &random, &effects)
             return
         }
         if configuration.bond, !isPaired {
@@ -340,4 +343,18 @@ extension DeviceStateMachine {
     func storeUpdate(connectedNow: Bool) -> DeviceEffect.StoreUpdate {
         DeviceEffect.StoreUpdate(servicesSeen: servicesSeen.sorted(), hasBeenReady: hasBeenReady, connectedNow: connectedNow)
     }
+}
+
+extension DeviceStateMachine {
+    /// The failure a link gets when the device lacks what its class requires: it names what was
+    /// missing, so the journal says whether the device is the wrong one or its GATT came late.
+    static func missingGATT(services: Set<String>, characteristics: Set<String>) -> DeviceEvent.Failure {
+        var parts: [String] = []
+        if !services.isEmpty { parts.append("services \(services.sorted().joined(separator: " "))") }
+        if !characteristics.isEmpty { parts.append("characteristics \(characteristics.sorted().joined(separator: " "))") }
+        return DeviceEvent.Failure(kind: .doesNotExist, name: missingGATTName, message: "required " + parts.joined(separator: ", ") + " not found")
+    }
+
+    /// Not a BlueZ error name: the machine's own finding, after `ServicesResolved`.
+    public static let missingGATTName = "wearfleet.RequiredGATTMissing"
 }

@@ -48,9 +48,11 @@ import Testing
         var h = try DeviceHarness.discovering()
         let effects = h.feed(.servicesResolved(services: [UUIDs.batteryService], characteristics: [UUIDs.batteryLevel]))
         let deadline = try #require(h.deadline(of: .backoff))
+        let missing = DeviceEvent.Failure(
+            kind: .doesNotExist, name: DeviceStateMachine.missingGATTName, message: "required services \(UUIDs.heartRateService), characteristics \(UUIDs.heartRateMeasurement) not found")
         #expect(effects == [
             .cancelTimer(.discovery), h.persisted(connectedNow: false), .disconnect,
-            h.failed(.protocol), h.scheduled(.backoff, at: deadline),
+            h.failed(.protocol, missing), h.scheduled(.backoff, at: deadline),
             h.changed(from: .discovering, to: .backingOff(attempt: 1, deadline: deadline), cause: .protocol),
         ])
     }
@@ -58,7 +60,9 @@ import Testing
     @Test func aMissingRequiredCharacteristicIsAProtocolFailure() throws {
         var h = try DeviceHarness.discovering()
         let effects = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: [UUIDs.batteryLevel]))
-        #expect(effects.contains(h.failed(.protocol)))
+        #expect(effects.contains { effect in
+            if case .emit(.failed(.protocol, let error?, _)) = effect { error.message.contains("characteristics") } else { false }
+        })
         #expect(effects.contains(.disconnect))
     }
 
@@ -173,8 +177,10 @@ import Testing
         }
         let effects = h.feed(.servicesResolved(services: [], characteristics: []))
         let until = h.now + .seconds(60)
+        let missing = DeviceStateMachine.missingGATT(
+            services: h.machine.configuration.requiredServices, characteristics: h.machine.configuration.requiredCharacteristics)
         #expect(effects == [
-            .cancelTimer(.discovery), .disconnect, h.failed(.protocol), h.scheduled(.suspension, at: until),
+            .cancelTimer(.discovery), .disconnect, h.failed(.protocol, missing), h.scheduled(.suspension, at: until),
             h.changed(from: .discovering, to: .suspended(.circuitOpen(until: until)), cause: .protocol),
         ])
     }

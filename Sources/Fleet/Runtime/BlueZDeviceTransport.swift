@@ -17,13 +17,15 @@ public final class BlueZDeviceTransport: DeviceTransport {
     private let centrals: Mutex<[AdapterID: CentralActor]>
     private let poller: NotificationSocketPoller
     /// How long to wait for the GATT objects after `ServicesResolved` (BlueZ can announce it
-    /// before exporting everything).
+    /// before exporting everything). Ends as soon as the class's requirement is met, so only a
+    /// device that truly lacks it waits the whole time; 2 s was too short on a loaded 2-core
+    /// host under emulation (a scale's objects were still missing while the kernel paired it).
     private let gattSettleTimeout: Duration
     /// Where failures no caller hears of are told (a `Disconnect` bluetoothd refused).
     private let logger: Logger
 
     public init(
-        client: BlueZClient, poller: NotificationSocketPoller, gattSettleTimeout: Duration = .seconds(2),
+        client: BlueZClient, poller: NotificationSocketPoller, gattSettleTimeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "wearfleet.bluez-transport")
     ) {
         self.client = client
