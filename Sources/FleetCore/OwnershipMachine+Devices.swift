@@ -6,8 +6,9 @@
 extension OwnershipMachine {
     mutating func evaluate(_ device: DeviceID, now: MonotonicInstant, actions: inout [OwnershipAction]) {
         guard var record = devices[device] else { return }
-        reconcile(&record, device: device, actions: &actions)
-        finishHandoff(&record, device: device, actions: &actions)
+        reconcile(&record, device: device, now: now, actions: &actions)
+        finishHandoff(&record, device: device, now: now, actions: &actions)
+        republishIfDue(&record, now: now, actions: &actions)
         if let since = connectedSince, now >= since + configuration.resyncGrace {
             claimIfUnowned(&record, device: device, now: now, actions: &actions)
             handOverIfBeaten(&record, device: device, now: now, actions: &actions)
@@ -19,13 +20,15 @@ extension OwnershipMachine {
 
     /// Publishes a claim this gateway writes and takes it as the greatest at once, so that it
     /// acts on its own decision before the broker echoes it.
-    func publish(_ claim: OwnerClaim, into record: inout DeviceRecord, actions: inout [OwnershipAction]) {
+    func publish(_ claim: OwnerClaim, into record: inout DeviceRecord, now: MonotonicInstant, actions: inout [OwnershipAction]) {
         if !(record.greatest.map(claim.isSameClaim) ?? false) {
             record.heldSince = nil
             record.challengedSince = nil
         }
         record.greatest = claim
         record.authoredGreatest = true
+        record.republishDue = false
+        record.lastPublishedAt = now
         actions.append(.publishClaim(claim))
     }
 
@@ -33,25 +36,25 @@ extension OwnershipMachine {
 
     /// Keeps the owner's `linked` truthful (a new revision when it changes), and lets the holder
     /// of a real link win over a claim that names nobody, or a gateway without the link.
-    private func reconcile(_ record: inout DeviceRecord, device: DeviceID, actions: inout [OwnershipAction]) {
+    private func reconcile(_ record: inout DeviceRecord, device: DeviceID, now: MonotonicInstant, actions: inout [OwnershipAction]) {
         guard connectedSince != nil, record.yieldingTo == nil, let greatest = record.greatest else { return }
         if greatest.gateway == gateway {
             guard greatest.linked != record.linked else { return }
             var update = greatest
             update.revision += 1
             update.linked = record.linked
-            publish(update, into: &record, actions: &actions)
+            publish(update, into: &record, now: now, actions: &actions)
         } else if record.linked, greatest.gateway == nil || !greatest.linked {
             // The peripheral accepts one central, so the gateway holding the link is the one that
             // can serve it now; taking the claim above the other costs nobody a link, where
             // releasing would cost a disconnect and a reconnect elsewhere.
             let claim = OwnerClaim(device: device, gateway: gateway, epoch: greatest.epoch + 1, linked: true)
-            publish(claim, into: &record, actions: &actions)
+            publish(claim, into: &record, now: now, actions: &actions)
         }
     }
 
     /// Once the link of a device being handed over is down, publishes the successor's claim.
-    private func finishHandoff(_ record: inout DeviceRecord, device: DeviceID, actions: inout [OwnershipAction]) {
+    private func finishHandoff(_ record: inout DeviceRecord, device: DeviceID, now: MonotonicInstant, actions: inout [OwnershipAction]) {
         guard let successor = record.yieldingTo else { return }
         guard let greatest = record.greatest, greatest.gateway == gateway else {
             // A greater claim overtook the handoff: that gateway owns the device now.
@@ -62,7 +65,22 @@ extension OwnershipMachine {
         let claim = OwnerClaim(device: device, gateway: successor, epoch: greatest.epoch + 1, linked: false)
         record.yieldingTo = nil
         record.challengedSince = nil
-        publish(claim, into: &record, actions: &actions)
+        publish(claim, into: &record, now: now, actions: &actions)
+    }
+
+    /// Rule 1's second half: writes the winning claim again after a lower one arrived, at most
+    /// once per `settle` per device. Without the limit, two gateways that each answer for a claim
+    /// could answer every stale copy in flight with a new message, and copies would multiply.
+    private func republishIfDue(_ record: inout DeviceRecord, now: MonotonicInstant, actions: inout [OwnershipAction]) {
+        guard record.republishDue, connectedSince != nil else { return }
+        guard let greatest = record.greatest, greatest.gateway == gateway || record.authoredGreatest else {
+            record.republishDue = false
+            return
+        }
+        if let last = record.lastPublishedAt, now < last + configuration.settle { return }
+        record.republishDue = false
+        record.lastPublishedAt = now
+        actions.append(.publishClaim(greatest))
     }
 
     // MARK: - Deciding
@@ -75,7 +93,7 @@ extension OwnershipMachine {
         let epoch = (record.greatest?.epoch ?? 0) + 1
         if record.linked {
             // A link and no owner: the link holder wins (it is not lapsed: it is us).
-            publish(OwnerClaim(device: device, gateway: gateway, epoch: epoch, linked: true), into: &record, actions: &actions)
+            publish(OwnerClaim(device: device, gateway: gateway, epoch: epoch, linked: true), into: &record, now: now, actions: &actions)
             return
         }
         // The bid must have been out for `settle`, so that the bids of gateways that heard the
@@ -83,7 +101,7 @@ extension OwnershipMachine {
         guard record.score != nil, let since = record.bidPublishedSince, now >= since + configuration.settle,
               isBestLiveBidder(for: device, now: now)
         else { return }
-        publish(OwnerClaim(device: device, gateway: gateway, epoch: epoch, linked: false), into: &record, actions: &actions)
+        publish(OwnerClaim(device: device, gateway: gateway, epoch: epoch, linked: false), into: &record, now: now, actions: &actions)
     }
 
     /// Rule 4: the owner hands the device over once another live gateway's bid has beaten its
@@ -103,7 +121,7 @@ extension OwnershipMachine {
         // Release first, publish the successor's claim once the link is down (finishHandoff):
         // the successor connects only after that, so there is no moment with two links.
         record.yieldingTo = challenger
-        finishHandoff(&record, device: device, actions: &actions)
+        finishHandoff(&record, device: device, now: now, actions: &actions)
     }
 
     /// Rule 7: an owner that neither hears nor holds the device lets it go after `lease`, so a
@@ -114,7 +132,7 @@ extension OwnershipMachine {
         guard record.holds(gateway), record.yieldingTo == nil, record.score == nil, !record.linked,
               now >= record.quietSince + configuration.lease, let greatest = record.greatest
         else { return }
-        publish(OwnerClaim(device: device, gateway: nil, epoch: greatest.epoch + 1, linked: false), into: &record, actions: &actions)
+        publish(OwnerClaim(device: device, gateway: nil, epoch: greatest.epoch + 1, linked: false), into: &record, now: now, actions: &actions)
     }
 
     // MARK: - The link

@@ -19,27 +19,27 @@ extension OwnershipMachine {
         return bids
     }
 
-    /// Whether the bids moved enough to be worth a message: a device heard or lost, or a score
-    /// that moved by more than `hysteresis` since it was published.
-    func bidsMoved(_ current: [DeviceID: OwnershipBid]) -> Bool {
-        guard current.count == publishedBids.count else { return true }
-        for (device, bid) in current {
-            guard let published = publishedBids[device] else { return true }
-            if abs(bid.score - published.score) > configuration.hysteresis { return true }
+    /// Whether the device's bid moved enough to be worth a message: heard or lost since the last
+    /// message, or its score moved by more than `hysteresis`.
+    func bidMoved(_ device: DeviceID, score: Double?) -> Bool {
+        switch (score, publishedBids[device]?.score) {
+        case (nil, nil): false
+        case (let score?, let published?): abs(score - published) > configuration.hysteresis
+        default: true
         }
-        return false
     }
 
     /// Publishes the whole set of bids when they moved, at most once per `bidInterval`, and at
     /// once after a reconnection (the broker may have lost them, and peers may be new).
     mutating func publishBidsIfDue(now: MonotonicInstant, actions: inout [OwnershipAction]) {
         guard connectedSince != nil else { return }
-        let current = currentBids
         if !bidsOwed {
-            guard bidsMoved(current) else { return }
+            guard !movedBids.isEmpty else { return }
             if let last = lastBidsAt, now < last + configuration.bidInterval { return }
         }
+        let current = currentBids
         bidsOwed = false
+        movedBids = []
         lastBidsAt = now
         for device in devices.keys {
             if current[device] == nil {
@@ -69,7 +69,7 @@ extension OwnershipMachine {
         }
         let configuration = configuration
         consider(lastHeartbeatAt.map { $0 + configuration.renewal })
-        if bidsMoved(currentBids) { consider(lastBidsAt.map { $0 + configuration.bidInterval }) }
+        if !movedBids.isEmpty { consider(lastBidsAt.map { $0 + configuration.bidInterval }) }
         consider(since + configuration.resyncGrace)
         consider(since + configuration.settle)
         for record in peers.values where !record.isOffline {
@@ -79,6 +79,7 @@ extension OwnershipMachine {
             consider(record.heldSince.map { $0 + configuration.settle })
             consider(record.bidPublishedSince.map { $0 + configuration.settle })
             consider(record.challengedSince.map { $0 + configuration.dwell })
+            if record.republishDue { consider(record.lastPublishedAt.map { $0 + configuration.settle }) }
             if record.holds(gateway), record.score == nil, !record.linked { consider(record.quietSince + configuration.lease) }
         }
         guard next != scheduledTick else { return }

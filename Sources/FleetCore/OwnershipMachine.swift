@@ -94,6 +94,9 @@ public struct OwnershipMachine: Sendable, Hashable {
     /// What this gateway last published: it judges by its published bids, as its peers do, so
     /// that every gateway compares the same numbers.
     var publishedBids: [DeviceID: OwnershipBid] = [:]
+    /// Devices whose bid moved since the last bids message (kept as readings come, so that a
+    /// reading costs no pass over every device).
+    var movedBids: Set<DeviceID> = []
     var scheduledTick: MonotonicInstant?
 
     /// What this gateway knows of another gateway.
@@ -126,6 +129,9 @@ public struct OwnershipMachine: Sendable, Hashable {
         var quietSince: MonotonicInstant
         /// Since when our published bids have included the device.
         var bidPublishedSince: MonotonicInstant?
+        /// A lower claim arrived after the one we answer for: write ours again.
+        var republishDue = false
+        var lastPublishedAt: MonotonicInstant?
 
         init(now: MonotonicInstant) { quietSince = now }
 
@@ -147,6 +153,7 @@ public struct OwnershipMachine: Sendable, Hashable {
     public mutating func handle(_ input: OwnershipInput, now: MonotonicInstant) -> [OwnershipAction] {
         var actions: [OwnershipAction] = []
         var affected: DeviceID?
+        var unaskedLink: DeviceID?
         switch input {
         case .brokerConnected:
             brokerConnected(now: now, actions: &actions)
@@ -177,19 +184,18 @@ public struct OwnershipMachine: Sendable, Hashable {
             record.score = nil
             record.quietSince = now
             devices[device] = record
+            noteBid(of: device, score: nil)
             affected = device
         case .linkChanged(let device, let linked):
             var record = devices[device] ?? DeviceRecord(now: now)
-            let appeared = linked && !record.linked
+            if linked, !record.linked, !record.wanted { unaskedLink = device }
             record.linked = linked
             record.quietSince = now
             devices[device] = record
-            evaluate(device, now: now, actions: &actions)
-            // A link the fleet made without being asked (or kept after a release) and that the
-            // rules do not keep: say so, since no `acquire` will flip to `release` for it.
-            if appeared, devices[device]?.wanted == false { actions.append(.release(device)) }
+            affected = device
         case .tick:
-            break
+            // The runtime's timer has fired: whatever comes next needs a new request.
+            scheduledTick = nil
         }
         publishHeartbeatIfDue(now: now, actions: &actions)
         publishBidsIfDue(now: now, actions: &actions)
@@ -198,6 +204,9 @@ public struct OwnershipMachine: Sendable, Hashable {
         } else {
             for device in devices.keys.sorted() { evaluate(device, now: now, actions: &actions) }
         }
+        // A link the fleet made without being asked (or finished after a release) that the rules
+        // do not keep: say so, since no `acquire` will flip to `release` for it.
+        if let device = unaskedLink, devices[device]?.wanted == false { actions.append(.release(device)) }
         scheduleNextTick(now: now, actions: &actions)
         return actions
     }
@@ -213,6 +222,11 @@ public struct OwnershipMachine: Sendable, Hashable {
             preferred: configuration.preferredGateways[device]?.contains(gateway) ?? false)
         record.quietSince = now
         devices[device] = record
+        noteBid(of: device, score: record.score)
+    }
+
+    private mutating func noteBid(of device: DeviceID, score: Double?) {
+        if bidMoved(device, score: score) { movedBids.insert(device) } else { movedBids.remove(device) }
     }
 
     private mutating func brokerConnected(now: MonotonicInstant, actions: inout [OwnershipAction]) {
@@ -229,8 +243,10 @@ public struct OwnershipMachine: Sendable, Hashable {
                 claim.revision += 1
                 claim.linked = record.linked
                 record.greatest = claim
-                devices[device] = record
             }
+            record.republishDue = false
+            record.lastPublishedAt = now
+            devices[device] = record
             actions.append(.publishClaim(claim))
         }
     }
@@ -243,6 +259,15 @@ public struct OwnershipMachine: Sendable, Hashable {
             let sameClaim = record.greatest.map(claim.isSameClaim) ?? false
             record.greatest = claim
             record.authoredGreatest = false
+            record.republishDue = false
+            // Only the named gateway writes its claim with `linked`: a new one is a sign of life
+            // as good as a heartbeat. Without it, a gateway that missed the heartbeats of a
+            // linked owner (its Will came late, after a partition) and a linked owner would
+            // claim over each other until the next heartbeat.
+            if claim.linked, let named = claim.gateway, named != gateway {
+                peers[named, default: Peer()].lastHeartbeat = now
+                peers[named, default: Peer()].isOffline = false
+            }
             if claim.gateway == gateway {
                 if !sameClaim || record.heldSince == nil { record.heldSince = now }
                 if !sameClaim { record.quietSince = now }
@@ -257,10 +282,9 @@ public struct OwnershipMachine: Sendable, Hashable {
         }
         // A lower claim, or an older revision of the winner, may now be what the broker retains
         // (a broker cluster can reorder publishers): the gateway that answers for the winner
-        // writes it again.
-        let answersForWinner = greatest.gateway == gateway || record.authoredGreatest
-        if claim.precedence < greatest.precedence, answersForWinner, connectedSince != nil {
-            actions.append(.publishClaim(greatest))
+        // writes it again (`republishIfDue`).
+        if claim.precedence < greatest.precedence, greatest.gateway == gateway || record.authoredGreatest {
+            record.republishDue = true
         }
     }
 

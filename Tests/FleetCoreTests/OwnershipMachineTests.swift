@@ -292,6 +292,14 @@ import FleetCore
         #expect(gateway.tick(at: 20).claims == [F.claim(F.b, epoch: 1, linked: true)])
     }
 
+    @Test func releasesALinkTheFleetMadeUnaskedForADeviceAnotherGatewayHolds() {
+        var gateway = OwnershipHarness("b")
+        gateway.send(.brokerConnected, at: 0)
+        gateway.send(.heartbeat(F.a))
+        gateway.send(.claimReceived(F.claim(F.a, epoch: 2, revision: 1, linked: true)))
+        #expect(gateway.send(.linkChanged(device, linked: true), at: 1) == [.release(device)])
+    }
+
     // MARK: - Rule 6: a broker restart hands nothing over
 
     @Test func aBrokerRestartThatLostTheRetainedClaimsHandsNothingOver() {
