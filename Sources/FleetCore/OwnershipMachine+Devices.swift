@@ -124,7 +124,7 @@ extension OwnershipMachine {
         finishHandoff(&record, device: device, now: now, actions: &actions)
     }
 
-    /// Rule 7: an owner that neither hears nor holds the device lets it go after `lease`, so a
+    /// Rule 9: an owner that neither hears nor holds the device lets it go after `lease`, so a
     /// gateway that hears it can claim it.
     private func releaseIfGone(
         _ record: inout DeviceRecord, device: DeviceID, now: MonotonicInstant, actions: inout [OwnershipAction]
@@ -132,7 +132,8 @@ extension OwnershipMachine {
         guard record.holds(gateway), record.yieldingTo == nil, record.score == nil, !record.linked,
               now >= record.quietSince + configuration.lease, let greatest = record.greatest
         else { return }
-        publish(OwnerClaim(device: device, gateway: nil, epoch: greatest.epoch + 1, linked: false), into: &record, now: now, actions: &actions)
+        let release = OwnerClaim(device: device, gateway: nil, epoch: greatest.epoch + 1, linked: false)
+        publish(release, into: &record, now: now, actions: &actions)
     }
 
     // MARK: - The link

@@ -68,12 +68,14 @@ public enum OwnershipAction: Hashable, Sendable {
 ///    The holder of the real link wins: a gateway that holds a link while the greatest claim
 ///    names nobody, or a gateway that is not linked, claims it above that (epoch + 1, linked);
 ///    if the greatest claim names a linked gateway, it releases.
-/// 6. The owner keeps `linked` truthful: a new revision of its claim when its link changes.
-/// 7. An owner that has neither heard nor held the device for `lease` releases it.
+/// 6. A broker restart hands nothing over: it is rule 5 for every gateway at once.
+/// 7. The owner keeps `linked` truthful: a new revision of its claim when its link changes.
+/// 8. Preferred gateways bid with a bonus (`OwnershipScoring.preferredBonus`).
+/// 9. An owner that has neither heard nor held the device for `lease` releases it.
 ///
 /// Guarantees, checked by the property tests over a simulated broker: once messages stop being
 /// lost, every gateway ends with the same greatest claim per device, naming a live gateway that
-/// hears the device; no two gateways want one device's link at once, provided every message
+/// hears the device and holds its link; no two gateways want one device's link at once, provided every message
 /// arrives within `settle / 2`, a live gateway's heartbeats never miss `lease`, and no gateway
 /// loses the broker while keeping its links (a partition: fail-static then trades a refused
 /// attempt elsewhere for links that stay up, and the link holder wins on reconnection).

@@ -150,7 +150,8 @@ struct OwnershipWorld {
         self.rssi = rssi
         deviceIDs = (0..<parameters.devices).map { PoolFixture.device($0 + 1) }
         gateways = (0..<parameters.gateways).map { index in
-            Gateway(id: GatewayID("gw\(index)"), machine: OwnershipMachine(gateway: GatewayID("gw\(index)"), configuration: parameters.configuration))
+            let id = GatewayID("gw\(index)")
+            return Gateway(id: id, machine: OwnershipMachine(gateway: id, configuration: parameters.configuration))
         }
         holder = Array(repeating: nil, count: parameters.devices)
         lastHolder = holder
@@ -187,6 +188,17 @@ struct OwnershipWorld {
             counters.exceededEventBudget = counters.events > 3_000_000
         }
         now = end
+    }
+
+    /// Runs on, in half-second steps for at most `seconds`, until every live gateway agrees and
+    /// every heard device is served: a check made at an arbitrary instant may fall inside a
+    /// handoff (from the release to the successor's link: settle, a round trip and a connection,
+    /// about 3 s) or while a claim is in flight.
+    mutating func runUntilQuiet(forAtMostSeconds seconds: Double = 5) {
+        let end = Double(now.nanoseconds) / 1e9 + seconds
+        while !(disagreements().isEmpty && unservedDevices().isEmpty), Double(now.nanoseconds) / 1e9 < end {
+            run(untilSeconds: Double(now.nanoseconds) / 1e9 + 0.5)
+        }
     }
 
     // MARK: - Observations
@@ -345,7 +357,8 @@ struct OwnershipWorld {
         for subscriber in gateways.indices where gateways[subscriber].connection != nil {
             if case .heartbeat = message, let publisher, parameters.heartbeatLoss > 0 {
                 let pair = publisher * 64 + subscriber
-                if random.unit() < parameters.heartbeatLoss, consecutiveLosses[pair, default: 0] < parameters.maxConsecutiveHeartbeatLosses {
+                let losses = consecutiveLosses[pair, default: 0]
+                if random.unit() < parameters.heartbeatLoss, losses < parameters.maxConsecutiveHeartbeatLosses {
                     consecutiveLosses[pair, default: 0] += 1
                     continue
                 }
