@@ -28,7 +28,7 @@ extension FleetStateMachine {
         case .reconnect(let id):
             guard let device = devices[id] else { return .refused(.unknownDevice(id)) }
             devices[id]?.held = false
-            if device.pinned, !device.wanted {
+            if device.pinned, !device.wanted, !device.awaitingOwnership {
                 devices[id]?.wanted = true
                 actions.append(.deliver(id, .policyUpdated(wanted: true)))
             }
@@ -88,8 +88,9 @@ extension FleetStateMachine {
             devices[id]?.priority = pin.priority
             if let name = pin.name { devices[id]?.name = name }
             setClass(id, className, &actions)
-            devices[id]?.wanted = true
-            if running { actions.append(.deliver(id, .policyUpdated(wanted: true))) }
+            let wanted = devices[id].map(pinnedWanted) ?? false
+            devices[id]?.wanted = wanted
+            if running, wanted { actions.append(.deliver(id, .policyUpdated(wanted: true))) }
         }
         actions.append(.publish(.runtimePinsChanged(runtimePins.values.sorted { $0.id < $1.id })))
         requestEvaluation(&actions)

@@ -14,7 +14,7 @@ extension FleetStateMachine {
             // bluetoothd forgot the device: its last adapter can still reach it with ConnectDevice.
             if connectable.isEmpty, let last = device.lastAdapter, isUsable(last) { connectable.insert(last) }
             snapshots.append(PoolDeviceSnapshot(
-                id: id, membership: device.pinned ? .pinned : .pool, isEligible: !device.held, configuredPriority: device.priority,
+                id: id, membership: device.pinned ? .pinned : .pool, isEligible: !device.held && !device.awaitingOwnership, configuredPriority: device.priority,
                 rssi: device.lastRSSI, knownConnectable: connectable, link: device.link, wantsAttempt: device.wantsAttempt,
                 restoreInProgress: false, recentFailures: device.recentFailures,
                 bondedOn: Set(device.objects.filter(\.paired).map(\.adapter))))

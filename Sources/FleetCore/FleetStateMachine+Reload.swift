@@ -57,8 +57,9 @@ extension FleetStateMachine {
             } else {
                 // A pool device becomes pinned: same machine, same link, now always wanted.
                 devices[pinned.id]?.pinned = true
-                devices[pinned.id]?.wanted = true
-                if running, devices[pinned.id]?.held == false { actions.append(.deliver(pinned.id, .policyUpdated(wanted: true))) }
+                let wanted = devices[pinned.id].map(pinnedWanted) ?? false
+                devices[pinned.id]?.wanted = wanted
+                if running, wanted { actions.append(.deliver(pinned.id, .policyUpdated(wanted: true))) }
             }
         }
         for id in devices.keys.sorted() where devices[id]?.pinned == true && newPinned[id] == nil {

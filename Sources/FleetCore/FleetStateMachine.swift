@@ -54,6 +54,9 @@ public struct FleetStateMachine: Sendable {
         var removedSubscriptions: Set<String> = []
         /// Disconnected by command: no attempts until `reconnect` or `pin`.
         public internal(set) var held = false
+        /// The ownership gate is on and this gateway was not given the device (another gateway
+        /// owns it, or nobody yet): no attempts until the ownership machine gives it.
+        public internal(set) var awaitingOwnership = false
         /// A pool device's services as admission saw them (advertised, or the state file's), so
         /// a reload can rank it again under new rules. Empty for pinned devices.
         var poolServices: [String] = []
@@ -211,6 +214,10 @@ public struct FleetStateMachine: Sendable {
         /// discovers, unfiltered, until `until` (or longer, if the fleet needs it anyway). A
         /// later deadline extends a scan running; an earlier one changes nothing.
         case scan(until: MonotonicInstant)
+        /// Devices are shared with other gateways (on) or not (off): see `setOwnershipGate`.
+        case ownershipGate(enabled: Bool)
+        /// The ownership machine gave a device to this gateway, or took it away.
+        case ownershipDecided(DeviceID, linkAllowed: Bool)
     }
 
     /// What the owner must do, in order.
@@ -298,6 +305,8 @@ public struct FleetStateMachine: Sendable {
     var linksAtAdapterRemoval: Set<DeviceID> = []
     /// `started` came while bluetoothd was expected: the pinned devices are wanted once it is here.
     var wantPinnedOnAppearance = false
+    /// Devices are shared with other gateways: each waits to be given (`ownershipDecided`).
+    public internal(set) var ownershipGateEnabled = false
     /// Seeds for device machines' jitter, drawn in creation order.
     var seeds: SeededRandom
     /// Devices whose machines look for them (`DeviceOutput.resolving`): discovery runs unfiltered
@@ -394,6 +403,14 @@ public struct FleetStateMachine: Sendable {
             discoveryRetryTimer = nil
         case .scan(let until):
             if scanUntil.map({ until > $0 }) ?? true { scanUntil = until }
+        case .ownershipGate(let enabled):
+            let before = observedDevices()
+            setOwnershipGate(enabled: enabled, &actions)
+            publishUpdates(since: before, &actions)
+        case .ownershipDecided(let id, let linkAllowed):
+            let before = observedDevices()
+            ownershipDecided(id, linkAllowed: linkAllowed, &actions)
+            publishUpdates(since: before, &actions)
         }
         driveDiscovery(now: now, &actions)
         return actions
@@ -469,7 +486,8 @@ public struct FleetStateMachine: Sendable {
             servicesSeen: Set(known?.servicesSeen ?? []), hasBeenReady: known?.hasBeenReady ?? false)
         var device = Device(
             pinned: pinned, name: name ?? known?.name, className: className, priority: priority,
-            wanted: pinned)
+            wanted: pinned && !ownershipGateEnabled)
+        device.awaitingOwnership = ownershipGateEnabled
         device.lastAdapter = known?.lastAdapter
         devices[id] = device
         actions.append(.createDevice(machine, seed: seeds.next()))
@@ -488,7 +506,14 @@ public struct FleetStateMachine: Sendable {
         if objects.isEmpty, let last = device.lastAdapter, isUsable(last) {
             actions.append(.deliver(id, .deviceFound(adapter: last)))
         }
-        if wanted { actions.append(.deliver(id, .policyUpdated(wanted: true))) }
+        if device.awaitingOwnership, objects.contains(where: \.connected) {
+            // A link in hand stays until the ownership machine says (see FleetStateMachine+Ownership).
+            devices[id]?.awaitingOwnership = false
+            devices[id]?.wanted = device.pinned && !device.held
+        }
+        if wanted, let current = devices[id], !current.pinned || pinnedWanted(current) {
+            actions.append(.deliver(id, .policyUpdated(wanted: true)))
+        }
         if let live = objects.first(where: \.connected) {
             devices[id]?.link = .connected(live.adapter, since: now)
             actions.append(.deliver(id, .connected))
@@ -573,7 +598,7 @@ public struct FleetStateMachine: Sendable {
 
     /// The pinned devices are wanted from now on (the fleet started).
     private func wantPinned(_ actions: inout [Action]) {
-        for id in devices.keys.sorted() where devices[id]?.pinned == true {
+        for id in devices.keys.sorted() where devices[id].map(pinnedWanted) == true {
             actions.append(.deliver(id, .policyUpdated(wanted: true)))
         }
     }

@@ -71,6 +71,7 @@ struct RecordedInputCodingTests {
         .command(.pin(band, FleetPinOptions(className: "strap", priority: 2, name: "Band"), objects: objects)),
         .discoveryFinished(hci1, number: 7, failure: DeviceEvent.Failure(.notReady, message: "Resource Not Ready")),
         .discoveryFinished(hci0, number: 8, failure: nil), .retryDiscovery, .scan(until: MonotonicInstant.zero.advanced(by: .seconds(5))),
+        .ownershipGate(enabled: true), .ownershipDecided(band, linkAllowed: false),
     ]
 
     static let deviceEvents: [DeviceEvent] = [
@@ -219,7 +220,7 @@ struct RecordedInputCodingTests {
     static let allFleetInputKinds: Set<String> = [
         "restore", "restoreRuntimePins", "start", "started", "stop", "bluetoothdAppeared", "bluetoothdVanished", "adapterChanged", "adapterPowerChanged",
         "adapterRemoved", "device", "deviceOutput", "evaluate", "reload", "command", "discoveryFinished", "retryDiscovery",
-        "bluetoothdPresentAtStart", "scan",
+        "bluetoothdPresentAtStart", "scan", "ownershipGate", "ownershipDecided",
     ]
 
     static func kind(_ input: FleetStateMachine.Input) -> String {
@@ -243,6 +244,8 @@ struct RecordedInputCodingTests {
         case .retryDiscovery: "retryDiscovery"
         case .bluetoothdPresentAtStart: "bluetoothdPresentAtStart"
         case .scan: "scan"
+        case .ownershipGate: "ownershipGate"
+        case .ownershipDecided: "ownershipDecided"
         }
     }
 
