@@ -83,18 +83,20 @@ public struct AttemptGate: Hashable, Sendable {
             let device = snapshot.id
             if snapshot.restoreInProgress {
                 suppressed[device] = .restoreInProgress
-            } else if busy.contains(adapter) {
+            } else if busy.contains(adapter), !snapshot.waitsForWake {
                 suppressed[device] = .adapterBusy(adapter)
             } else if occupancy[adapter, default: 0] >= configuration.slots(for: adapter) {
                 suppressed[device] = .slotsHeld(adapter)
             } else if !snapshot.isPinned, total >= configuration.maxConnections {
                 suppressed[device] = .maxConnections
-            } else if !bucket.take(now: now) {
+            } else if !snapshot.waitsForWake, !bucket.take(now: now) {
                 suppressed[device] = .rateLimited
             } else {
                 grants.append(AttemptGrant(device: device, adapter: adapter))
                 inFlight[device] = adapter
-                busy.insert(adapter)
+                // A pending Connect leaves the adapter free for an attempt (the ledger still
+                // counts its slot until the grant comes back as `standing`).
+                if !snapshot.waitsForWake { busy.insert(adapter) }
                 occupancy[adapter, default: 0] += 1
                 total += 1
             }

@@ -12,9 +12,9 @@ extension DeviceStateMachine {
             pursue(now: now, &effects)
         case .idle where isWanted:
             pursue(now: now, &effects)
-        case .asleep where standby == .pausing:
-            disarm(.standby, &effects)
-            waitForWake(now: now, &effects)
+        case .asleep:
+            // Between two pending Connects: send the next now (nothing else can be hurried).
+            resumeStanding(now: now, &effects)
         default:
             // Linked, connecting or resolving already; or waiting on bluetoothd or an adapter,
             // which no retry can hurry.

@@ -10,6 +10,12 @@ extension DeviceStateMachine {
 
     mutating func adapterUnpowered(_ adapter: AdapterID, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         poweredAdapters.remove(adapter)
+        if state == .asleep, standby == .pausing(adapter) {
+            // Its slot was on that adapter: give it back and be placed anew.
+            endStanding(&effects)
+            waitForWake(now: now, &effects)
+            return
+        }
         if linkAdapter == adapter {
             teardown(.alreadyGone, attemptOutcome: .failed(.bluetoothOff), &effects)
             pursue(now: now, &effects)

@@ -5,8 +5,9 @@
 // advertising starts; the pending call ends with `le-connection-abort-by-local` after ~40 s if it
 // does not come, and is sent again). Its adapter comes from the fleet gate like any attempt's
 // (placed where a slot is free), and the grant is handed back at once as `standing`: the slot
-// stays held for the link to come, but the adapter is free for other attempts, since a pending
-// passive-scan connect holds no LE Create Connection.
+// stays held for the link to come — also between two pending Connects, which go to the same
+// adapter without asking again — but the adapter is free for other attempts, since a pending
+// passive-scan connect holds no LE Create Connection (the gate does not make it wait for one).
 
 extension DeviceStateMachine {
     /// What an `asleep` device is waiting with.
@@ -18,8 +19,9 @@ extension DeviceStateMachine {
         case awaitingGrant
         /// A `Device1.Connect` through this adapter waits for the device to advertise.
         case connecting(AdapterID)
-        /// Between two pending Connects: the last one ended without the device.
-        case pausing
+        /// Between two pending Connects on this adapter (its slot still held): the last one ended
+        /// without the device.
+        case pausing(AdapterID)
     }
 
     /// The least time between two pending Connects of a sleeping device, so that a bluetoothd
@@ -34,7 +36,6 @@ extension DeviceStateMachine {
         // at once, again and again.
         if let adapter = knownAdapter, poweredAdapters.contains(adapter), !needsRediscovery {
             standby = .awaitingGrant
-            subscribeWhileAsleep(&effects)
             effects.append(.requestAttempt)
         } else {
             standby = .searching
@@ -51,7 +52,9 @@ extension DeviceStateMachine {
     /// again). Not on the fd path: an `AcquireNotify` needs the link (and the configuration
     /// refuses `fd_path` for intermittent classes).
     mutating func subscribeWhileAsleep(_ effects: inout [DeviceEffect]) {
-        guard isPaired, !sessionsHeld, !configuration.useFileDescriptorPath, standby != .none, standby != .searching else { return }
+        // Only once the pending Connect's adapter is chosen: the subscription must go to the
+        // object the link will come up on (`linkAdapter`), not to any object of the device.
+        guard isPaired, !sessionsHeld, !configuration.useFileDescriptorPath, case .connecting = standby else { return }
         sessionsHeld = true
         for characteristic in configuration.subscriptions {
             effects.append(.subscribe(characteristic: characteristic, via: .startNotify))
@@ -61,28 +64,59 @@ extension DeviceStateMachine {
     /// The gate placed the pending Connect: hand the grant back as `standing` (the slot stays
     /// held, the adapter is free) and send it.
     mutating func standbyGranted(_ adapter: AdapterID, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        effects.append(.attemptFinished(adapter: adapter, outcome: .standing))
+        sendStandingConnect(on: adapter, now: now, &effects)
+    }
+
+    /// Sends the pending Connect on the adapter whose slot the device holds.
+    private mutating func sendStandingConnect(on adapter: AdapterID, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
         session += 1
         linkAdapter = adapter
         standby = .connecting(adapter)
-        effects.append(.attemptFinished(adapter: adapter, outcome: .standing))
+        subscribeWhileAsleep(&effects)
         effects.append(.connect(adapter: adapter))
         arm(.connect, at: now + configuration.timeouts.connect, &effects)
     }
 
-    /// The pending Connect is over without a link: its slot goes back.
+    /// The pause between two pending Connects is over (or an operator asked for a reconnect):
+    /// the next one goes to the same adapter, whose slot the device still holds, unless that
+    /// adapter went or the device must be found again; then the slot goes back and the device
+    /// is placed (or looked for) anew. (An object bluetoothd forgot there answers the Connect
+    /// with `UnknownObject`, which does the same.)
+    mutating func resumeStanding(now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard state == .asleep, case .pausing(let adapter) = standby else { return }
+        disarm(.standby, &effects)
+        if poweredAdapters.contains(adapter), !needsRediscovery {
+            sendStandingConnect(on: adapter, now: now, &effects)
+        } else {
+            endStanding(&effects)
+            waitForWake(now: now, &effects)
+        }
+    }
+
+    /// The device gives up the slot its pending Connects hold (it woke elsewhere, the adapter
+    /// went, bluetoothd forgot it).
     mutating func endStanding(_ effects: inout [DeviceEffect]) {
         disarm(.connect, &effects)
-        if case .connecting(let adapter) = standby { effects.append(.standingEnded(adapter: adapter)) }
+        disarm(.standby, &effects)
+        switch standby {
+        case .connecting(let adapter), .pausing(let adapter): effects.append(.standingEnded(adapter: adapter))
+        case .none, .searching, .awaitingGrant: break
+        }
         linkAdapter = nil
         standby = .none
     }
 
     /// The pending Connect ended without a link (the device slept through it, or bluetoothd
-    /// gave up on it): pause, then send the next. Nothing is counted.
+    /// gave up on it): pause, then send the next on the same adapter. Nothing is counted, and
+    /// the slot stays the device's: given back, another device could take it in the pause and
+    /// the next wake would find no room.
     mutating func pauseStandby(cancelling: Bool, now: MonotonicInstant, _ effects: inout [DeviceEffect]) {
+        guard case .connecting(let adapter) = standby else { return }
         if cancelling { effects.append(.cancelConnect) }
-        endStanding(&effects)
-        standby = .pausing
+        disarm(.connect, &effects)
+        linkAdapter = nil
+        standby = .pausing(adapter)
         arm(.standby, at: now + Self.standbyPause, &effects)
     }
 

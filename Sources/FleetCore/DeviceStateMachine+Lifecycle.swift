@@ -65,7 +65,8 @@ extension DeviceStateMachine {
             case .connecting(let adapter):
                 if release == .release { effects.append(.cancelConnect) }
                 effects.append(.standingEnded(adapter: adapter))
-            case .none, .pausing: break
+            case .pausing(let adapter): effects.append(.standingEnded(adapter: adapter))
+            case .none: break
             }
         case .idle, .backingOff, .suspended:
             break

@@ -352,7 +352,9 @@ extension DeviceStateMachine {
         var parts: [String] = []
         if !services.isEmpty { parts.append("services \(services.sorted().joined(separator: " "))") }
         if !characteristics.isEmpty { parts.append("characteristics \(characteristics.sorted().joined(separator: " "))") }
-        return DeviceEvent.Failure(kind: .doesNotExist, name: missingGATTName, message: "required " + parts.joined(separator: ", ") + " not found")
+        // `notSupported`: the classifier's `protocol`, as the failure is counted (`doesNotExist`
+        // would read as an object bluetoothd forgot).
+        return DeviceEvent.Failure(kind: .notSupported, name: missingGATTName, message: "required " + parts.joined(separator: ", ") + " not found")
     }
 
     /// Not a BlueZ error name: the machine's own finding, after `ServicesResolved`.

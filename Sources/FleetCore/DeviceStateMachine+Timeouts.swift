@@ -49,8 +49,7 @@ extension DeviceStateMachine {
             // bluetoothd still holds the pending Connect past its own bound: end it, send anew.
             pauseStandby(cancelling: true, now: now, &effects)
         case .standby:
-            guard state == .asleep, standby == .pausing else { return }
-            waitForWake(now: now, &effects)
+            resumeStanding(now: now, &effects)
         case .pairing:
             pairingFailed(nil, now: now, random: &random, &effects)
         case .connect:

@@ -144,9 +144,13 @@ extension FleetStateMachine {
                     devices[id]?.recentFailures += 1
                     devices[id]?.unexplainedAttemptFailure = UnexplainedLoss(adapter: adapter, at: now)
                 }
+            // Neither overwrites a link BlueZ reported up meanwhile (a late grant's answer, a
+            // pending Connect that completed before its grant's return was handled).
             case .cancelled:
+                if case .connected? = devices[id]?.link { break }
                 devices[id]?.link = .disconnected
             case .standing:
+                if case .connected? = devices[id]?.link { break }
                 devices[id]?.link = .standing(adapter)
                 devices[id]?.lastAdapter = adapter
             }

@@ -17,7 +17,8 @@ extension FleetStateMachine {
                 id: id, membership: device.pinned ? .pinned : .pool, isEligible: !device.held && !device.awaitingOwnership, configuredPriority: device.priority,
                 rssi: device.lastRSSI, knownConnectable: connectable, link: device.link, wantsAttempt: device.wantsAttempt,
                 restoreInProgress: false, recentFailures: device.recentFailures,
-                bondedOn: Set(device.objects.filter(\.paired).map(\.adapter))))
+                bondedOn: Set(device.objects.filter(\.paired).map(\.adapter)),
+                waitsForWake: device.state == .asleep))
         }
         let adapterSnapshots = adapters.filter(\.value.selected).sorted { $0.key < $1.key }.map {
             AdapterSnapshot(id: $0.key, isPowered: $0.value.powered)

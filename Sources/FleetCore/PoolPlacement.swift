@@ -57,9 +57,7 @@ struct PoolPlacement {
         for adapter in usable { capacity[adapter] = configuration.slots(for: adapter) }
         for device in devices {
             byID[device.id] = device
-            let reaching = usable.filter { device.isReachable(on: $0) }
-            let bonded = reaching.filter { device.bondedOn.contains($0) }
-            reach[device.id] = (bonded.isEmpty ? reaching : bonded).sorted { lhs, rhs in
+            reach[device.id] = usable.filter { device.isReachable(on: $0) }.sorted { lhs, rhs in
                 let left = device.rssi[lhs] ?? PoolScoreWeights.unseenRSSI
                 let right = device.rssi[rhs] ?? PoolScoreWeights.unseenRSSI
                 return left != right ? left > right : lhs < rhs
@@ -301,14 +299,22 @@ struct PoolPlacement {
     /// where a pool incumbent can be displaced; returns the adapter, or nil if none has room.
     private mutating func seek(_ device: PoolDeviceSnapshot, displacing reason: PoolEviction.Reason, excluding: AdapterID?) -> AdapterID? {
         let candidates = reachable(device).filter { $0 != excluding }
-        if let adapter = candidates.first(where: { free($0) > 0 }) {
-            place(device.id, on: adapter)
-            return adapter
-        }
-        if let adapter = candidates.first(where: { (capacity[$0] ?? 0) - (used[$0] ?? 0) > 0 }) {
-            displaceLowestPool(on: adapter, reason: reason)
-            place(device.id, on: adapter)
-            return adapter
+        // A bonded device goes where its keys are while one of those adapters has room (a free
+        // slot, or a pool device to displace): through another it would bond again, and a
+        // device that keeps one bond loses the first. Only when they are all full of links that
+        // stay does it go elsewhere — bonding again beats never connecting.
+        let bonded = candidates.filter { device.bondedOn.contains($0) }
+        let others = candidates.filter { !device.bondedOn.contains($0) }
+        for group in [bonded, others] {
+            if let adapter = group.first(where: { free($0) > 0 }) {
+                place(device.id, on: adapter)
+                return adapter
+            }
+            if let adapter = group.first(where: { (capacity[$0] ?? 0) - (used[$0] ?? 0) > 0 }) {
+                displaceLowestPool(on: adapter, reason: reason)
+                place(device.id, on: adapter)
+                return adapter
+            }
         }
         return nil
     }

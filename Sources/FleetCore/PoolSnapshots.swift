@@ -29,6 +29,10 @@ public struct PoolDeviceSnapshot: Hashable, Sendable {
     /// while one of them can reach it: through another adapter it would have to bond again, and
     /// a device that keeps one bond would lose the first.
     public var bondedOn: Set<AdapterID>
+    /// The attempt it wants is a sleeping device's pending `Connect` (`standing`): it holds no
+    /// LE Create Connection, so it neither waits for the adapter's attempt in flight nor takes a
+    /// token — a wake missed while a strap's attempt runs its 45 s would be a lost measurement.
+    public var waitsForWake: Bool
 
     public init(
         id: DeviceID,
@@ -41,7 +45,8 @@ public struct PoolDeviceSnapshot: Hashable, Sendable {
         wantsAttempt: Bool = false,
         restoreInProgress: Bool = false,
         recentFailures: Int = 0,
-        bondedOn: Set<AdapterID> = []
+        bondedOn: Set<AdapterID> = [],
+        waitsForWake: Bool = false
     ) {
         self.id = id
         self.membership = membership
@@ -54,6 +59,7 @@ public struct PoolDeviceSnapshot: Hashable, Sendable {
         self.restoreInProgress = restoreInProgress
         self.recentFailures = recentFailures
         self.bondedOn = bondedOn
+        self.waitsForWake = waitsForWake
     }
 
     public var isPinned: Bool { membership == .pinned }

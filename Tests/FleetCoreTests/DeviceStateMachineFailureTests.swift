@@ -49,7 +49,7 @@ import Testing
         let effects = h.feed(.servicesResolved(services: [UUIDs.batteryService], characteristics: [UUIDs.batteryLevel]))
         let deadline = try #require(h.deadline(of: .backoff))
         let missing = DeviceEvent.Failure(
-            kind: .doesNotExist, name: DeviceStateMachine.missingGATTName, message: "required services \(UUIDs.heartRateService), characteristics \(UUIDs.heartRateMeasurement) not found")
+            kind: .notSupported, name: DeviceStateMachine.missingGATTName, message: "required services \(UUIDs.heartRateService), characteristics \(UUIDs.heartRateMeasurement) not found")
         #expect(effects == [
             .cancelTimer(.discovery), h.persisted(connectedNow: false), .disconnect,
             h.failed(.protocol, missing), h.scheduled(.backoff, at: deadline),

@@ -137,6 +137,7 @@ import Testing
 
     @Test func aSleepingDeviceWaitsWithAPendingConnectPlacedByTheGateHoldingOnlyASlot() throws {
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.adapterPowered(DeviceHarness.hci1))
         let wanted = h.feed(.policyUpdated(wanted: true))
         #expect(h.state == .asleep)
         #expect(wanted.contains(.requestAttempt), "the gate places it where a slot is free")
@@ -145,14 +146,16 @@ import Testing
         let granted = h.feed(.attemptGranted(adapter: DeviceHarness.hci1))
         #expect(granted.prefix(2) == [.attemptFinished(adapter: DeviceHarness.hci1, outcome: .standing), .connect(adapter: DeviceHarness.hci1)])
         // Nobody woke it: bluetoothd gives up on the pending connect. Nothing is counted, the
-        // slot goes back, and the next one is asked for after a pause.
+        // slot stays the device's (given back, another device could take it in the pause), and
+        // the next one goes to the same adapter after a pause, without asking the gate again.
         let slept = h.feed(.connectFailed(Failures.abortByLocal))
         #expect(!slept.contains { if case .emit(.failed) = $0 { true } else { false } })
-        #expect(slept.contains(.standingEnded(adapter: DeviceHarness.hci1)))
+        #expect(!slept.contains { if case .standingEnded = $0 { true } else { false } })
         #expect(h.state == .asleep && h.machine.reconnect.consecutiveFailures == 0)
+        #expect(h.machine.standby == .pausing(DeviceHarness.hci1))
         let next = try h.fire(.standby)
-        #expect(next.contains(.requestAttempt))
-        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
+        #expect(next.contains(.connect(adapter: DeviceHarness.hci1)))
+        #expect(!next.contains(.requestAttempt))
         // It wakes: the pending Connect completes.
         _ = h.feed(.connected)
         #expect(h.state == .discovering)
@@ -182,21 +185,24 @@ import Testing
         _ = h.feed(.policyUpdated(wanted: true))
         _ = h.feed(.pairedChanged(true))
         let found = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
-        #expect(found.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
         #expect(found.contains(.requestAttempt))
+        // Subscribed once placed: on the object of the adapter its link will come up on.
+        let granted = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
+        #expect(granted.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+        #expect(h.machine.linkAdapter == DeviceHarness.hci0)
         // Its answer while asleep changes nothing.
         #expect(h.feed(.subscribeFailed(characteristic: UUIDs.heartRateMeasurement, Failures.notSupported)).isEmpty)
-        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         _ = h.feed(.connectFailed(Failures.abortByLocal))
         let again = try h.fire(.standby)
         #expect(!again.contains { if case .subscribe = $0 { true } else { false } })
-        #expect(again.contains(.requestAttempt))
+        #expect(again.contains(.connect(adapter: DeviceHarness.hci0)))
         // bluetoothd restarted: its sessions are gone, so the device is subscribed again.
         _ = h.feed(.bluetoothdVanished)
         _ = h.feed(.bluetoothdAppeared)
         _ = h.feed(.adapterPowered(DeviceHarness.hci0))
         _ = h.feed(.pairedChanged(true))
-        let back = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
+        _ = h.feed(.deviceFound(adapter: DeviceHarness.hci0))
+        let back = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         #expect(back.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
     }
 
@@ -204,8 +210,20 @@ import Testing
         var h = try DeviceHarness.idle(configuration: Self.intermittent)
         let asleep = h.feed(.policyUpdated(wanted: true))
         #expect(!asleep.contains { if case .subscribe = $0 { true } else { false } })
+        // Placed, waiting with a pending Connect: subscribed the moment the bond is learned.
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         let paired = h.feed(.pairedChanged(true))
         #expect(paired == [.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)])
+    }
+
+    @Test func aPairingLearnedBeforeThePendingConnectIsPlacedSubscribesOncePlaced() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.policyUpdated(wanted: true))
+        // No object chosen yet: the subscription would go to whichever object comes first.
+        #expect(h.feed(.pairedChanged(true)).isEmpty)
+        let granted = h.feed(.attemptGranted(adapter: DeviceHarness.hci1))
+        #expect(granted.contains(.subscribe(characteristic: UUIDs.heartRateMeasurement, via: .startNotify)))
+        #expect(h.machine.linkAdapter == DeviceHarness.hci1)
     }
 
     @Test func aLinkThatEndsBeforeItsServicesIsAFailureNotTheEndOfASession() throws {
@@ -268,6 +286,21 @@ import Testing
         #expect(expired.contains(.cancelConnect))
         #expect(h.state == .asleep && h.machine.isArmed(.standby))
         #expect(!expired.contains { if case .emit(.failed) = $0 { true } else { false } })
+        #expect(!expired.contains { if case .standingEnded = $0 { true } else { false } }, "the slot stays held")
+        #expect(try h.fire(.standby).contains(.connect(adapter: DeviceHarness.hci0)))
+    }
+
+    @Test func theAdapterOfAPausedStandingGoingGivesTheSlotBackAndPlacesTheDeviceAnew() throws {
+        var h = try DeviceHarness.idle(configuration: Self.intermittent)
+        _ = h.feed(.adapterPowered(DeviceHarness.hci1))
+        _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
+        _ = h.feed(.connectFailed(Failures.abortByLocal))
+        let gone = h.feed(.adapterUnpowered(DeviceHarness.hci0))
+        #expect(gone.contains(.standingEnded(adapter: DeviceHarness.hci0)))
+        #expect(h.state == .asleep && !h.machine.isArmed(.standby))
+        // bluetoothd knew it on hci0 only: it is looked for.
+        #expect(h.machine.standby == .searching || h.machine.standby == .awaitingGrant)
     }
 
     @Test func aRefusalOfThePendingConnectIsAFailure() throws {
@@ -276,6 +309,7 @@ import Testing
         _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         let refused = h.feed(.connectFailed(Failures.notAuthorized))
         #expect(refused.contains(h.failed(.denied, Failures.notAuthorized)))
+        #expect(refused.contains(.standingEnded(adapter: DeviceHarness.hci0)))
         if case .backingOff = h.state {} else { Issue.record("expected a backoff, got \(h.state)") }
     }
 

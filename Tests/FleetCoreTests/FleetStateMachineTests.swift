@@ -180,6 +180,46 @@ struct FleetStateMachineTests {
         #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci0)])
     }
 
+    @Test func aSleepingDevicesRequestDoesNotWaitForAnotherDevicesAttempt() {
+        // A strap's attempt is in flight on hci0 (up to 45 s); the cuff, asleep, asks for its
+        // pending Connect's place: it holds no LE Create Connection, so it is placed at once.
+        let (strap, cuff) = (Self.strap, Self.watch)
+        var fleet = Self.running(Self.configuration(pinned: [strap, cuff]))
+        for id in [strap, cuff] {
+            _ = fleet.handle(.device(id, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        }
+        _ = fleet.handle(.deviceOutput(.requestAttempt(strap)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: strap) == [.attemptGranted(adapter: Self.hci0)])
+        _ = fleet.handle(
+            .deviceOutput(.lifecycle(cuff, .stateChanged(from: .idle, to: .asleep, session: 0, cause: nil))), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci0)])
+        // Its grant comes back as standing; a link BlueZ reported meanwhile is not overwritten.
+        _ = fleet.handle(.device(cuff, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.attemptFinished(cuff, adapter: Self.hci0, outcome: .standing)), now: Self.t0)
+        if case .connected(Self.hci0, _)? = fleet.devices[cuff]?.link {} else {
+            Issue.record("the link BlueZ reported is kept: \(String(describing: fleet.devices[cuff]?.link))")
+        }
+    }
+
+    @Test func aBondedDeviceGoesElsewhereOnlyWhenTheAdaptersWithItsKeysAreFull() {
+        // hci1 (its keys) is full of pinned links; hci0 has room: bonding again there beats
+        // never connecting.
+        let (cuff, first, second) = (Self.strap, Self.watch, PoolFixture.device(3))
+        var fleet = Self.running(Self.configuration(pinned: [cuff, first, second]))
+        _ = fleet.handle(.adapterChanged(Self.hci1, powered: true), now: Self.t0)
+        _ = fleet.handle(.adapterPowerChanged(Self.hci1, powered: true), now: Self.t0)
+        for id in [first, second] {
+            _ = fleet.handle(.device(id, .connected, objects: [.init(adapter: Self.hci1, connected: true)]), now: Self.t0)
+        }
+        let objects: [FleetStateMachine.DeviceObject] = [
+            .init(adapter: Self.hci0, rssi: -80), .init(adapter: Self.hci1, rssi: -50, paired: true),
+        ]
+        _ = fleet.handle(.device(cuff, .deviceFound(adapter: Self.hci1), objects: objects), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci0)])
+    }
+
     @Test func anAdapterOutsideTheSelectionIsRecordedButNeverUsed() {
         var configuration = Self.configuration()
         configuration.adapters = [Self.hci0]

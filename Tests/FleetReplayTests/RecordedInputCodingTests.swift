@@ -49,7 +49,7 @@ struct RecordedInputCodingTests {
 
     static let objects = [
         FleetStateMachine.DeviceObject(adapter: hci0, name: "Band \"7\" ✓", services: [heartRate], rssi: -61, connected: true),
-        FleetStateMachine.DeviceObject(adapter: hci1),
+        FleetStateMachine.DeviceObject(adapter: hci1, paired: true),
     ]
 
     // MARK: - Examples of every kind
@@ -92,7 +92,7 @@ struct RecordedInputCodingTests {
         .persist(strap, DeviceEffect.StoreUpdate(servicesSeen: [heartRate], hasBeenReady: true, connectedNow: false)),
         .lifecycle(strap, .failed(.transient, error: failure, session: 3)),
         .value(strap, characteristic: heartRate, bytes: [0, 255, 7]), .resumeWrites(strap), .writeOutcome(strap, .writeCompleted),
-        .resolving(strap, true), .resolving(band, false),
+        .resolving(strap, true), .resolving(band, false), .standingEnded(band, adapter: hci1),
     ]
 
     static let commands: [FleetCommand] = [
@@ -110,7 +110,8 @@ struct RecordedInputCodingTests {
 
     static let effects: [DeviceEffect] = [
         .startResolve, .stopResolve, .requestAttempt, .withdrawAttemptRequest, .attemptFinished(adapter: hci0, outcome: .connected),
-        .attemptFinished(adapter: hci0, outcome: .cancelled), .connect(adapter: hci1), .cancelConnect, .disconnect, .awaitServices,
+        .attemptFinished(adapter: hci0, outcome: .cancelled), .attemptFinished(adapter: hci1, outcome: .standing),
+        .standingEnded(adapter: hci1), .pair, .writeCurrentTime, .connect(adapter: hci1), .cancelConnect, .disconnect, .awaitServices,
         .read(characteristic: heartRate), .subscribe(characteristic: heartRate, via: .acquireNotify),
         .unsubscribe(characteristic: heartRate, via: .startNotify), .resumeWrites,
         .scheduleTimer(.connect, generation: 7, deadline: MonotonicInstant(nanoseconds: 123_456_789_012)), .cancelTimer(.recovery),
@@ -127,7 +128,7 @@ struct RecordedInputCodingTests {
             + Self.deviceEvents.map { .device(Self.band, $0, objects: Self.objects) }
         #expect(Set(inputs.map(Self.kind)) == Self.allFleetInputKinds)
         #expect(Set(Self.commands.map(Self.kind)).count == 8)
-        #expect(Set(Self.deviceOutputs.map(Self.kind)).count == 9)
+        #expect(Set(Self.deviceOutputs.map(Self.kind)).count == 10)
         for (index, input) in inputs.enumerated() {
             try Self.expectRoundTrip(RecordedInput(sequence: UInt64(index + 1), now: MonotonicInstant(nanoseconds: 5), kind: .fleetInput(input)))
         }
@@ -135,7 +136,7 @@ struct RecordedInputCodingTests {
 
     @Test func everyDeviceEventAndEffectRoundTrips() throws {
         #expect(Set(Self.deviceEvents.map(Self.kind)).count == 27, "one example of each of DeviceEvent's 27 cases")
-        #expect(Set(Self.effects.map(Self.kind)).count == 17, "one example of each of DeviceEffect's 17 cases")
+        #expect(Set(Self.effects.map(Self.kind)).count == 20, "one example of each of DeviceEffect's 20 cases")
         for (index, event) in Self.deviceEvents.enumerated() {
             try Self.expectRoundTrip(RecordedInput(
                 sequence: UInt64(index + 1), now: MonotonicInstant(nanoseconds: Int64(index) * 1_000_000_007),
@@ -193,6 +194,12 @@ struct RecordedInputCodingTests {
         let old = #"{"bluetoothdAppeared":{"held":[],"adapters":["hci0"]}}"#
         let input = try JSONDecoder().decode(FleetStateMachine.Input.self, from: Data(old.utf8))
         #expect(input == .bluetoothdAppeared(held: [], adapters: [Self.hci0], powered: nil))
+    }
+
+    @Test func anObjectRecordedBeforePairedWasKeptReadsAsUnpaired() throws {
+        let old = #"{"adapter":"hci0","services":[],"connected":false}"#
+        let object = try JSONDecoder().decode(FleetStateMachine.DeviceObject.self, from: Data(old.utf8))
+        #expect(object == FleetStateMachine.DeviceObject(adapter: Self.hci0))
     }
 
     @Test func aClassRecordedBeforeMeasurementDevicesReadsAsTheDaemonThenRanIt() throws {
