@@ -89,7 +89,12 @@ struct PoolPlacement {
         placePinned(holders: pinnedHolders, seekers: pinnedSeekers)
         placePool(&ranked)
 
-        for (device, adapter) in placements where !linked.contains(device) { reservations[device] = adapter }
+        // A pinned device keeps its place while linked too, so that the moment its link ends
+        // (a measurement device's session, a strap's radio loss) the slot is still its own and
+        // its next attempt or pending Connect goes there, not to whoever asked in between.
+        for (device, adapter) in placements where !linked.contains(device) || byID[device]?.isPinned == true {
+            reservations[device] = adapter
+        }
     }
 
     // MARK: - Pinned

@@ -202,6 +202,43 @@ struct FleetStateMachineTests {
         }
     }
 
+    @Test func aPinnedDeviceWhoseLinkEndsKeepsItsPlaceAgainstAnotherWaiting() {
+        // hci0 has 2 slots, both linked; a third pinned device waits. The cuff's session ends
+        // (it hangs up to sleep): its slot stays its own, for its next pending Connect.
+        let (strap, cuff, third) = (Self.strap, Self.watch, PoolFixture.device(3))
+        var fleet = Self.running(Self.configuration(pinned: [strap, cuff, third]))
+        for id in [strap, cuff] {
+            _ = fleet.handle(.device(id, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        }
+        _ = fleet.handle(.device(third, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -40)]), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third).isEmpty, "both slots are held")
+        _ = fleet.handle(.device(cuff, .disconnected(nil), objects: [.init(adapter: Self.hci0, rssi: -70)]), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third).isEmpty, "the cuff's place is kept")
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        let next = fleet.handle(.evaluate, now: Self.t0)
+        #expect(Self.deliveries(next, to: cuff) == [.attemptGranted(adapter: Self.hci0)])
+        #expect(Self.deliveries(next, to: third).isEmpty)
+    }
+
+    @Test func aDeviceThatGaveUpKeepsNoPlace() {
+        // The wrong-passkey cuff linked, failed its bonding and gave up: its slot goes to the
+        // pinned device waiting, not kept for a device that waits for an operator.
+        let (strap, cuff, third) = (Self.strap, Self.watch, PoolFixture.device(3))
+        var fleet = Self.running(Self.configuration(pinned: [strap, cuff, third]))
+        for id in [strap, cuff] {
+            _ = fleet.handle(.device(id, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        }
+        _ = fleet.handle(.device(third, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -40)]), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        _ = fleet.handle(.device(cuff, .disconnected(nil), objects: [.init(adapter: Self.hci0, rssi: -70)]), now: Self.t0)
+        _ = fleet.handle(
+            .deviceOutput(.lifecycle(cuff, .stateChanged(from: .pairing, to: .suspended(.gaveUp(.pairing)), session: 1, cause: .pairing))),
+            now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third) == [.attemptGranted(adapter: Self.hci0)])
+    }
+
     @Test func aBondedDeviceGoesElsewhereOnlyWhenTheAdaptersWithItsKeysAreFull() {
         // hci1 (its keys) is full of pinned links; hci0 has room: bonding again there beats
         // never connecting.
