@@ -38,6 +38,11 @@ extension BlueZSimulator {
         case .connecting, .connected: throw BlueZError.inProgress()
         case .disconnected: break
         }
+        if !claimInWorld(address) {
+            // Another gateway of the shared world holds the device's link (or is making it): it
+            // does not advertise, as when another adapter of this gateway holds it.
+            try await attemptToBusyPeripheral(address, adapter: adapterName)
+        }
         devices[address]?.link = .connecting
         devices[address]?.linkAdapter = adapterName
         devices[address]?.linkEpoch += 1
@@ -60,6 +65,7 @@ extension BlueZSimulator {
                 devices[address]?.link = .disconnected
                 devices[address]?.linkAdapter = nil
                 devices[address]?.linkEpoch += 1
+                releaseInWorld(address)
                 throw BlueZError.failed(BlueZError.abortByLocal)
             }
         }
@@ -75,6 +81,7 @@ extension BlueZSimulator {
                 devices[address]?.linkAdapter = nil
                 devices[address]?.linkEpoch += 1
                 devices[address]?.objects[adapterName]?.lastSeen = .now
+                releaseInWorld(address)
             }
             return BlueZError.failed(text)
         }
@@ -91,6 +98,7 @@ extension BlueZSimulator {
         }
 
         devices[address]?.link = .connected
+        linkUpInWorld(address)
         // A paired device is connected at security medium: the link encrypts with the bond's key,
         // no agent asked (`device_connect_le` in src/device.c).
         // (Read first: reading `devices` inside the assignment would overlap its modify access.)
@@ -116,7 +124,8 @@ extension BlueZSimulator {
     }
 
     /// An attempt through `adapter` while the peripheral is linked (or being linked) through
-    /// another: nobody answers, and the attempt ends after the connection timeout.
+    /// another adapter, or by another gateway of a shared world: nobody answers, and the attempt
+    /// ends after the connection timeout.
     private func attemptToBusyPeripheral(_ address: String, adapter: String) async throws -> Never {
         counters.connectAttempts[address, default: 0] += 1
         beginAttempt(on: adapter)
@@ -196,6 +205,7 @@ extension BlueZSimulator {
         let wasConnecting = device.link == .connecting
         let path = device.objects[adapter]?.path
         device.link = .disconnected
+        releaseInWorld(address)
         device.linkEncrypted = false
         device.securityElevation = nil
         device.measurement?.burstTask?.cancel()

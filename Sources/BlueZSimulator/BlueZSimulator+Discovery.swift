@@ -80,7 +80,8 @@ extension BlueZSimulator {
     }
 
     /// While an adapter discovers, the in-range devices it hears advertise unless they hold a
-    /// link (a peripheral that is connected stops advertising): each interval a device is heard
+    /// link (a peripheral that is connected stops advertising), here or through another gateway
+    /// of a shared world: each interval a device is heard
     /// with some probability (advertisements get lost), its object on this adapter appearing
     /// the first time (InterfacesAdded) and its RSSI on this adapter updated afterwards.
     private func discover(adapter name: String) async {
@@ -89,9 +90,10 @@ extension BlueZSimulator {
             let passStart = ContinuousClock.now
             let filter = mergedFilter(adapter: name)
             let heardProbability = probabilityOfHearing(sinceLastPassOf: name)
+            let heldElsewhere = devicesHeldElsewhereInWorld()
             for address in everyAddress {
                 guard let device = devices[address], let object = device.objects[name], device.advertises,
-                    device.link == .disconnected
+                    device.link == .disconnected, !heldElsewhere.contains(address)
                 else { continue }
                 guard let draw = devices[address]?.random.unit(), draw < heardProbability else { continue }
                 if let uuids = filter.uuids, uuids.isDisjoint(with: device.advertisedUUIDs) { continue }

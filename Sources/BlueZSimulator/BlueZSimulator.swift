@@ -58,15 +58,32 @@ public actor BlueZSimulator {
     var started = false
     /// How many times bluetoothd "restarted" (for the control interface and tests).
     var restarts = 0
+    /// The gateway of a shared world this instance plays (nil: a world of its own), its place
+    /// there while it runs, and who hears whom in that world (address → gateway → RSSI given).
+    public nonisolated let worldGateway: WorldGateway?
+    var worldMembership: WorldMembership?
+    let worldHearing: [String: [String: Int]]
 
-    /// Builds the fleet; nothing touches the bus until `start()`. `timings` overrides the
-    /// scenario's own.
-    public init(scenario: Scenario, bus: BusAddress, timings: SimulatorTimings? = nil) throws {
+    /// Builds the fleet; nothing touches the bus (or the world directory) until `start()`.
+    /// `timings` overrides the scenario's own. With `worldGateway`, the instance is that gateway of
+    /// the scenario's `world`: it simulates that gateway's adapters and the devices it hears, and
+    /// shares each device's one link with the world's other instances (`SharedWorld`).
+    public init(scenario: Scenario, bus: BusAddress, timings: SimulatorTimings? = nil, worldGateway: WorldGateway? = nil) throws {
         self.bus = bus
         let timings = timings ?? scenario.timings ?? SimulatorTimings()
         self.timings = timings
         settings = scenario.bluez ?? BlueZSettings()
-        let (adapterConfigs, deviceConfigs) = try scenario.resolved()
+        let adapterConfigs: [AdapterConfiguration]
+        let deviceConfigs: [WearableConfiguration]
+        if let worldGateway {
+            let resolved = try scenario.resolved(forGateway: worldGateway.id)
+            (adapterConfigs, deviceConfigs) = (resolved.adapters, resolved.devices)
+            worldHearing = resolved.hearing
+        } else {
+            (adapterConfigs, deviceConfigs) = try scenario.resolved()
+            worldHearing = [:]
+        }
+        self.worldGateway = worldGateway
         var adapters: [String: SimulatedAdapter] = [:]
         for config in adapterConfigs { adapters[config.name] = try SimulatedAdapter(configuration: config) }
         var devices: [String: SimulatedDevice] = [:]
@@ -90,6 +107,7 @@ public actor BlueZSimulator {
     /// sweeper and the fault schedule.
     public func start() async throws {
         guard !started else { return }
+        if let worldGateway { worldMembership = try WorldMembership.join(worldGateway, devices: deviceAddresses) }
         started = true
         try await bringUp()
         let control = try await DBusConnection.connect(to: bus, threadName: "bluez-sim-control")
@@ -125,6 +143,9 @@ public actor BlueZSimulator {
         await goDown()
         await controlConnection?.close()
         controlConnection = nil
+        // After goDown: its links have ended, so the world has them back.
+        worldMembership?.leave()
+        worldMembership = nil
     }
 
     /// The unique name currently owning `org.bluez` (nil while "restarting").

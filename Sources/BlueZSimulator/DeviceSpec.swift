@@ -17,6 +17,10 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
     /// The adapters that hear it, each with a Device1 object of its own; absent: every adapter
     /// (adapters in one gateway share its radio neighbourhood). `["hci1"]` keeps it to one.
     public var heardBy: [String]?
+    /// In a shared world (`Scenario.world`): the gateways that hear the device, each with the
+    /// mean RSSI its best adapter reads (further adapters of that gateway 6 dB less); a gateway
+    /// not named does not hear it. Absent: every gateway, at `rssi`. Ignored outside a world.
+    public var heardByGateways: [String: Int]?
     /// Bonded devices are known at start (cached) and never expire.
     public var bonded: Bool?
     public var mtu: Int?
@@ -49,8 +53,9 @@ public struct DeviceSpec: Codable, Sendable, Hashable {
         rssi: Int? = nil, txPower: Int? = nil, adapter: String? = nil, bonded: Bool? = nil, mtu: Int? = nil,
         notifyHz: Double? = nil, inRange: Bool? = nil, faults: FaultSettings? = nil, payloadSize: Int? = nil,
         timestamps: Bool? = nil, heardBy: [String]? = nil, pairing: PairingMethod? = nil, passkey: UInt32? = nil,
-        requiresEncryption: Bool? = nil, wake: WakeSchedule? = nil, records: Int? = nil
+        requiresEncryption: Bool? = nil, wake: WakeSchedule? = nil, records: Int? = nil, heardByGateways: [String: Int]? = nil
     ) {
+        self.heardByGateways = heardByGateways
         self.requiresEncryption = requiresEncryption
         self.wake = wake
         self.records = records

@@ -19,11 +19,16 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var schedule: [ScheduledFault]?
     /// Wearables that pass by, each heard for a while and then gone for good.
     public var passersBy: PassersBy?
+    /// The gateways of a world that several instances share (`WorldSpec`); used only when an
+    /// instance is started as one of them, ignored otherwise.
+    public var world: WorldSpec?
 
     public init(
         seed: UInt64? = nil, timings: SimulatorTimings? = nil, bluez: BlueZSettings? = nil, adapters: [AdapterSpec]? = nil,
-        devices: [DeviceSpec], faults: FaultSettings? = nil, schedule: [ScheduledFault]? = nil, passersBy: PassersBy? = nil
+        devices: [DeviceSpec], faults: FaultSettings? = nil, schedule: [ScheduledFault]? = nil, passersBy: PassersBy? = nil,
+        world: WorldSpec? = nil
     ) {
+        self.world = world
         self.passersBy = passersBy
         self.seed = seed
         self.timings = timings

@@ -18,8 +18,9 @@ struct SimulatedDeviceObject {
     var unexporting = false
     /// When this adapter last heard the device (or its link through this adapter ended).
     var lastSeen: ContinuousClock.Instant = .now
-    /// This adapter's mean RSSI for the device, and its last reading.
-    let meanRSSI: Int
+    /// This adapter's mean RSSI for the device (changed at run time only in a shared world:
+    /// `SetWorldRSSI`), and its last reading.
+    var meanRSSI: Int
     var rssi: Int16
     var paired: Bool
     var bonded: Bool

@@ -19,7 +19,7 @@ public enum SimulatorControl {
         let options = DBusType.dictionary(key: .string, value: .variant)
         return DBusInterface(
             interfaceName,
-            methods: [
+            methods: worldMethods(for: simulator) + [
                 DBusMethod(
                     "SetConnectFailure", inputs: [.init("device", .string), .init("error", .string), .init("probability", .double)],
                     handler: .async { call in
@@ -127,6 +127,36 @@ public enum SimulatorControl {
                         return [.dictionary(key: .string, value: options, entries)]
                     }),
             ])
+    }
+
+    /// Offered only by an instance that plays a gateway of a shared world (`SharedWorld`), so an
+    /// instance of its own has exactly the interface it had before worlds existed.
+    private static func worldMethods(for simulator: BlueZSimulator) -> [DBusMethod] {
+        guard simulator.worldGateway != nil else { return [] }
+        let options = DBusType.dictionary(key: .string, value: .variant)
+        return [
+            // The world's ledger, per device (`WorldDeviceRecord`): Holder ("" when it
+            // advertises), LinkedBy, LinksMade, ConnectsWhileHeldElsewhere, HeldAtDeath (a{su}),
+            // DoubleLinks (u), RSSI (a{sn}: run-time changes).
+            DBusMethod(
+                "GetWorld", outputs: [.init("devices", .dictionary(key: .string, value: options))],
+                handler: .async { _ in
+                    let entries = try await simulator.worldSummaries().map {
+                        DBusDictEntry(key: .string($0.address), value: .stringVariantMap($0.values))
+                    }
+                    return [.dictionary(key: .string, value: options, entries)]
+                }),
+            // Gateway `gateway` ("": this one) hears the device at `rssi` dBm from its next
+            // discovery pass, whichever instance is asked.
+            DBusMethod(
+                "SetWorldRSSI", inputs: [.init("device", .string), .init("gateway", .string), .init("rssi", .int16)],
+                handler: .async { call in
+                    try await simulator.setWorldRSSI(
+                        device: try call.body.decode(String.self, at: 0), gateway: try call.body.decode(String.self, at: 1),
+                        rssi: Int(try call.body.decode(Int16.self, at: 2)))
+                    return []
+                }),
+        ]
     }
 
     /// Counters as `a{sv}`: per-device and per-adapter maps are `a{su}`.

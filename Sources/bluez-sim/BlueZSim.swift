@@ -13,6 +13,11 @@ struct BlueZSim: AsyncParsableCommand {
             Serves org.bluez (BlueZ's D-Bus API) and org.wearfleet.Simulator (fault controls and counters at
             /org/wearfleet/simulator, interface org.wearfleet.Simulator1). Prints 'ready <unique-name>' on stdout
             once both names are owned. Stops on SIGINT or SIGTERM.
+
+            With --world FILE --gateway ID --world-dir DIR it is one gateway of a world that several
+            instances share: FILE is a scenario with a 'world' section (the same file, and the same --seed,
+            for every gateway), DIR the directory they coordinate through. Each device then holds one link
+            in the whole world, and the world's counters are in DIR/ledger.json.
             """)
 
     @Option(help: "The bus address (unix:path=…); the system bus when absent.")
@@ -33,6 +38,15 @@ struct BlueZSim: AsyncParsableCommand {
     @Option(help: "A JSON scenario file (adapters, devices, faults, schedule, timings).")
     var scenario: String?
 
+    @Option(help: "A JSON scenario with a 'world' section, shared by several instances: this one plays --gateway.")
+    var world: String?
+
+    @Option(help: "The gateway of --world this instance plays (its id in world.gateways).")
+    var gateway: String?
+
+    @Option(help: "The directory the instances of --world share (created if missing): locks and ledger.json.")
+    var worldDir: String?
+
     @Option(help: "Random seed: the same seed gives the same fleet and the same behaviour.")
     var seed: UInt64?
 
@@ -48,9 +62,20 @@ struct BlueZSim: AsyncParsableCommand {
     @Flag(help: "Millisecond latencies (for tests).")
     var fast = false
 
+    func validate() throws {
+        guard world == nil || scenario == nil else { throw ValidationError("--world is a scenario of its own: give --world or --scenario") }
+        guard (world == nil) == (gateway == nil), (world == nil) == (worldDir == nil) else {
+            throw ValidationError("--world, --gateway and --world-dir go together")
+        }
+    }
+
     mutating func run() async throws {
         var plan: Scenario
-        if let scenario {
+        var worldGateway: WorldGateway?
+        if let world, let gateway, let worldDir {
+            plan = try Scenario.load(from: URL(fileURLWithPath: world))
+            worldGateway = WorldGateway(id: gateway, world: try SharedWorld(directory: URL(fileURLWithPath: worldDir)))
+        } else if let scenario {
             plan = try Scenario.load(from: URL(fileURLWithPath: scenario))
         } else {
             plan = Scenario.quick(devices: devices, adapters: adapters, slots: slots, bonded: !unbonded)
@@ -70,7 +95,7 @@ struct BlueZSim: AsyncParsableCommand {
         var timings = fast ? SimulatorTimings.fast : (plan.timings ?? SimulatorTimings())
         if let timeScale { timings.timeScale = timeScale }
         let address: BusAddress = bus.map { .address($0) } ?? .system
-        let simulator = try BlueZSimulator(scenario: plan, bus: address, timings: timings)
+        let simulator = try BlueZSimulator(scenario: plan, bus: address, timings: timings, worldGateway: worldGateway)
         try await simulator.start()
         FileHandle.standardOutput.write(Data("ready \(await simulator.uniqueName ?? "")\n".utf8))
         await Self.waitForTermination()
