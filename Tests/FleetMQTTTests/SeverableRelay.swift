@@ -7,6 +7,7 @@ import Synchronization
 /// what a killed gateway process looks like (the kernel closes its socket), so the broker
 /// publishes the client's Will — and the port refuses new connections, so the client cannot come
 /// back. Deterministic where a short keepalive would make the test wait on the broker's timer.
+/// Its threads run until `sever`.
 final class SeverableRelay: Sendable {
     let port: Int
     private let sockets: Mutex<Sockets>
@@ -41,8 +42,6 @@ final class SeverableRelay: Sendable {
         sockets = Mutex(Sockets(open: [listener]))
         Thread.detachNewThread { [self] in accept(on: listener, target: target) }
     }
-
-    deinit { sever() }
 
     /// Ends every connection through the relay and stops listening.
     func sever() {
