@@ -103,9 +103,13 @@ extension MQTTBridge {
 
     func handle(_ event: MQTTClient.Event) async {
         switch event {
-        case .connected, .disconnected: break
+        // The ownership coordinator reads no events of its own: this is its one way in.
+        case .connected: await ownership?.brokerConnected()
+        case .disconnected: await ownership?.brokerLost()
         case .message(let topic, let payload):
-            if topic == topics.homeAssistantStatus {
+            if let ownership, ownership.topics.kind(of: topic) != nil {
+                await ownership.handle(topic: topic, payload: payload)
+            } else if topic == topics.homeAssistantStatus {
                 // Home Assistant's birth message: it lost what it knew (a restart), send discovery again.
                 if payload == Array("online".utf8), discovery != nil {
                     logger.info("mqtt: Home Assistant is online; sending discovery again", metadata: ["event": "mqtt_discovery_resent"])

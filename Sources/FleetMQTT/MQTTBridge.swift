@@ -42,6 +42,9 @@ actor MQTTBridge {
     let status: (@Sendable () async -> FleetStatus)?
     /// The `[mqtt]` settings `info` summarizes (nothing secret is published).
     let settings: MQTTSettings?
+    /// Gets the connection's comings and goings and the messages on its topics, when several
+    /// gateways share the fleet (the client must also subscribe to `OwnershipTopics.subscriptions`).
+    let ownership: OwnershipCoordinator?
 
     /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
     private let sessionRun: UInt64?
@@ -55,9 +58,10 @@ actor MQTTBridge {
     init(
         client: MQTTClient, route: MQTTValueRoute, topics: MQTTTopics, homeAssistantDiscovery: Bool, allowed: Set<MQTTSettings.CommandOp>,
         fleet: any FleetCommands, sessionRun: UInt64? = nil, settings: MQTTSettings? = nil,
-        status: (@Sendable () async -> FleetStatus)? = nil, logger: Logger
+        status: (@Sendable () async -> FleetStatus)? = nil, ownership: OwnershipCoordinator? = nil, logger: Logger
     ) {
         self.client = client
+        self.ownership = ownership
         self.settings = settings
         self.status = status
         self.sessionRun = sessionRun
