@@ -68,3 +68,15 @@ public enum DeviceState: Hashable, Sendable, Codable, CustomStringConvertible {
         }
     }
 }
+
+extension DeviceState {
+    /// Given up for an operator, or cooling down from its budget or breaker: such a device keeps
+    /// no place in the pool's plan — a slot held for it would stay empty for minutes or for good
+    /// while another device waits (a wrong-passkey cuff kept a strap out on the real stack).
+    public var isResting: Bool {
+        switch self {
+        case .suspended(.gaveUp), .suspended(.budgetExhausted), .suspended(.circuitOpen): true
+        default: false
+        }
+    }
+}

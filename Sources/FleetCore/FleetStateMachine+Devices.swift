@@ -176,6 +176,9 @@ extension FleetStateMachine {
                 devices[id]?.failureBeforeLast = nil
             case .stateChanged(let from, let to, _, _):
                 devices[id]?.state = to
+                // What the pool policy reads of the state changed: a device that rests keeps no
+                // place, one asleep waits for no attempt (the request may already be there).
+                if from.isResting != to.isResting || (from == .asleep) != (to == .asleep) { requestEvaluation(&actions) }
                 // Ready means services resolved: a link made anew, not one a killed bluetoothd left
                 // (bluetoothd has no GATT client on those); its next loss is its own.
                 if to == .ready { linksLeftBehind.remove(id) }

@@ -13,16 +13,9 @@ extension FleetStateMachine {
             var connectable = Set(device.objects.map(\.adapter))
             // bluetoothd forgot the device: its last adapter can still reach it with ConnectDevice.
             if connectable.isEmpty, let last = device.lastAdapter, isUsable(last) { connectable.insert(last) }
-            // A device resting (given up for an operator, or cooling down from its budget or
-            // breaker) keeps no place: a slot held for it would stay empty for minutes or for
-            // good while another device waits (a wrong-passkey cuff kept a strap out).
-            let resting: Bool
-            switch device.state {
-            case .suspended(.gaveUp), .suspended(.budgetExhausted), .suspended(.circuitOpen): resting = true
-            default: resting = false
-            }
             snapshots.append(PoolDeviceSnapshot(
-                id: id, membership: device.pinned ? .pinned : .pool, isEligible: !device.held && !device.awaitingOwnership && !resting, configuredPriority: device.priority,
+                id: id, membership: device.pinned ? .pinned : .pool,
+                isEligible: !device.held && !device.awaitingOwnership && !device.state.isResting, configuredPriority: device.priority,
                 rssi: device.lastRSSI, knownConnectable: connectable, link: device.link, wantsAttempt: device.wantsAttempt,
                 restoreInProgress: false, recentFailures: device.recentFailures,
                 bondedOn: Set(device.objects.filter(\.paired).map(\.adapter)),

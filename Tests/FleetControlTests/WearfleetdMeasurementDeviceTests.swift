@@ -183,7 +183,12 @@ struct WearfleetdMeasurementDeviceTests {
         let asked = try await Commands.run(Commands.wearfleetctl, ["reconnect", Self.cuff, "--bus", bus.address])
         #expect(asked.status == 0, "\(asked.errors)")
         #expect(await simulator.wake(address: Self.cuff))
-        try await daemon.lines(containing: "ready → asleep", within: .seconds(60))
+        do {
+            try await daemon.lines(containing: "ready → asleep", within: .seconds(60))
+        } catch {
+            for line in daemon.seenLines { print(line) }
+            throw error
+        }
         let after = await simulator.counterSnapshot()
         #expect(after.pairings[Self.cuff] == 1)
         #expect(after.recordsDelivered[Self.cuff] == after.recordsTaken[Self.cuff], "the records kept through the failed wakes, all delivered")
