@@ -10,7 +10,7 @@ extension FleetStateMachine {
     /// (`scan_services`, `min_rssi`) while only the pool looks for candidates there, else off.
     func wantedDiscovery(on adapter: Adapter) -> DiscoveryFilter? {
         guard running, adapter.selected else { return nil }
-        if !resolving.isEmpty || scanUntil != nil { return .anyDevice }
+        if !resolving.isEmpty || !lookingElsewhere.isEmpty || scanUntil != nil { return .anyDevice }
         if adapter.poolSearching { return DiscoveryFilter(uuids: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI) }
         return nil
     }

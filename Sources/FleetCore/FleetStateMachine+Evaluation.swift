@@ -29,6 +29,7 @@ extension FleetStateMachine {
             conditions: PoolCentralConditions(bluetoothdPresent: bluetoothdPresent, engineRunning: running), now: now)
         apply(plan, now: now, &actions)
         updatePoolSearch()
+        lookForUnplacedPinned(plan)
     }
 
     private mutating func apply(_ plan: PoolPlan, now: MonotonicInstant, _ actions: inout [Action]) {
@@ -78,5 +79,25 @@ extension FleetStateMachine {
             let searching = fleetHasRoom && adapter.powered && used[id, default: 0] < slots(of: id)
             if searching != adapter.poolSearching { adapters[id]?.poolSearching = searching }
         }
+    }
+}
+
+extension FleetStateMachine {
+    /// Pinned devices the plan could not place (every adapter that has heard them is full) while
+    /// a powered adapter that has not heard them yet has room: discovery runs unfiltered until
+    /// one of those reports them, and the next plan places them there. Without it, a cuff heard
+    /// first by a full adapter missed its wake while the other adapter had room (real stack).
+    mutating func lookForUnplacedPinned(_ plan: PoolPlan) {
+        var lost: Set<DeviceID> = []
+        let usable = adapters.filter { $0.value.selected && $0.value.powered }.map(\.key)
+        var room: [AdapterID: Int] = [:]
+        for adapter in usable { room[adapter] = slots(of: adapter) }
+        for device in devices.values { if let adapter = device.link.adapter { room[adapter, default: 0] -= 1 } }
+        for (id, device) in devices where device.pinned && device.wantsAttempt && device.link == .disconnected && plan.placements[id] == nil {
+            guard !device.held, !device.awaitingOwnership, !device.state.isResting, !device.objects.isEmpty else { continue }
+            let heardOn = Set(device.objects.map(\.adapter))
+            if usable.contains(where: { !heardOn.contains($0) && (room[$0] ?? 0) > 0 }) { lost.insert(id) }
+        }
+        lookingElsewhere = lost
     }
 }

@@ -307,6 +307,9 @@ public struct FleetStateMachine: Sendable {
     var wantPinnedOnAppearance = false
     /// Devices are shared with other gateways: each waits to be given (`ownershipDecided`).
     public internal(set) var ownershipGateEnabled = false
+    /// Pinned devices no plan could place, heard only by full adapters while another has room:
+    /// discovery looks for them (`lookForUnplacedPinned`).
+    public internal(set) var lookingElsewhere: Set<DeviceID> = []
     /// Seeds for device machines' jitter, drawn in creation order.
     var seeds: SeededRandom
     /// Devices whose machines look for them (`DeviceOutput.resolving`): discovery runs unfiltered

@@ -202,16 +202,24 @@ struct FleetStateMachineTests {
         }
     }
 
+    /// hci0's 2 slots linked by the strap and the watch (a cuff here), all three pinned; a third
+    /// pinned device, heard, asks for an attempt.
+    static func bothSlotsLinkedAndAThirdWaiting() -> FleetStateMachine {
+        let third = PoolFixture.device(3)
+        var fleet = Self.running(Self.configuration(pinned: [strap, watch, third]))
+        for id in [strap, watch] {
+            _ = fleet.handle(.device(id, .connected, objects: [.init(adapter: hci0, connected: true)]), now: t0)
+        }
+        _ = fleet.handle(.device(third, .deviceFound(adapter: hci0), objects: [.init(adapter: hci0, rssi: -40)]), now: t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: t0)
+        return fleet
+    }
+
     @Test func aPinnedDeviceWhoseLinkEndsKeepsItsPlaceAgainstAnotherWaiting() {
         // hci0 has 2 slots, both linked; a third pinned device waits. The cuff's session ends
         // (it hangs up to sleep): its slot stays its own, for its next pending Connect.
-        let (strap, cuff, third) = (Self.strap, Self.watch, PoolFixture.device(3))
-        var fleet = Self.running(Self.configuration(pinned: [strap, cuff, third]))
-        for id in [strap, cuff] {
-            _ = fleet.handle(.device(id, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
-        }
-        _ = fleet.handle(.device(third, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -40)]), now: Self.t0)
-        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: Self.t0)
+        let (cuff, third) = (Self.watch, PoolFixture.device(3))
+        var fleet = Self.bothSlotsLinkedAndAThirdWaiting()
         #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third).isEmpty, "both slots are held")
         _ = fleet.handle(.device(cuff, .disconnected(nil), objects: [.init(adapter: Self.hci0, rssi: -70)]), now: Self.t0)
         #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third).isEmpty, "the cuff's place is kept")
@@ -224,19 +232,29 @@ struct FleetStateMachineTests {
     @Test func aDeviceThatGaveUpKeepsNoPlace() {
         // The wrong-passkey cuff linked, failed its bonding and gave up: its slot goes to the
         // pinned device waiting, not kept for a device that waits for an operator.
-        let (strap, cuff, third) = (Self.strap, Self.watch, PoolFixture.device(3))
-        var fleet = Self.running(Self.configuration(pinned: [strap, cuff, third]))
-        for id in [strap, cuff] {
-            _ = fleet.handle(.device(id, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
-        }
-        _ = fleet.handle(.device(third, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -40)]), now: Self.t0)
-        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: Self.t0)
+        let (cuff, third) = (Self.watch, PoolFixture.device(3))
+        var fleet = Self.bothSlotsLinkedAndAThirdWaiting()
         _ = fleet.handle(.evaluate, now: Self.t0)
         _ = fleet.handle(.device(cuff, .disconnected(nil), objects: [.init(adapter: Self.hci0, rssi: -70)]), now: Self.t0)
         _ = fleet.handle(
             .deviceOutput(.lifecycle(cuff, .stateChanged(from: .pairing, to: .suspended(.gaveUp(.pairing)), session: 1, cause: .pairing))),
             now: Self.t0)
         #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: third) == [.attemptGranted(adapter: Self.hci0)])
+    }
+
+    @Test func aPinnedDeviceHeardOnlyByAFullAdapterIsLookedForByTheOthers() {
+        // hci0's 2 slots are linked; the cuff was heard only there. hci1 has room but has not
+        // heard it: discovery looks for it, and once hci1 reports it, it is placed there.
+        let cuff = PoolFixture.device(3)
+        var fleet = Self.bothSlotsLinkedAndAThirdWaiting()
+        _ = fleet.handle(.adapterChanged(Self.hci1, powered: true), now: Self.t0)
+        _ = fleet.handle(.adapterPowerChanged(Self.hci1, powered: true), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff).isEmpty)
+        #expect(fleet.lookingElsewhere == [cuff])
+        let objects: [FleetStateMachine.DeviceObject] = [.init(adapter: Self.hci0, rssi: -40), .init(adapter: Self.hci1, rssi: -75)]
+        _ = fleet.handle(.device(cuff, nil, objects: objects), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci1)])
+        #expect(fleet.lookingElsewhere.isEmpty)
     }
 
     @Test func aBondedDeviceGoesElsewhereOnlyWhenTheAdaptersWithItsKeysAreFull() {
