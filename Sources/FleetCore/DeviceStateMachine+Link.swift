@@ -10,6 +10,8 @@ extension DeviceStateMachine {
         var consecutiveWriteFailures = 0
         /// Bonding was tried on this link (it is tried at most once per link).
         var pairingAttempted = false
+        /// The agent gave bluetoothd this device's passkey on this link (`pairingKeyGiven`).
+        var keyGiven = false
         /// What waits for the bonding: reads and subscriptions that answered that they need
         /// encryption, or (a class that bonds first) all of them.
         var readsAfterPairing: Set<String> = []
@@ -131,6 +133,17 @@ extension DeviceStateMachine {
     ) {
         // During a connect, the Connect reply (or the connect timer) reports the outcome.
         guard state.isLinked else { return }
+        if link.keyGiven, !link.servicesKnown, state != .pairing {
+            // A bonding bluetoothd started itself (the device asked for security as it
+            // connected) used the passkey, and the link ended before anything else: the host ends
+            // a link whose pairing failed (0x05) — with a passkey given, most likely the wrong
+            // one. Counted as that, so the key is not tried again at every wake.
+            teardown(.alreadyGone, attemptOutcome: .failed(.pairing), &effects)
+            let failure = DeviceEvent.Failure(
+                .authenticationFailed, message: "the link ended during a bonding bluetoothd started, after the agent gave the passkey")
+            countPairingFailure(failure, now: now, random: &random, &effects)
+            return
+        }
         if configuration.intermittent {
             intermittentLinkEnded(reason, now: now, random: &random, &effects)
             return

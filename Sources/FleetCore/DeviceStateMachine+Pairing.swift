@@ -55,6 +55,17 @@ extension DeviceStateMachine {
     ) {
         guard state == .pairing else { return }
         teardown(.release, attemptOutcome: .cancelled, &effects)
+        countPairingFailure(failure, now: now, random: &random, &effects)
+    }
+
+    /// A failed bonding, after teardown: a wrong key or a refusal waits for an operator; any
+    /// other takes the backoff within the `pairing` budget.
+    mutating func countPairingFailure(
+        _ failure: DeviceEvent.Failure?,
+        now: MonotonicInstant,
+        random: inout some RandomNumberGenerator,
+        _ effects: inout [DeviceEffect]
+    ) {
         let kind = failure.map(BlueZErrorClassifier.classifyPairing) ?? .timedOut
         guard kind.needsOperator else {
             fail(.pairing, error: failure, now: now, random: &random, &effects)

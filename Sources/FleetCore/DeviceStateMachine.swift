@@ -98,7 +98,10 @@ public struct DeviceStateMachine: Hashable, Sendable {
         case .deviceLost: deviceLost(now: now, random: &random, &effects)
         case .pairedChanged(let paired):
             isPaired = paired
+            // A bonding that succeeded is no failed one, whatever ends the link next.
+            if paired { link.keyGiven = false }
             if paired, state == .asleep { subscribeWhileAsleep(&effects) }
+        case .pairingKeyGiven: if state.isLinked { link.keyGiven = true }
         case .pairingSucceeded: pairingSucceeded(now: now, &effects)
         case .pairingFailed(let failure): pairingFailed(failure, now: now, random: &random, &effects)
         case .clockWritten: clockWritten(now: now, &effects)
@@ -186,6 +189,10 @@ public enum DeviceEvent: Hashable, Sendable, Codable {
     case deviceLost
     /// `Device1.Paired`, when first known and on every change.
     case pairedChanged(Bool)
+    /// bluetoothd asked the daemon's pairing agent for the device's passkey and got it: a
+    /// bonding is under way, the machine's own (`pair`) or one bluetoothd started itself (a
+    /// device that asks for security as it connects).
+    case pairingKeyGiven
     /// The `pair` effect's `Device1.Pair` succeeded (or bluetoothd answered that the device is
     /// bonded already).
     case pairingSucceeded

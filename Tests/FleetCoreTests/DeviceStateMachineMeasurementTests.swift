@@ -133,6 +133,35 @@ import Testing
         #expect(bonded.contains(.writeCurrentTime))
     }
 
+    @Test func aBondingBluetoothdStartedThatEndsTheLinkIsAFailedBondingNotARadioLoss() throws {
+        // The cuff asks for security as it connects; bluetoothd pairs on its own, the agent
+        // gives the (wrong) passkey, SMP fails and the host ends the link before any service.
+        var configuration = Self.intermittent
+        configuration.bond = true
+        var h = try DeviceHarness.idle(configuration: configuration)
+        _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
+        _ = h.feed(.connected)
+        #expect(h.feed(.pairingKeyGiven).isEmpty)
+        let ended = h.feed(.disconnected(nil))
+        #expect(ended.contains { if case .emit(.failed(.pairing, let error?, _)) = $0 { error.kind == .authenticationFailed } else { false } })
+        #expect(h.state == .suspended(.gaveUp(.pairing)), "the same key would fail the same way at every wake")
+    }
+
+    @Test func aBondingBluetoothdStartedThatSucceededIsNoFailureWhenTheLinkEnds() throws {
+        var configuration = Self.intermittent
+        configuration.bond = true
+        var h = try DeviceHarness.idle(configuration: configuration)
+        _ = h.feed(.policyUpdated(wanted: true))
+        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
+        _ = h.feed(.connected)
+        _ = h.feed(.pairingKeyGiven)
+        _ = h.feed(.pairedChanged(true))
+        let ended = h.feed(.disconnected(nil))
+        #expect(!ended.contains { if case .emit(.failed(.pairing, _, _)) = $0 { true } else { false } })
+        #expect(h.state != .suspended(.gaveUp(.pairing)))
+    }
+
     // MARK: - Intermittent devices
 
     @Test func aSleepingDeviceWaitsWithAPendingConnectPlacedByTheGateHoldingOnlyASlot() throws {

@@ -84,7 +84,7 @@ struct RecordedInputCodingTests {
         .writeStarted, .writeCompleted, .writeFailed(DeviceEvent.Failure(.timeout)), .writeCreditAvailable,
         .timeout(.backoff, generation: 41), .attemptGranted(adapter: hci1), .policyUpdated(wanted: false), .restoreRequested,
         .reconnectRequested, .subscriptionAdded(characteristic: heartRate), .subscriptionRemoved(characteristic: heartRate),
-        .linkLossExplained(adapter: hci1, cause: .bluetoothdGone),
+        .linkLossExplained(adapter: hci1, cause: .bluetoothdGone), .pairingKeyGiven,
     ]
 
     static let deviceOutputs: [DeviceOutput] = [
@@ -135,7 +135,7 @@ struct RecordedInputCodingTests {
     }
 
     @Test func everyDeviceEventAndEffectRoundTrips() throws {
-        #expect(Set(Self.deviceEvents.map(Self.kind)).count == 27, "one example of each of DeviceEvent's 27 cases")
+        #expect(Set(Self.deviceEvents.map(Self.kind)).count == 28, "one example of each of DeviceEvent's 28 cases")
         #expect(Set(Self.effects.map(Self.kind)).count == 20, "one example of each of DeviceEffect's 20 cases")
         for (index, event) in Self.deviceEvents.enumerated() {
             try Self.expectRoundTrip(RecordedInput(
@@ -293,6 +293,7 @@ struct RecordedInputCodingTests {
         case .deviceFound: "deviceFound"
         case .deviceLost: "deviceLost"
         case .pairedChanged: "pairedChanged"
+        case .pairingKeyGiven: "pairingKeyGiven"
         case .pairingSucceeded: "pairingSucceeded"
         case .pairingFailed: "pairingFailed"
         case .clockWritten: "clockWritten"

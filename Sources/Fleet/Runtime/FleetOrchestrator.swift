@@ -624,6 +624,14 @@ public actor FleetOrchestrator {
 
     /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
 
+    /// The pairing agent gave bluetoothd `device`'s passkey: its machine learns a bonding is
+    /// under way (one bluetoothd started itself fails by ending the link, and is then counted
+    /// as a failed bonding, not a radio loss).
+    public func pairingKeyGiven(_ device: DeviceID) async {
+        let objects = await bluetooth.objects(of: device)
+        enqueue(.device(device, .pairingKeyGiven, objects: objects))
+    }
+
     public func status(of device: DeviceID) -> DeviceState? {
         machine.devices[device]?.state
     }

@@ -24,6 +24,9 @@ public final class PairingAgent: FleetObserver {
     private let passkeys: PairingPasskeysLookup
     /// Which devices it answers for, known once the fleet exists (`answer(for:)`).
     private let isFleetDevice = Mutex<@Sendable (DeviceID) async -> Bool>({ _ in false })
+    /// Told before a passkey goes back to bluetoothd (`whenKeyGiven(_:)`): the device's machine
+    /// learns a bonding is under way before the link can end with it.
+    private let keyGiven = Mutex<@Sendable (DeviceID) async -> Void>({ _ in })
     /// bluetoothd appeared (a fleet event): the agent registers again, in `run()`.
     private let appearances: AsyncStream<Void>
     private let appeared: AsyncStream<Void>.Continuation
@@ -42,6 +45,11 @@ public final class PairingAgent: FleetObserver {
     /// Which devices it answers for (the fleet's).
     public func answer(for isFleetDevice: @escaping @Sendable (DeviceID) async -> Bool) {
         self.isFleetDevice.withLock { $0 = isFleetDevice }
+    }
+
+    /// Who hears that a device's passkey was given (the fleet).
+    public func whenKeyGiven(_ handler: @escaping @Sendable (DeviceID) async -> Void) {
+        keyGiven.withLock { $0 = handler }
     }
 
     // MARK: - Running
@@ -98,6 +106,7 @@ public final class PairingAgent: FleetObserver {
                         throw DBusError(name: Self.rejected, message: "no passkey for \(id)")
                     }
                     self.logger.info("pairing agent: passkey given for \(id)", metadata: ["event": "pairing_passkey_given", "device": "\(id)"])
+                    await self.keyGiven.withLock { $0 }(id)
                     return [.uint32(passkey)]
                 }),
                 DBusMethod("DisplayPasskey", inputs: [device, DBusArgument("passkey", .uint32), DBusArgument("entered", .uint16)],

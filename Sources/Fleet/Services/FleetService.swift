@@ -47,6 +47,7 @@ public struct FleetService: SequencedService {
         for observer in observers { await fleet.addObserver(observer) }
         let agent = pairingAgent(client: client)
         agent.answer(for: { id in await fleet.status(of: id) != nil })
+        agent.whenKeyGiven { id in await fleet.pairingKeyGiven(id) }
         await fleet.addObserver(agent)
         let agentRun = Task { await agent.run() }
         defer {
