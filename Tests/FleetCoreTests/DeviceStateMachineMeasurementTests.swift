@@ -133,15 +133,21 @@ import Testing
         #expect(bonded.contains(.writeCurrentTime))
     }
 
-    @Test func aBondingBluetoothdStartedThatEndsTheLinkIsAFailedBondingNotARadioLoss() throws {
-        // The cuff asks for security as it connects; bluetoothd pairs on its own, the agent
-        // gives the (wrong) passkey, SMP fails and the host ends the link before any service.
-        var configuration = Self.intermittent
+    /// An intermittent class that bonds, its pending Connect placed and the device just linked.
+    static func bondingSleeperJustLinked() throws -> DeviceHarness {
+        var configuration = intermittent
         configuration.bond = true
         var h = try DeviceHarness.idle(configuration: configuration)
         _ = h.feed(.policyUpdated(wanted: true))
         _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
         _ = h.feed(.connected)
+        return h
+    }
+
+    @Test func aBondingBluetoothdStartedThatEndsTheLinkIsAFailedBondingNotARadioLoss() throws {
+        // The cuff asks for security as it connects; bluetoothd pairs on its own, the agent
+        // gives the (wrong) passkey, SMP fails and the host ends the link before any service.
+        var h = try Self.bondingSleeperJustLinked()
         #expect(h.feed(.pairingKeyGiven).isEmpty)
         let ended = h.feed(.disconnected(nil))
         #expect(ended.contains { if case .emit(.failed(.pairing, let error?, _)) = $0 { error.kind == .authenticationFailed } else { false } })
@@ -149,12 +155,7 @@ import Testing
     }
 
     @Test func aBondingBluetoothdStartedThatSucceededIsNoFailureWhenTheLinkEnds() throws {
-        var configuration = Self.intermittent
-        configuration.bond = true
-        var h = try DeviceHarness.idle(configuration: configuration)
-        _ = h.feed(.policyUpdated(wanted: true))
-        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
-        _ = h.feed(.connected)
+        var h = try Self.bondingSleeperJustLinked()
         _ = h.feed(.pairingKeyGiven)
         _ = h.feed(.pairedChanged(true))
         let ended = h.feed(.disconnected(nil))
@@ -267,12 +268,7 @@ import Testing
     }
 
     @Test func aLinkThatEndsDuringTheBondingIsAPairingFailure() throws {
-        var configuration = Self.intermittent
-        configuration.bond = true
-        var h = try DeviceHarness.idle(configuration: configuration)
-        _ = h.feed(.policyUpdated(wanted: true))
-        _ = h.feed(.attemptGranted(adapter: DeviceHarness.hci0))
-        _ = h.feed(.connected)
+        var h = try Self.bondingSleeperJustLinked()
         _ = h.feed(.servicesResolved(services: DeviceHarness.strapServices, characteristics: DeviceHarness.strapCharacteristics))
         #expect(h.state == .pairing)
         let ended = h.feed(.disconnected(nil))
