@@ -49,7 +49,7 @@ extension ConfigurationDecoder {
             if Self.isTopicPath(text) { mqtt.topicPrefix = text } else { reportTopic("topic_prefix", text, at: position) }
         }
         if let (text, position) = name(section, "gateway_id") {
-            if Self.isTopicPath(text) && !text.contains("/") { mqtt.gatewayID = text } else { reportTopic("gateway_id", text, at: position, segment: true) }
+            if Self.isGatewayID(text) { mqtt.gatewayID = text } else { reportTopic("gateway_id", text, at: position, segment: true) }
         }
         if let value = boolean(section, "homeassistant_discovery") { mqtt.homeAssistantDiscovery = value }
         if let (text, position) = name(section, "discovery_prefix") {
@@ -113,6 +113,12 @@ extension ConfigurationDecoder {
         guard !text.isEmpty, !text.hasPrefix("$"), text.utf8.count < 1024 else { return false }
         return !text.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" })
             && !text.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+    }
+
+    /// A gateway id: one topic level, since it is a level of the gateway's topics and of the
+    /// claims other gateways read (`[mqtt] gateway_id`, `[[pinned]] preferred_gateways`).
+    static func isGatewayID(_ text: String) -> Bool {
+        isTopicPath(text) && !text.contains("/")
     }
 
     /// `mqtt://host[:port]` (1883) or `mqtts://host[:port]` (8883); IPv6 hosts in brackets.

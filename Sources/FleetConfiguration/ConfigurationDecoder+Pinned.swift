@@ -62,10 +62,13 @@ extension ConfigurationDecoder {
         let priority = integer(section, "priority", in: FleetPinOptions.priorities)
         if section["priority"] != nil, priority == nil { valid = false }
         if section["name"] != nil, name == nil { valid = false }
+        let preferredGateways = preferredGateways(section)
+        if section["preferred_gateways"] != nil, preferredGateways == nil { valid = false }
         guard let address, valid else { return nil }
         return PinnedDevice(
             id: DeviceID(address: address, addressType: addressType),
             name: name, className: className, priority: priority ?? 0,
+            preferredGateways: preferredGateways ?? [],
             definedAt: section.table.position
         )
     }

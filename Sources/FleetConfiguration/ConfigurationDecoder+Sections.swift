@@ -24,6 +24,10 @@ extension ConfigurationDecoder {
         if let section = table(root, "reconnect", name: "[reconnect]") { configuration.reconnect = decodeReconnect(section) }
         if let section = table(root, "metrics", name: "[metrics]") { decodeMetrics(section, into: &configuration.metrics) }
         if let section = table(root, "mqtt", name: "[mqtt]") { decodeMQTT(section, into: &configuration.mqtt) }
+        if let section = table(root, "cluster", name: "[cluster]") {
+            let mqttEnabled = Self.mqttEnabled(in: document, decoded: configuration.mqtt.enabled)
+            decodeCluster(section, mqttEnabled: mqttEnabled, into: &configuration.cluster)
+        }
         if let section = table(root, "pairing", name: "[pairing]") { decodePairing(section, into: &configuration.pairing) }
         if let section = table(root, "classes", name: "[classes]") { decodeClasses(section, into: &configuration.classes) }
         if let entry = document["pinned"] {

@@ -6,13 +6,13 @@ import TOML
 
 /// The accepted keys of every section of `wearfleetd.toml`.
 enum ConfigurationSchema {
-    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics", "mqtt", "pairing"]
+    static let sections = ["daemon", "fleet", "pinned", "pool", "reconnect", "classes", "metrics", "mqtt", "cluster", "pairing"]
     static let daemon = ["disconnect_on_stop", "state_debounce", "log_level", "forget_after"]
     static let fleet = [
         "adapters", "max_connections", "slots_per_adapter", "adapter_slots", "scan_services",
         "min_rssi", "attempt_burst", "attempt_interval",
     ]
-    static let pinned = ["address", "address_type", "name", "class", "priority"]
+    static let pinned = ["address", "address_type", "name", "class", "priority", "preferred_gateways"]
     static let pool = [
         "enabled", "name_prefixes", "services", "min_rssi", "default_class", "default_priority",
         "min_dwell", "score_margin", "priority_weight", "rssi_weight", "failure_weight", "rules",
@@ -44,6 +44,7 @@ enum ConfigurationSchema {
         "enabled", "url", "client_id", "protocol", "username", "password_file", "ca_file", "cert_file", "key_file",
         "topic_prefix", "gateway_id", "homeassistant_discovery", "discovery_prefix", "allow_commands",
     ]
+    static let cluster = ["enabled", "lease", "renewal", "settle", "bid_margin", "dwell"]
 
     static let pairing = ["capability", "passkeys_file"]
 
@@ -52,7 +53,7 @@ enum ConfigurationSchema {
         ("[daemon]", daemon), ("[fleet]", fleet), ("[[pinned]]", pinned), ("[pool]", pool),
         ("[[pool.rules]]", poolRule), ("[reconnect]", reconnect), ("[reconnect.breaker]", breaker),
         ("[classes.NAME]", deviceClass), ("[classes.NAME.timeouts]", timeouts), ("[metrics]", metrics),
-        ("[mqtt]", mqtt), ("[pairing]", pairing),
+        ("[mqtt]", mqtt), ("[cluster]", cluster), ("[pairing]", pairing),
     ]
 
     /// The sections, other than `current`, where `key` is accepted.

@@ -20,6 +20,24 @@ extension WearfleetConfiguration {
         )
     }
 
+    /// `[cluster]` and the pinned devices' `preferred_gateways`, as the ownership machine takes
+    /// them; what the file does not set (grace, bid pacing, hysteresis, scoring) is the
+    /// machine's default. Whether the daemon runs the machine at all is `cluster.enabled`.
+    public var ownershipConfiguration: OwnershipConfiguration {
+        var preferredGateways: [DeviceID: Set<GatewayID>] = [:]
+        for device in pinned where !device.preferredGateways.isEmpty {
+            preferredGateways[device.id] = device.preferredGateways
+        }
+        return OwnershipConfiguration(
+            lease: cluster.lease,
+            renewal: cluster.renewal,
+            settle: cluster.settle,
+            margin: cluster.margin,
+            dwell: cluster.dwell,
+            preferredGateways: preferredGateways
+        )
+    }
+
     /// `[reconnect]`, as the reconnect controller takes it.
     public var reconnectPolicy: ReconnectPolicy { reconnect }
 

@@ -16,6 +16,7 @@ public struct WearfleetConfiguration: Equatable, Sendable {
     public var classes: [String: DeviceClassSettings] = [DeviceClassSettings.defaultName: DeviceClassSettings(name: DeviceClassSettings.defaultName)]
     public var metrics = MetricsSettings()
     public var mqtt = MQTTSettings()
+    public var cluster = ClusterSettings()
     public var pairing = PairingSettings()
     /// The files the configuration was read from, in the order they were applied.
     public var sources: [String] = []

@@ -284,6 +284,7 @@ import Testing
         #expect(band.timeouts == DeviceStateMachine.Timeouts())
         #expect(configuration.poolConfiguration.minimumDwell == PoolConfiguration(maxConnections: 0).minimumDwell)
         #expect(configuration.pool.weights == PoolScoreWeights())
+        #expect(configuration.cluster == ClusterSettings())
     }
 
     /// Every key the decoder accepts appears in the example, so the example documents them all.
@@ -318,6 +319,7 @@ import Testing
             + ConfigurationSchema.timeouts.map { "classes.band.timeouts." + $0 }
             + ConfigurationSchema.metrics.map { "metrics." + $0 }
             + ConfigurationSchema.mqtt.map { "mqtt." + $0 }
+            + ConfigurationSchema.cluster.map { "cluster." + $0 }
         #expect(Set(expected).subtracting(written).sorted() == [])
     }
 

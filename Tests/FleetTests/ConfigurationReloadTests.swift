@@ -37,6 +37,18 @@ struct ConfigurationReloadTests {
         #expect(ConfigurationReload.restartOnlyChanges(from: old, to: old).isEmpty)
         #expect(ConfigurationReload.restartOnlyChanges(from: old, to: applied).isEmpty, "a reload applies these")
 
+        // The daemon starts, stops or reconfigures its ownership coordinator on reload.
+        var cluster = old
+        cluster.mqtt.enabled = true
+        cluster.cluster.enabled = true
+        cluster.cluster.lease = .seconds(30)
+        cluster.cluster.margin = 4
+        cluster.pinned = [PinnedDevice(
+            id: Self.strap, preferredGateways: [GatewayID("ward-3")], definedAt: TOMLPosition(file: "t.toml", line: 1, column: 1))]
+        #expect(cluster != old)
+        #expect(ConfigurationReload.restartOnlyChanges(from: old, to: cluster).isEmpty, "a reload applies [cluster]")
+        #expect(ConfigurationReload.restartOnlyChanges(from: cluster, to: old).isEmpty, "a reload turns [cluster] off")
+
         var restartOnly = old
         restartOnly.daemon.logLevel = .debug
         restartOnly.daemon.stateDebounce = .seconds(9)
