@@ -38,6 +38,12 @@ extension WearfleetConfiguration {
         )
     }
 
+    /// What the daemon shares the fleet with other gateways by, or nil when it does not:
+    /// `[cluster]` on (which validation allows only with `[mqtt]` on).
+    public var clusterOwnership: OwnershipConfiguration? {
+        cluster.enabled && mqtt.enabled ? ownershipConfiguration : nil
+    }
+
     /// `[reconnect]`, as the reconnect controller takes it.
     public var reconnectPolicy: ReconnectPolicy { reconnect }
 

@@ -22,6 +22,7 @@ extension ControlDevice {
         static let notifications = "Notifications"
         static let decodeErrors = "DecodeErrors"
         static let lastError = "LastError"
+        static let owner = "Owner"
     }
 
     /// This device as an `a{sv}` map.
@@ -41,6 +42,7 @@ extension ControlDevice {
         map.setIfPresent(Key.lastValue, lastValue)
         map.setIfPresent(Key.lastValueTime, lastValueTime)
         map.setIfPresent(Key.lastError, lastError)
+        map.setIfPresent(Key.owner, owner)
         return map
     }
 
@@ -64,6 +66,7 @@ extension ControlDevice {
             notifications: try map.decodeIfPresent(UInt64.self, forKey: Key.notifications) ?? 0,
             decodeErrors: try map.decodeIfPresent(UInt64.self, forKey: Key.decodeErrors) ?? 0,
             lastError: try map.decodeIfPresent(String.self, forKey: Key.lastError),
-            lastValueTime: try map.decodeIfPresent(Double.self, forKey: Key.lastValueTime))
+            lastValueTime: try map.decodeIfPresent(Double.self, forKey: Key.lastValueTime),
+            owner: try map.decodeIfPresent(String.self, forKey: Key.owner))
     }
 }

@@ -40,14 +40,18 @@ public struct ControlDevice: Sendable, Hashable {
     /// The class of the most recent failure (`transient`, `outOfSlots`, `denied`, …), kept after
     /// the device recovered.
     public var lastError: String?
+    /// The gateway that owns the device when several gateways share the fleet (`[cluster]`).
+    public var owner: String?
 
     public init(
         address: String, addressType: String = "public", name: String? = nil, pinned: Bool, className: String? = nil,
         state: String, stateReason: String? = nil, retryAttempt: UInt32? = nil, nextAttemptIn: Double? = nil,
         adapter: String? = nil, rssi: Int16? = nil, lastValue: String? = nil, sessions: UInt64 = 0, reconnects: UInt64 = 0,
-        notifications: UInt64 = 0, decodeErrors: UInt64 = 0, lastError: String? = nil, lastValueTime: Double? = nil
+        notifications: UInt64 = 0, decodeErrors: UInt64 = 0, lastError: String? = nil, lastValueTime: Double? = nil,
+        owner: String? = nil
     ) {
         self.lastValueTime = lastValueTime
+        self.owner = owner
         self.address = address
         self.addressType = addressType
         self.name = name

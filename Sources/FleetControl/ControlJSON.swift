@@ -69,7 +69,7 @@ extension ControlDevice: Encodable {
         case className = "class"
         case state, stateReason, retryAttempt
         case nextAttemptIn = "nextAttemptInSeconds"
-        case adapter, rssi, lastValue, lastValueTime, sessions, reconnects, notifications, decodeErrors, lastError
+        case adapter, rssi, lastValue, lastValueTime, sessions, reconnects, notifications, decodeErrors, lastError, owner
     }
 
     /// Optional values are written as null rather than left out, so every key is always there.
@@ -94,6 +94,7 @@ extension ControlDevice: Encodable {
         try container.encode(notifications, forKey: .notifications)
         try container.encode(decodeErrors, forKey: .decodeErrors)
         try container.encode(lastError, forKey: .lastError)
+        try container.encode(owner, forKey: .owner)
     }
 }
 

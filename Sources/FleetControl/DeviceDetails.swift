@@ -2,7 +2,7 @@
 /// values shown as "-".
 public enum DeviceDetails {
     public static func render(_ device: ControlDevice) -> [String] {
-        let rows: [(String, String?)] = [
+        var rows: [(String, String?)] = [
             ("Address", device.addressText),
             ("Name", device.name),
             ("Role", device.roleText),
@@ -18,6 +18,8 @@ public enum DeviceDetails {
             ("Decode errors", "\(device.decodeErrors)"),
             ("Last error", device.lastError),
         ]
+        // Only where several gateways share the fleet.
+        if let owner = device.owner { rows.insert(("Owner", owner), at: 6) }
         let labelWidth = rows.map { $0.0.count }.max() ?? 0
         return rows.map { label, value in
             let text = value.map(TerminalText.sanitized) ?? TextTable.missing

@@ -5,12 +5,13 @@
 extension FleetStateMachine {
     /// What discovery on `adapter` should be now: unfiltered while a device is missing (a pinned
     /// or restored device is looked for whatever it advertises and however weak it is heard;
-    /// so is everything during a scan someone asked for, `scan(until:)`;
+    /// so is everything during a scan someone asked for, `scan(until:)`, and a pinned device
+    /// waiting to be given by the ownership machine, which bids only on what it hears;
     /// pool admission applies its own filters to what else appears), the configured pool filter
     /// (`scan_services`, `min_rssi`) while only the pool looks for candidates there, else off.
     func wantedDiscovery(on adapter: Adapter) -> DiscoveryFilter? {
         guard running, adapter.selected else { return nil }
-        if !resolving.isEmpty || !lookingElsewhere.isEmpty || scanUntil != nil { return .anyDevice }
+        if !resolving.isEmpty || !lookingElsewhere.isEmpty || scanUntil != nil || listensForOwnership { return .anyDevice }
         if adapter.poolSearching { return DiscoveryFilter(uuids: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI) }
         return nil
     }

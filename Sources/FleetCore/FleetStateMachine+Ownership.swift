@@ -11,6 +11,13 @@ extension FleetStateMachine {
         device.pinned && !device.held && !device.awaitingOwnership
     }
 
+    /// Whether a pinned device waits, unlinked, to be given: the gateway must keep hearing it
+    /// (discovery) to bid for it, since it is not looked for as a wanted device is.
+    var listensForOwnership: Bool {
+        ownershipGateEnabled
+            && devices.values.contains { $0.pinned && !$0.held && $0.awaitingOwnership && $0.link == .disconnected }
+    }
+
     /// Turns the ownership gate on or off. On: every device without a link waits to be given;
     /// off: nothing waits.
     mutating func setOwnershipGate(enabled: Bool, _ actions: inout [Action]) {
@@ -40,5 +47,86 @@ extension FleetStateMachine {
         guard device.wanted != wanted else { return }
         devices[id]?.wanted = wanted
         if running { actions.append(.deliver(id, .policyUpdated(wanted: wanted))) }
+    }
+}
+
+/// What this gateway knows of one device that the ownership machine bids with.
+public struct OwnershipObservation: Hashable, Sendable {
+    /// The device's link is up here.
+    public var linked: Bool
+    /// What its bid is made of; nil while no adapter here hears it and it has no link.
+    public var bid: OwnershipBidInputs?
+
+    public init(linked: Bool, bid: OwnershipBidInputs?) {
+        self.linked = linked
+        self.bid = bid
+    }
+}
+
+extension FleetStateMachine {
+    /// Every device this gateway could connect, as the ownership machine sees it (devices held
+    /// by `disconnect` are left out: an operator keeps them off here, so this gateway makes no
+    /// bid for them). A device is heard while some adapter's object reports an RSSI —
+    /// bluetoothd clears it when discovery stops — or while it is linked here (a linked device
+    /// stops advertising; its last advertised RSSI stands for it).
+    public func ownershipObservations() -> [DeviceID: OwnershipObservation] {
+        var used: [AdapterID: Int] = [:]
+        for device in devices.values { if let adapter = device.link.adapter { used[adapter, default: 0] += 1 } }
+        var freeSlots = 0
+        for (id, adapter) in adapters where adapter.selected && adapter.powered {
+            freeSlots += max(0, slots(of: id) - used[id, default: 0])
+        }
+        var observations: [DeviceID: OwnershipObservation] = [:]
+        for (id, device) in devices where !device.held {
+            let linked = if case .connected = device.link { true } else { false }
+            let heardRSSI = device.objects.compactMap(\.rssi).max()
+            let rssi = heardRSSI ?? (linked ? device.lastRSSI.values.max() : nil)
+            // The slot a device holds here is as good as free for its own bid: owner and
+            // challenger compare what each would have for it.
+            let ownSlot = device.link.adapter == nil ? 0 : 1
+            var bid: OwnershipBidInputs?
+            if heardRSSI != nil || linked {
+                bid = OwnershipBidInputs(
+                    rssi: rssi ?? OwnershipObservation.unknownLinkRSSI, freeSlots: freeSlots + ownSlot,
+                    recentFailures: device.recentFailures)
+            }
+            observations[id] = OwnershipObservation(linked: linked, bid: bid)
+        }
+        return observations
+    }
+}
+
+extension OwnershipObservation {
+    /// The RSSI a link bids with when no adapter ever reported one for its device (restored
+    /// from the state file and linked before any advertisement was heard): a weak but usable
+    /// signal, so the link holds unless a gateway that really hears the device does much better.
+    public static let unknownLinkRSSI = -80
+}
+
+/// Turns the fleet's observations, taken again and again, into the ownership machine's inputs:
+/// `linkChanged` on each change of a link, a reading each time a device is heard (its smoothed
+/// RSSI follows every reading), `notHeard` once when it goes quiet or leaves the fleet.
+public struct OwnershipFeed: Sendable {
+    private var last: [DeviceID: OwnershipObservation] = [:]
+
+    public init() {}
+
+    public mutating func inputs(from observations: [DeviceID: OwnershipObservation]) -> [OwnershipInput] {
+        var inputs: [OwnershipInput] = []
+        for id in Set(last.keys).union(observations.keys).sorted() {
+            let before = last[id]
+            let now = observations[id]
+            let linkedBefore = before?.linked ?? false
+            let linkedNow = now?.linked ?? false
+            // The link first: a link that came up unasked is judged before the reading it brings.
+            if linkedBefore != linkedNow { inputs.append(.linkChanged(id, linked: linkedNow)) }
+            if let bid = now?.bid {
+                inputs.append(.heard(id, bid))
+            } else if before?.bid != nil {
+                inputs.append(.notHeard(id))
+            }
+        }
+        last = observations
+        return inputs
     }
 }

@@ -27,6 +27,8 @@ extension MQTTBridge {
             group.addTask { for await request in requests { await self.gatewayRequest(request.op, request.payload) } }
             for await event in events {
                 if case .message(let topic, let payload) = event, let segment = topics.commandDevice(in: topic) {
+                    // Every gateway of a cluster reads the topic; the owner alone answers.
+                    guard answers(forSegment: segment) else { continue }
                     if queueCommand(payload, for: segment) { group.addTask { await self.runCommands(for: segment) } }
                 } else if case .message(let topic, let payload) = event, let op = topics.gatewayRequestOp(in: topic) {
                     if case .dropped = submit.yield(GatewayRequest(op: op, payload: payload)) {

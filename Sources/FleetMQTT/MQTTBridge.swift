@@ -45,6 +45,10 @@ actor MQTTBridge {
     /// Gets the connection's comings and goings and the messages on its topics, when several
     /// gateways share the fleet (the client must also subscribe to `OwnershipTopics.subscriptions`).
     let ownership: OwnershipCoordinator?
+    /// With `ownership`: the devices this gateway owns, the only ones whose state and discovery
+    /// it publishes — every gateway of the cluster knows every pinned device, and each writing
+    /// its own view of one device to the same retained topics would make them flap. nil: all.
+    private var answersFor: Set<DeviceID>?
 
     /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
     private let sessionRun: UInt64?
@@ -62,6 +66,7 @@ actor MQTTBridge {
     ) {
         self.client = client
         self.ownership = ownership
+        answersFor = ownership == nil ? nil : []
         self.settings = settings
         self.status = status
         self.sessionRun = sessionRun
@@ -279,11 +284,39 @@ actor MQTTBridge {
         return Handover(devices: Set(records.keys), topics: topics, homeAssistantDiscovery: discovery != nil)
     }
 
+    /// The ownership link's view of who owns what changed: a device that became this gateway's
+    /// has its state and discovery published now (its owner before wrote them last).
+    func noteOwnedHere(_ owned: Set<DeviceID>) {
+        guard let before = answersFor, before != owned else { return }
+        answersFor = owned
+        for id in owned.subtracting(before).sorted() {
+            publishedState[id] = nil
+            for topic in discovery?.allTopics(of: id) ?? [] { publishedConfigs[topic] = nil }
+            publishState(id)
+            publishDiscovery(id)
+        }
+    }
+
+    /// Whether this gateway writes the device's retained state and discovery.
+    private func answers(for id: DeviceID) -> Bool {
+        answersFor?.contains(id) ?? true
+    }
+
+    /// Whether this gateway runs the commands sent to the device's topic segment: all of them
+    /// without a cluster, else those of the devices it owns.
+    func answers(forSegment segment: String) -> Bool {
+        guard let answersFor else { return true }
+        return answersFor.contains { MQTTTopics.segment($0) == segment }
+    }
+
     private func forget(_ id: DeviceID) {
+        let answered = answers(for: id)
         records[id] = nil
         publishedState[id] = nil
         route.forget(id)
         devicesChanged = true
+        // Another gateway's retained topics are its own to delete.
+        guard answered else { return }
         // Empty retained messages delete what the broker kept: every config the device may have
         // (an earlier run may have announced entities this one has not), then its state — in
         // this order, so that Home Assistant drops the entities before their state topic empties
@@ -302,7 +335,7 @@ actor MQTTBridge {
     }
 
     private func publishState(_ id: DeviceID) {
-        guard var record = records[id] else { return }
+        guard answers(for: id), var record = records[id] else { return }
         if let time = route.lastValueTime(id) {
             record.lastValueAt = time
             records[id] = record
@@ -314,7 +347,7 @@ actor MQTTBridge {
     }
 
     private func publishDiscovery(_ id: DeviceID) {
-        guard let discovery, let record = records[id] else { return }
+        guard let discovery, answers(for: id), let record = records[id] else { return }
         for config in discovery.configs(for: record) where publishedConfigs[config.topic] != config.payload {
             publishedConfigs[config.topic] = config.payload
             client.publish(MQTTMessage(topic: config.topic, payload: config.payload, qos: 1, retain: true))

@@ -12,6 +12,10 @@ import ServiceLifecycle
 /// keeps trying. `apply` (a reload) reconnects with changed settings — the BLE links are not
 /// touched. At stop the gateway's `offline` is published and the client disconnects cleanly.
 ///
+/// With `[cluster]` on (`ownership` not nil) the connection also carries this gateway's share of
+/// the agreement on which gateway connects each device (`OwnershipCoordinator`, joined to the
+/// fleet by `OwnershipFleetLink`): the fleet connects only what it is given.
+///
 /// Needs the fleet service declared before it.
 public struct MQTTService: SequencedService {
     public let name = "mqtt"
@@ -19,11 +23,12 @@ public struct MQTTService: SequencedService {
     private let fleet: StartedValue<FleetOrchestrator>
 
     public init(
-        _ settings: MQTTSettings, fleet: StartedValue<FleetOrchestrator>, metricsFactory: (any MetricsFactory)? = nil,
-        environment: [String: String], logger: Logger
+        _ settings: MQTTSettings, ownership: OwnershipConfiguration? = nil, fleet: StartedValue<FleetOrchestrator>,
+        metricsFactory: (any MetricsFactory)? = nil, environment: [String: String], logger: Logger
     ) {
         outlet = MQTTOutlet(
-            settings: settings, counters: MQTTClientCounters(factory: metricsFactory), environment: environment, logger: logger)
+            settings: settings, ownership: ownership, counters: MQTTClientCounters(factory: metricsFactory), environment: environment,
+            logger: logger)
         self.fleet = fleet
     }
 
@@ -38,10 +43,11 @@ public struct MQTTService: SequencedService {
         await outlet.stop()
     }
 
-    /// Applies a reloaded `[mqtt]`: nothing when it is unchanged, else the old connection ends
-    /// cleanly (`offline`) and the new one starts.
-    public func apply(_ settings: MQTTSettings) async {
-        await outlet.apply(settings)
+    /// Applies a reloaded `[mqtt]` and `[cluster]` (`ownership`, nil when off): nothing when
+    /// both are unchanged; new cluster numbers alone are taken by the running coordinator; else
+    /// the old connection ends cleanly (`offline`) and the new one starts.
+    public func apply(_ settings: MQTTSettings, ownership: OwnershipConfiguration? = nil) async {
+        await outlet.apply(settings, ownership: ownership)
     }
 }
 
@@ -49,17 +55,26 @@ public struct MQTTService: SequencedService {
 actor MQTTOutlet {
     nonisolated let counters: MQTTClientCounters
     private var settings: MQTTSettings
+    /// `[cluster]`, nil when off.
+    private var ownership: OwnershipConfiguration?
     private let environment: [String: String]
     private let logger: Logger
     private var orchestrator: FleetOrchestrator?
-    private var running: (client: MQTTClient, bridge: MQTTBridge, route: MQTTValueRoute, tap: UInt64, task: Task<Void, Never>)?
+    private var running: (
+        client: MQTTClient, bridge: MQTTBridge, route: MQTTValueRoute, tap: UInt64, task: Task<Void, Never>,
+        coordinator: OwnershipCoordinator?
+    )?
     private var stopped = false
     /// The devices the replaced connection still published when it ended: the next connection
     /// deletes the retained topics of those the fleet removed in between.
     private var handedOver: MQTTBridge.Handover?
 
-    init(settings: MQTTSettings, counters: MQTTClientCounters, environment: [String: String], logger: Logger) {
+    init(
+        settings: MQTTSettings, ownership: OwnershipConfiguration?, counters: MQTTClientCounters, environment: [String: String],
+        logger: Logger
+    ) {
         self.settings = settings
+        self.ownership = ownership
         self.counters = counters
         self.environment = environment
         self.logger = logger
@@ -70,11 +85,25 @@ actor MQTTOutlet {
         await connect()
     }
 
-    func apply(_ new: MQTTSettings) async {
-        guard new != settings, !stopped else { return }
+    func apply(_ new: MQTTSettings, ownership newOwnership: OwnershipConfiguration?) async {
+        guard !stopped, new != settings || newOwnership != ownership else { return }
+        let clusterToggled = (newOwnership == nil) != (ownership == nil)
+        if new == settings, !clusterToggled, let newOwnership, let coordinator = running?.coordinator {
+            // Lease, dwell and the rest change in place: what is known of claims and peers stays.
+            ownership = newOwnership
+            await coordinator.reconfigure(newOwnership)
+            logger.notice("mqtt: cluster settings changed", metadata: ["event": "cluster_reconfigured"])
+            return
+        }
         logger.notice("mqtt: settings changed; reconnecting", metadata: ["event": "mqtt_reconfigured", "url": "\(new.url)"])
         settings = new
+        ownership = newOwnership
         await disconnect(reconfiguring: true)
+        if clusterToggled, newOwnership == nil, let orchestrator {
+            // The fleet connects on its own again.
+            await orchestrator.setOwnershipGate(enabled: false)
+            logger.notice("cluster: off; this gateway connects its devices on its own", metadata: ["event": "cluster_stopped"])
+        }
         await connect()
     }
 
@@ -93,22 +122,30 @@ actor MQTTOutlet {
             connection = try MQTTOutlet.connectionSettings(settings, environment: environment)
         } catch {
             logger.error("mqtt: \(error.message); running without MQTT", metadata: ["event": "mqtt_setup_failed"])
+            warnClusterWithoutBroker()
             return
         }
         let route = MQTTValueRoute(topics: connection.topics)
+        let ownershipTopics = OwnershipTopics(connection.topics)
+        var connectionSettings = connection.settings
+        if ownership != nil { connectionSettings.subscriptions += ownershipTopics.subscriptions }
         let client: MQTTClient
         do {
             client = try MQTTClient(
-                settings: connection.settings, random: SeededRandom(seed: UInt64.random(in: .min ... .max)), counters: counters,
+                settings: connectionSettings, random: SeededRandom(seed: UInt64.random(in: .min ... .max)), counters: counters,
                 values: route, logger: logger)
         } catch {
             logger.error("mqtt: \(error.message); running without MQTT", metadata: ["event": "mqtt_setup_failed"])
+            warnClusterWithoutBroker()
             return
+        }
+        let coordinator = ownership.map { configuration in
+            OwnershipCoordinator(topics: ownershipTopics, configuration: configuration, publisher: client, logger: logger)
         }
         let bridge = MQTTBridge(
             client: client, route: route, topics: connection.topics, homeAssistantDiscovery: settings.homeAssistantDiscovery,
             allowed: settings.allowCommands, fleet: orchestrator, sessionRun: await orchestrator.sessionRun, settings: settings,
-            status: { await orchestrator.status() }, logger: logger)
+            status: { await orchestrator.status() }, ownership: coordinator, logger: logger)
         // Subscribe to the fleet before reading its status, so nothing falls between the two.
         // Values go straight from the ingest thread to the client's queue (the tap: a lock and an
         // append), rendered on the client's thread; events go through the bridge.
@@ -118,6 +155,7 @@ actor MQTTOutlet {
         guard !stopped else {
             // Stopped while this connection was being set up (the awaits above): it ends here.
             orchestrator.pipeline.untap(tap)
+            await coordinator?.stop()
             await client.stop(final: MQTTMessage(topic: connection.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
             route.finish()
             return
@@ -128,6 +166,12 @@ actor MQTTOutlet {
                 group.addTask { await bridge.consume(feed, counting: counters) }
                 group.addTask { await bridge.learn(from: route.notable) }
                 group.addTask { await bridge.serve(client.events) }
+                if let coordinator {
+                    let link = OwnershipFleetLink(coordinator: coordinator, fleet: orchestrator, logger: logger) { owned in
+                        await bridge.noteOwnedHere(owned)
+                    }
+                    group.addTask { await link.run() }
+                }
                 group.addTask {
                     // The gateway's `devices` and `info` while the fleet changes: at most once a second.
                     while (try? await Task.sleep(for: .seconds(1))) != nil { await bridge.flush() }
@@ -142,17 +186,33 @@ actor MQTTOutlet {
                 group.cancelAll()
             }
         }
-        running = (client, bridge, route, tap, task)
+        running = (client, bridge, route, tap, task, coordinator)
         logger.notice(
             "mqtt: publishing to \(settings.url) under \(connection.topics.prefix)/ as gateway \(connection.topics.gatewayID)",
             metadata: ["event": "mqtt_started"])
+        if let ownership {
+            logger.notice(
+                "cluster: sharing the fleet with the other gateways on the broker; devices connect here once given (lease \(ownership.lease), dwell \(ownership.dwell))",
+                metadata: ["event": "cluster_started"])
+        }
+    }
+
+    /// The cluster works through the broker: without MQTT no device is given to this gateway.
+    private func warnClusterWithoutBroker() {
+        guard ownership != nil else { return }
+        logger.critical(
+            "cluster: [cluster] is on but MQTT cannot run, so no device will be given to this gateway and none will connect; fix [mqtt] and reload",
+            metadata: ["event": "cluster_without_broker"])
     }
 
     private func disconnect(reconfiguring: Bool = false) async {
-        guard let (client, bridge, route, tap, task) = running else { return }
+        guard let (client, bridge, route, tap, task, coordinator) = running else { return }
         running = nil
         orchestrator?.pipeline.untap(tap)
         task.cancel()
+        // Before the client's clean stop: its bids go, and the `offline` that follows frees its
+        // devices for the peers at once.
+        await coordinator?.stop()
         if reconfiguring, let orchestrator {
             // The reload that brought the new settings may have removed devices whose removal the
             // cancelled feed had not delivered yet: their retained topics go with this connection.

@@ -129,6 +129,24 @@ public actor OwnershipCoordinator {
     /// The device's link here came up or went down (a refused attempt is `linked: false`).
     public func linkChanged(_ device: DeviceID, linked: Bool) { apply(.linkChanged(device, linked: linked)) }
 
+    /// Several fleet observations at once (`OwnershipFeed`): `heard`, `notHeard` and
+    /// `linkChanged` only; anything else is not the fleet's to say and is ignored.
+    public func observe(_ inputs: [OwnershipInput]) {
+        for input in inputs {
+            switch input {
+            case .heard, .notHeard, .linkChanged: apply(input)
+            default: continue
+            }
+        }
+    }
+
+    /// Each device's owner as this gateway knows it (devices nobody owns are left out).
+    public func owners() -> [DeviceID: GatewayID] {
+        var owners: [DeviceID: GatewayID] = [:]
+        for device in machine.knownDevices { if let owner = machine.owner(of: device)?.gateway { owners[device] = owner } }
+        return owners
+    }
+
     /// A reloaded configuration; what is known of claims, peers and links stays.
     public func reconfigure(_ configuration: OwnershipConfiguration) { machine.reconfigure(configuration) }
 

@@ -67,9 +67,10 @@ struct Wearfleetd: AsyncParsableCommand {
         let metrics = FleetMetrics()
         let fleet = FleetService(
             configuration: settings.runtimeConfiguration, state: state.loaded, connection: connection.connection,
-            observers: [metrics.recorder], pairing: settings.pairing, environment: environment, logger: logger)
+            observers: [metrics.recorder], pairing: settings.pairing, environment: environment,
+            sharedWithOtherGateways: settings.clusterOwnership != nil, logger: logger)
         let mqtt = MQTTService(
-            settings.mqtt, fleet: fleet.orchestrator, metricsFactory: metrics.exporter.factory, environment: environment, logger: logger)
+            settings.mqtt, ownership: settings.clusterOwnership, fleet: fleet.orchestrator, metricsFactory: metrics.exporter.factory, environment: environment, logger: logger)
         let services: [any SequencedService] = [
             state, connection, fleet,
             MetricsService(metrics, serving: settings.metrics, fleet: fleet.orchestrator, logger: logger),
@@ -78,7 +79,7 @@ struct Wearfleetd: AsyncParsableCommand {
             SystemdStatusService(configuration: settings, state: state.loaded, fleet: fleet.orchestrator, logger: logger),
             await ConfigurationReloadService(
                 initial: settings, configPath: config, dropInDirectory: dropIns, state: state.loaded,
-                fleet: fleet.orchestrator, appliers: [{ await mqtt.apply($0.mqtt) }], logger: logger),
+                fleet: fleet.orchestrator, appliers: [{ await mqtt.apply($0.mqtt, ownership: $0.clusterOwnership) }], logger: logger),
         ]
         // SIGTERM (systemctl stop) and SIGINT shut down gracefully: devices are disconnected and
         // the state file is written before exit. SIGHUP is the reload service's.

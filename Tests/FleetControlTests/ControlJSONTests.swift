@@ -7,6 +7,7 @@ struct ControlJSONTests {
     static let deviceKeys: Set<String> = [
         "address", "addressType", "name", "pinned", "class", "state", "stateReason", "retryAttempt", "nextAttemptInSeconds",
         "adapter", "rssi", "lastValue", "lastValueTime", "sessions", "reconnects", "notifications", "decodeErrors", "lastError",
+        "owner",
     ]
 
     func object(_ text: String) throws -> [String: Any] {

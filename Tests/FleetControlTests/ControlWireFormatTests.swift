@@ -14,6 +14,14 @@ struct ControlWireFormatTests {
         #expect(try ControlStatus(properties: status.properties) == status)
     }
 
+    @Test func theOwnerOfASharedDeviceSurvivesTheRoundTripAndIsLeftOutWhenNone() throws {
+        var device = SampleFleet.status.controlDevices[0]
+        #expect(device.properties["Owner"] == nil, "no cluster: no key")
+        device.owner = "ward-3"
+        #expect(device.properties["Owner"] == .string("ward-3"))
+        #expect(try ControlDevice(properties: device.properties).owner == "ward-3")
+    }
+
     @Test func unknownValuesAreLeftOutOfTheMap() {
         let device = SampleFleet.status.controlDevices[1]
         #expect(device.properties["Name"] == nil)

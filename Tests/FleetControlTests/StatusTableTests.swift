@@ -23,6 +23,21 @@ struct StatusTableTests {
         ])
     }
 
+    @Test func sharedWithOtherGatewaysTheTableShowsEachDevicesOwner() {
+        var status = Self.sample
+        status.devices[0].owner = "ward-3"
+        status.devices[2].owner = "ward-4"
+        let lines = StatusTable.render(status)
+        #expect(lines[3].hasPrefix("ADDRESS                     NAME          ROLE    STATE                         ADAPTER  OWNER   RSSI"))
+        #expect(lines[4].contains("ready                         hci0     ward-3   -61"))
+        #expect(lines[5].contains("-        -          -"), "nobody owns it: a dash")
+        #expect(lines[6].contains("gaveUp(denied)     -        ward-4"))
+        #expect(Set(lines[3...].map(TerminalText.width)).count == 1, "every row as wide as the header")
+        var one = Self.sample.devices[0]
+        one.owner = "ward-3"
+        #expect(DeviceDetails.render(one)[6] == "Owner:         ward-3")
+    }
+
     @Test func longNamesAndValuesAreCutToTheirColumns() {
         var status = Self.sample
         status.devices[2].name = "心拍センサー・ベルト型モデル"  // 28 columns

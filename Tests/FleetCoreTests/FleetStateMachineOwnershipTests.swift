@@ -1,4 +1,4 @@
-import FleetCore
+@testable import FleetCore
 import Testing
 
 /// The fleet under the ownership gate: a device this gateway was not given is neither wanted
@@ -64,5 +64,52 @@ struct FleetStateMachineOwnershipTests {
         _ = fleet.handle(.ownershipDecided(strap, linkAllowed: false), now: Self.t0)
         let reconnected = fleet.handle(.command(.reconnect(strap)), now: Self.t0)
         #expect(!Fleet.deliveries(reconnected, to: strap).contains(.policyUpdated(wanted: true)), "not this gateway's")
+    }
+
+    // MARK: - What the ownership machine is told
+
+    @Test func aPinnedDeviceWaitingToBeGivenKeepsDiscoveryOnUntilItIsLinked() {
+        typealias Discovery = FleetStateMachineDiscoveryTests
+        var fleet = Discovery.running()
+        #expect(Discovery.settle(&fleet, after: .evaluate).isEmpty, "nothing to look for: discovery stays off")
+        let gated = Discovery.settle(&fleet, after: .ownershipGate(enabled: true))
+        #expect(gated.contains { $0.adapter == Self.hci0 && $0.call.methodName == "StartDiscovery" }, "\(gated)")
+        #expect(fleet.wantedDiscovery(on: fleet.adapters[Self.hci0]!) == .anyDevice, "heard however it advertises, to bid")
+        // Given and linked: nothing left to bid for unheard, discovery goes off.
+        _ = fleet.handle(.ownershipDecided(Discovery.strap, linkAllowed: true), now: Self.t0)
+        _ = fleet.handle(
+            .device(Discovery.strap, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        #expect(fleet.wantedDiscovery(on: fleet.adapters[Self.hci0]!) == nil)
+    }
+
+    @Test func observationsSayWhatIsHeardAndLinkedWithTheGatewaysFreeSlots() {
+        let (linked, heard, quiet) = (Fleet.strap, Fleet.watch, Fleet.band)
+        var fleet = Fleet.running(Fleet.configuration(pinned: [linked, heard, quiet]))
+        _ = fleet.handle(.device(linked, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -55)]), now: Self.t0)
+        _ = fleet.handle(.device(linked, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.device(heard, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -70)]), now: Self.t0)
+        _ = fleet.handle(.command(.disconnect(quiet)), now: Self.t0)
+        let observations = fleet.ownershipObservations()
+        // hci0 has 2 slots, one taken by the link: 1 free; the linked device counts its own.
+        #expect(observations[linked] == OwnershipObservation(linked: true, bid: OwnershipBidInputs(rssi: -55, freeSlots: 2)))
+        #expect(observations[heard] == OwnershipObservation(linked: false, bid: OwnershipBidInputs(rssi: -70, freeSlots: 1)))
+        #expect(observations[quiet] == nil, "held by an operator: no bid from this gateway")
+        // bluetoothd clears the RSSI when discovery stops: no longer heard.
+        _ = fleet.handle(.device(heard, nil, objects: [.init(adapter: Self.hci0)]), now: Self.t0)
+        #expect(fleet.ownershipObservations()[heard] == OwnershipObservation(linked: false, bid: nil))
+    }
+
+    @Test func theFeedSaysEachLinkChangeOnceAndEveryReadingAndGoingQuietOnce() {
+        let strap = Fleet.strap
+        var feed = OwnershipFeed()
+        let reading = OwnershipBidInputs(rssi: -60, freeSlots: 3)
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)]).isEmpty)
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: reading)]) == [.heard(strap, reading)])
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: reading)]) == [.heard(strap, reading)], "every reading")
+        #expect(feed.inputs(from: [strap: .init(linked: true, bid: reading)]) == [.linkChanged(strap, linked: true), .heard(strap, reading)])
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)]) == [.linkChanged(strap, linked: false), .notHeard(strap)])
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)]).isEmpty, "quiet is said once")
+        _ = feed.inputs(from: [strap: .init(linked: true, bid: reading)])
+        #expect(feed.inputs(from: [:]) == [.linkChanged(strap, linked: false), .notHeard(strap)], "a device that left the fleet")
     }
 }

@@ -46,7 +46,8 @@ extension FleetStatus.Device {
             nextAttemptIn: detail.secondsToDeadline, adapter: adapter?.name,
             rssi: rssi.map { Int16(clamping: $0) }, lastValue: lastValue, sessions: sessions, reconnects: reconnects,
             notifications: UInt64(clamping: notifications), decodeErrors: UInt64(clamping: decodeErrors),
-            lastError: lastFailure?.rawValue, lastValueTime: lastValueAt?.timeIntervalSince1970)
+            lastError: lastFailure?.rawValue, lastValueTime: lastValueAt?.timeIntervalSince1970,
+            owner: owner)
     }
 }
 

@@ -43,6 +43,8 @@ public actor FleetOrchestrator {
     /// `summary()`'s line until the next input is applied: it is asked every 5 s (`STATUS=`)
     /// and by the control interface; see NOTES.md on an idle daemon's CPU.
     private var cachedSummary: String?
+    /// Who owns each device when several gateways share the fleet (`noteOwners`).
+    var owners: [DeviceID: String] = [:]
     /// Inputs waiting to be applied (nil: the watchdog's probe), with the caller waiting for each
     /// reply (if any); those before `nextToApply` were applied.
     private var pending: [(input: FleetStateMachine.Input?, ticket: UInt64)] = []
@@ -622,8 +624,6 @@ public actor FleetOrchestrator {
         return trial.runtimePins.values.sorted { $0.id < $1.id }
     }
 
-    /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
-
     /// The pairing agent gave bluetoothd `device`'s passkey: its machine learns a bonding is
     /// under way (one bluetoothd started itself fails by ending the link, and is then counted
     /// as a failed bonding, not a radio loss).
@@ -632,6 +632,7 @@ public actor FleetOrchestrator {
         enqueue(.device(device, .pairingKeyGiven, objects: objects))
     }
 
+    /// One device's state as the fleet machine last heard it; nil for a device it does not manage.
     public func status(of device: DeviceID) -> DeviceState? {
         machine.devices[device]?.state
     }
@@ -651,6 +652,11 @@ public actor FleetOrchestrator {
         machine.devices[device]?.link.adapter
     }
 
+    /// What this gateway hears and holds of each device, for its ownership bids.
+    public func ownershipObservations() -> [DeviceID: OwnershipObservation] {
+        machine.ownershipObservations()
+    }
+
     public func status() async -> FleetStatus {
         let fleet = machine
         var statusDevices: [FleetStatus.Device] = []
@@ -662,7 +668,7 @@ public actor FleetOrchestrator {
                 adapter: device.link.adapter, rssi: device.lastRSSI.values.max(), lastValue: counters.lastSummary,
                 sessions: await actors[id]?.session ?? 0, reconnects: device.linksMade > 0 ? device.linksMade - 1 : 0,
                 notifications: counters.notifications, decodeErrors: counters.decodeErrors, lastFailure: device.lastFailure,
-                held: device.held, lastValueAt: counters.lastEventAt))
+                held: device.held, lastValueAt: counters.lastEventAt, owner: owners[id]))
         }
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in fleet.adapters.sorted(by: { $0.key < $1.key }) where record.selected {

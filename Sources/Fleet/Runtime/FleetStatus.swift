@@ -25,14 +25,18 @@ public struct FleetStatus: Sendable {
         public var lastFailure: FailureClass?
         /// Held disconnected by a `disconnect` command until `reconnect` (or `pin`).
         public var held: Bool
+        /// The gateway that owns the device when several gateways share the fleet (`[cluster]`);
+        /// nil when the cluster is off or nobody owns it.
+        public var owner: String?
 
         public init(
             id: DeviceID, name: String? = nil, pinned: Bool, className: String? = nil, state: DeviceState,
             adapter: AdapterID? = nil, rssi: Int? = nil, lastValue: String? = nil, sessions: UInt64 = 0,
             reconnects: UInt64 = 0, notifications: Int = 0, decodeErrors: Int = 0, lastFailure: FailureClass? = nil, held: Bool = false,
-            lastValueAt: Date? = nil
+            lastValueAt: Date? = nil, owner: String? = nil
         ) {
             self.lastValueAt = lastValueAt
+            self.owner = owner
             self.id = id
             self.name = name
             self.pinned = pinned

@@ -22,14 +22,19 @@ public struct FleetService: SequencedService {
     private let pairing: PairingSettings
     private let environment: [String: String]
     private let logger: Logger
+    /// Several gateways share the fleet (`[cluster]`): no device connects until it is given.
+    private let sharedWithOtherGateways: Bool
 
     /// `pairing` sets up the pairing agent (its passkeys file resolved in `environment`'s
-    /// `CREDENTIALS_DIRECTORY` when it names a credential).
+    /// `CREDENTIALS_DIRECTORY` when it names a credential). `sharedWithOtherGateways` turns the
+    /// ownership gate on before the fleet starts, so that not one device is connected before the
+    /// gateways have agreed who connects it.
     public init(
         configuration: FleetRuntimeConfiguration, state: StartedValue<StateStoreService.Loaded>,
         connection: StartedValue<DBusConnection>, observers: [any FleetObserver] = [], pairing: PairingSettings = PairingSettings(),
-        environment: [String: String] = [:], logger: Logger
+        environment: [String: String] = [:], sharedWithOtherGateways: Bool = false, logger: Logger
     ) {
+        self.sharedWithOtherGateways = sharedWithOtherGateways
         self.pairing = pairing
         self.environment = environment
         self.configuration = configuration
@@ -50,6 +55,7 @@ public struct FleetService: SequencedService {
         agent.whenKeyGiven { id in await fleet.pairingKeyGiven(id) }
         await fleet.addObserver(agent)
         let agentRun = Task { await agent.run() }
+        if sharedWithOtherGateways { await fleet.setOwnershipGate(enabled: true) }
         defer {
             agent.finish()
             agentRun.cancel()

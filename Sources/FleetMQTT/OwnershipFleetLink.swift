@@ -1,0 +1,68 @@
+import Fleet
+import FleetCore
+import Logging
+
+/// Joins the fleet and the ownership coordinator while several gateways share the fleet
+/// (`[cluster] enabled`): the gate goes on (nothing connects until given), what the fleet hears
+/// and holds goes to the coordinator once a second, its decisions come back to the fleet as they
+/// are made, and who owns what goes to the fleet (for `status`) and to `ownedHereChanged` (the
+/// bridge publishes the state of the devices this gateway owns, and only those).
+///
+/// Observations are polled rather than pushed: the coordinator needs every heard device's RSSI
+/// again and again (its smoothing and its bids follow them), which no fleet event carries, and
+/// once a second is well inside the lease and the dwell the agreement counts in.
+public struct OwnershipFleetLink: Sendable {
+    public static let observationInterval: Duration = .seconds(1)
+    private let coordinator: OwnershipCoordinator
+    private let fleet: FleetOrchestrator
+    private let logger: Logger
+    private let ownedHereChanged: @Sendable (Set<DeviceID>) async -> Void
+
+    public init(
+        coordinator: OwnershipCoordinator, fleet: FleetOrchestrator, logger: Logger,
+        ownedHereChanged: @escaping @Sendable (Set<DeviceID>) async -> Void = { _ in }
+    ) {
+        self.coordinator = coordinator
+        self.fleet = fleet
+        self.logger = logger
+        self.ownedHereChanged = ownedHereChanged
+    }
+
+    /// Runs until cancelled (the gate stays on after: a stopping daemon gives nothing back to
+    /// the fleet; a reload that turns the cluster off turns the gate off itself).
+    public func run() async {
+        await fleet.setOwnershipGate(enabled: true)
+        logger.info("cluster: the fleet connects only the devices given to this gateway", metadata: ["event": "ownership_gate_on"])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.carryOutDecisions() }
+            group.addTask { await self.observeFleet() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func carryOutDecisions() async {
+        for await decision in coordinator.decisions {
+            switch decision {
+            case .acquire(let device): await fleet.ownershipDecided(device, linkAllowed: true)
+            case .release(let device): await fleet.ownershipDecided(device, linkAllowed: false)
+            }
+        }
+    }
+
+    private func observeFleet() async {
+        var feed = OwnershipFeed()
+        var shownOwners: [DeviceID: String] = [:]
+        let here = coordinator.topics.gatewayID
+        repeat {
+            let inputs = feed.inputs(from: await fleet.ownershipObservations())
+            if !inputs.isEmpty { await coordinator.observe(inputs) }
+            let owners = await coordinator.owners().mapValues(\.name)
+            if owners != shownOwners {
+                shownOwners = owners
+                await fleet.noteOwners(owners)
+                await ownedHereChanged(Set(owners.filter { $0.value == here }.keys))
+            }
+        } while (try? await Task.sleep(for: Self.observationInterval)) != nil
+    }
+}
