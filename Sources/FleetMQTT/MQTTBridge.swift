@@ -45,10 +45,11 @@ actor MQTTBridge {
     /// Gets the connection's comings and goings and the messages on its topics, when several
     /// gateways share the fleet (the client must also subscribe to `OwnershipTopics.subscriptions`).
     let ownership: OwnershipCoordinator?
-    /// With `ownership`: the devices this gateway owns, the only ones whose state and discovery
-    /// it publishes — every gateway of the cluster knows every pinned device, and each writing
-    /// its own view of one device to the same retained topics would make them flap. nil: all.
-    private var answersFor: Set<DeviceID>?
+    /// With `ownership`: each device's owner as the coordinator knows it. Only the devices this
+    /// gateway owns have their state and discovery published — every gateway of the cluster
+    /// knows every pinned device, and each writing its own view of one device to the same
+    /// retained topics would make them flap. nil: no cluster, every device is this gateway's.
+    private var owners: [DeviceID: String]?
 
     /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
     private let sessionRun: UInt64?
@@ -66,7 +67,7 @@ actor MQTTBridge {
     ) {
         self.client = client
         self.ownership = ownership
-        answersFor = ownership == nil ? nil : []
+        owners = ownership == nil ? nil : [:]
         self.settings = settings
         self.status = status
         self.sessionRun = sessionRun
@@ -286,10 +287,11 @@ actor MQTTBridge {
 
     /// The ownership link's view of who owns what changed: a device that became this gateway's
     /// has its state and discovery published now (its owner before wrote them last).
-    func noteOwnedHere(_ owned: Set<DeviceID>) {
-        guard let before = answersFor, before != owned else { return }
-        answersFor = owned
-        for id in owned.subtracting(before).sorted() {
+    func noteOwners(_ new: [DeviceID: String]) {
+        guard let before = owners, before != new else { return }
+        owners = new
+        let here = topics.gatewayID
+        for id in new.keys.sorted() where new[id] == here && before[id] != here {
             publishedState[id] = nil
             for topic in discovery?.allTopics(of: id) ?? [] { publishedConfigs[topic] = nil }
             publishState(id)
@@ -299,14 +301,18 @@ actor MQTTBridge {
 
     /// Whether this gateway writes the device's retained state and discovery.
     private func answers(for id: DeviceID) -> Bool {
-        answersFor?.contains(id) ?? true
+        guard let owners else { return true }
+        return owners[id] == topics.gatewayID
     }
 
-    /// Whether this gateway runs the commands sent to the device's topic segment: all of them
-    /// without a cluster, else those of the devices it owns.
+    /// Whether this gateway runs the commands sent to the device's topic segment: without a
+    /// cluster, all; with one, a device's owner alone answers, and a device nobody owns (one to
+    /// `pin`, say) is every gateway's — each keeps its own pins, and each must know a device to
+    /// bid for it.
     func answers(forSegment segment: String) -> Bool {
-        guard let answersFor else { return true }
-        return answersFor.contains { MQTTTopics.segment($0) == segment }
+        guard let owners else { return true }
+        let owned = owners.filter { MQTTTopics.segment($0.key) == segment }
+        return owned.isEmpty || owned.values.contains(topics.gatewayID)
     }
 
     private func forget(_ id: DeviceID) {

@@ -167,8 +167,8 @@ actor MQTTOutlet {
                 group.addTask { await bridge.learn(from: route.notable) }
                 group.addTask { await bridge.serve(client.events) }
                 if let coordinator {
-                    let link = OwnershipFleetLink(coordinator: coordinator, fleet: orchestrator, logger: logger) { owned in
-                        await bridge.noteOwnedHere(owned)
+                    let link = OwnershipFleetLink(coordinator: coordinator, fleet: orchestrator, logger: logger) { owners in
+                        await bridge.noteOwners(owners)
                     }
                     group.addTask { await link.run() }
                 }

@@ -5,7 +5,7 @@ import Logging
 /// Joins the fleet and the ownership coordinator while several gateways share the fleet
 /// (`[cluster] enabled`): the gate goes on (nothing connects until given), what the fleet hears
 /// and holds goes to the coordinator once a second, its decisions come back to the fleet as they
-/// are made, and who owns what goes to the fleet (for `status`) and to `ownedHereChanged` (the
+/// are made, and who owns what goes to the fleet (for `status`) and to `ownersChanged` (the
 /// bridge publishes the state of the devices this gateway owns, and only those).
 ///
 /// Observations are polled rather than pushed: the coordinator needs every heard device's RSSI
@@ -16,16 +16,16 @@ public struct OwnershipFleetLink: Sendable {
     private let coordinator: OwnershipCoordinator
     private let fleet: FleetOrchestrator
     private let logger: Logger
-    private let ownedHereChanged: @Sendable (Set<DeviceID>) async -> Void
+    private let ownersChanged: @Sendable ([DeviceID: String]) async -> Void
 
     public init(
         coordinator: OwnershipCoordinator, fleet: FleetOrchestrator, logger: Logger,
-        ownedHereChanged: @escaping @Sendable (Set<DeviceID>) async -> Void = { _ in }
+        ownersChanged: @escaping @Sendable ([DeviceID: String]) async -> Void = { _ in }
     ) {
         self.coordinator = coordinator
         self.fleet = fleet
         self.logger = logger
-        self.ownedHereChanged = ownedHereChanged
+        self.ownersChanged = ownersChanged
     }
 
     /// Runs until cancelled (the gate stays on after: a stopping daemon gives nothing back to
@@ -53,7 +53,6 @@ public struct OwnershipFleetLink: Sendable {
     private func observeFleet() async {
         var feed = OwnershipFeed()
         var shownOwners: [DeviceID: String] = [:]
-        let here = coordinator.topics.gatewayID
         repeat {
             let inputs = feed.inputs(from: await fleet.ownershipObservations())
             if !inputs.isEmpty { await coordinator.observe(inputs) }
@@ -61,7 +60,7 @@ public struct OwnershipFleetLink: Sendable {
             if owners != shownOwners {
                 shownOwners = owners
                 await fleet.noteOwners(owners)
-                await ownedHereChanged(Set(owners.filter { $0.value == here }.keys))
+                await ownersChanged(owners)
             }
         } while (try? await Task.sleep(for: Self.observationInterval)) != nil
     }

@@ -74,6 +74,7 @@ struct ClusterDaemonTests {
                 url = "\(broker.url)"
                 gateway_id = "\(id)"
                 topic_prefix = "\(ClusterDaemonTests.prefix)"
+                allow_commands = ["read"]
 
                 [cluster]
                 enabled = true
@@ -192,6 +193,21 @@ struct ClusterDaemonTests {
             #expect(record.holder == ready[Self.segment(strap.address)]?.gateway, "the state comes from the gateway with the link: \(record)")
             #expect(strap.heardBy[record.holder ?? ""] != nil, "held by a gateway that hears it: \(record)")
         }
+        // A command to a strap is run by its owner alone: one result, the value read through its
+        // link (a gateway without the link would answer at once, with an error).
+        let first = Self.segment(Self.straps[0].address)
+        let resultTopic = "\(Self.prefix)/device/\(first)/command/result"
+        let results = try await BrokerSubscriber(port: broker.port, topics: [resultTopic])
+        for id in ["who", "after"] {
+            try publish(
+                port: broker.port, topic: "\(Self.prefix)/device/\(first)/command",
+                #"{"id":"\#(id)","op":"read","characteristic":"2a24"}"#)
+        }
+        let answer = try await results.first(on: resultTopic, within: Self.patience) { $0.payload.contains(#""id":"who""#) }
+        #expect(answer.payload.contains(#""ok":true"#), "\(answer)")
+        _ = try await results.first(on: resultTopic, within: Self.patience) { $0.payload.contains(#""id":"after""#) }
+        #expect(results.all(on: resultTopic).count == 2, "one answer per command: \(results.all(on: resultTopic))")
+
         let allReadyAfter = (ready.values.map(\.at).max() ?? started) - started
         print("cluster figure: 6 straps over 3 gateways all ready after \(allReadyAfter)")
 
