@@ -7,7 +7,7 @@ CONFIG     ?= debug
 BUILD_FLAGS = -c $(CONFIG)
 SWIFT_BUILD_DIR = .build/$(CONFIG)
 
-.PHONY: all deps build test unit-tests fidelity-tests system-test real-stack-test home-assistant-test python-venv sim demo bench fuzz clean \
+.PHONY: all deps build test unit-tests fidelity-tests system-test real-stack-test home-assistant-test python-venv sim demo demo-multi bench fuzz clean \
         install install-build install-files uninstall
 
 all: build
@@ -83,6 +83,15 @@ demo: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product wearfleetctl
 	$(SWIFT) build $(BUILD_FLAGS) --product bluez-sim
 	./scripts/demo.sh $(SWIFT_BUILD_DIR)
+
+## demo-multi: three gateways (wearfleetd + bluez-sim each) sharing one world of 30 straps through one
+## broker ([cluster]), with a live table of who owns what; one gateway loses power at DEMO_KILL_AT
+## (45 s) and comes back at DEMO_RESTART_AT (90 s); DEMO_SECONDS=N stops it after N seconds
+demo-multi: deps
+	$(SWIFT) build $(BUILD_FLAGS) --product wearfleetd
+	$(SWIFT) build $(BUILD_FLAGS) --product wearfleetctl
+	$(SWIFT) build $(BUILD_FLAGS) --product bluez-sim
+	./scripts/demo-multi.sh $(SWIFT_BUILD_DIR)
 
 ## bench: the daemon's figures (ingest, scale, recovery, writes, the Write command round trip) next to a C bus floor and bleak,
 ## against bluez-sim on private buses (release build); the table on stdout, the figures in

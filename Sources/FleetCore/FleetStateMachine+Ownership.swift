@@ -68,7 +68,9 @@ extension FleetStateMachine {
     /// by `disconnect` are left out: an operator keeps them off here, so this gateway makes no
     /// bid for them). A device is heard while some adapter's object reports an RSSI —
     /// bluetoothd clears it when discovery stops — or while it is linked here (a linked device
-    /// stops advertising; its last advertised RSSI stands for it).
+    /// stops advertising; its last advertised RSSI stands for it). A device this gateway could
+    /// not link for want of a free slot is not bid for: its owner lets it go (rule 9) and
+    /// a gateway with room can take it.
     public func ownershipObservations() -> [DeviceID: OwnershipObservation] {
         var used: [AdapterID: Int] = [:]
         for device in devices.values { if let adapter = device.link.adapter { used[adapter, default: 0] += 1 } }
@@ -85,7 +87,7 @@ extension FleetStateMachine {
             // challenger compare what each would have for it.
             let ownSlot = device.link.adapter == nil ? 0 : 1
             var bid: OwnershipBidInputs?
-            if heardRSSI != nil || linked {
+            if heardRSSI != nil || linked, linked || freeSlots + ownSlot > 0 {
                 bid = OwnershipBidInputs(
                     rssi: rssi ?? OwnershipObservation.unknownLinkRSSI, freeSlots: freeSlots + ownSlot,
                     recentFailures: device.recentFailures)

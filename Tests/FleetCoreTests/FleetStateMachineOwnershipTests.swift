@@ -99,6 +99,19 @@ struct FleetStateMachineOwnershipTests {
         #expect(fleet.ownershipObservations()[heard] == OwnershipObservation(linked: false, bid: nil))
     }
 
+    @Test func aDeviceHeardWhereNoSlotIsFreeIsNotBidFor() {
+        let (first, second, third) = (Fleet.strap, Fleet.watch, Fleet.band)
+        var fleet = Fleet.running(Fleet.configuration(pinned: [first, second, third]))
+        for id in [first, second] {
+            _ = fleet.handle(.device(id, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -55)]), now: Self.t0)
+            _ = fleet.handle(.device(id, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        }
+        _ = fleet.handle(.device(third, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -50)]), now: Self.t0)
+        let observations = fleet.ownershipObservations()
+        #expect(observations[third] == OwnershipObservation(linked: false, bid: nil), "hci0's 2 slots are taken")
+        #expect(observations[first]?.bid == OwnershipBidInputs(rssi: -55, freeSlots: 1), "a linked device counts its own slot")
+    }
+
     @Test func theFeedSaysEachLinkChangeOnceAndEveryReadingAndGoingQuietOnce() {
         let strap = Fleet.strap
         var feed = OwnershipFeed()

@@ -71,6 +71,23 @@ import FleetCore
 
     // MARK: - Rule 2: claiming
 
+    @Test func claimsNoMoreUnlinkedDevicesThanItHasFreeSlots() {
+        var gateway = OwnershipHarness("b")
+        gateway.send(.brokerConnected, at: 0)
+        let devices = (1...3).map { PoolFixture.device($0) }
+        for device in devices { gateway.send(.heard(device, OwnershipBidInputs(rssi: -60, freeSlots: 2))) }
+        #expect(gateway.tick(at: 20).claims.map(\.device) == Array(devices.prefix(2)), "two slots: two claims")
+        // One of them linked: a slot is taken, one device waits, and one slot is left for it.
+        gateway.send(.claimReceived(F.claim(F.b, epoch: 1, device: devices[0])), at: 20.1)
+        gateway.send(.claimReceived(F.claim(F.b, epoch: 1, device: devices[1])), at: 20.1)
+        gateway.send(.linkChanged(devices[0], linked: true), at: 21.5)
+        gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 1)), at: 21.5)
+        #expect(gateway.tick(at: 22).claims.filter { $0.device == devices[2] }.isEmpty, "the one slot is the waiting device's")
+        gateway.send(.linkChanged(devices[1], linked: true), at: 23)
+        let heard = gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 1)), at: 23)
+        #expect(heard.claims.map(\.device) == [devices[2]], "both linked: room for the third")
+    }
+
     @Test func claimsAnUnownedDeviceOnlyAfterTheResyncGrace() {
         var gateway = OwnershipHarness("b")
         gateway.connectAndHear(device, at: 0)
