@@ -72,22 +72,24 @@ extension FleetStateMachine {
     /// not link for want of a free slot is not bid for: its owner lets it go (rule 9) and
     /// a gateway with room can take it.
     public func ownershipObservations() -> [DeviceID: OwnershipObservation] {
-        var used: [AdapterID: Int] = [:]
-        for device in devices.values { if let adapter = device.link.adapter { used[adapter, default: 0] += 1 } }
+        // Slots without a link: the ownership machine counts the devices it owns that wait for
+        // one (attempts under way among them) against these, so attempts are not counted here.
+        var linked: [AdapterID: Int] = [:]
+        for device in devices.values { if case .connected(let adapter, _) = device.link { linked[adapter, default: 0] += 1 } }
         var freeSlots = 0
         for (id, adapter) in adapters where adapter.selected && adapter.powered {
-            freeSlots += max(0, slots(of: id) - used[id, default: 0])
+            freeSlots += max(0, slots(of: id) - linked[id, default: 0])
         }
         var observations: [DeviceID: OwnershipObservation] = [:]
         for (id, device) in devices where !device.held {
             let linked = if case .connected = device.link { true } else { false }
             let heardRSSI = device.objects.compactMap(\.rssi).max()
             let rssi = heardRSSI ?? (linked ? device.lastRSSI.values.max() : nil)
-            // The slot a device holds here is as good as free for its own bid: owner and
+            // The slot a device's link holds here is as good as free for its own bid: owner and
             // challenger compare what each would have for it.
-            let ownSlot = device.link.adapter == nil ? 0 : 1
+            let ownSlot = linked ? 1 : 0
             var bid: OwnershipBidInputs?
-            if heardRSSI != nil || linked, linked || freeSlots + ownSlot > 0 {
+            if heardRSSI != nil || linked, linked || freeSlots > 0 {
                 bid = OwnershipBidInputs(
                     rssi: rssi ?? OwnershipObservation.unknownLinkRSSI, freeSlots: freeSlots + ownSlot,
                     recentFailures: device.recentFailures)

@@ -104,12 +104,14 @@ extension OwnershipMachine {
         publish(OwnerClaim(device: device, gateway: gateway, epoch: epoch, linked: false), into: &record, now: now, actions: &actions)
     }
 
-    /// Whether this gateway can link one more device: fewer of its own devices wait for a link
-    /// than it has free slots. Every bid of a gateway says the same free slots, so without this a
-    /// gateway that is the best bidder for many devices at once — its neighbour just died —
-    /// claims more than it can link, and the rest wait on it while another gateway could have
-    /// them. (A device it then cannot link stops being bid for, `ownershipObservations`, and is
-    /// let go after `lease`, rule 9.)
+    /// Whether this gateway can link one more device: fewer of the devices it owns wait for a
+    /// link than it has slots without a link (the reading's `freeSlots` counts links only, so
+    /// an attempt under way is counted once, here). Every bid of a gateway says the same free
+    /// slots, so without this a gateway
+    /// that is the best bidder for many devices at once — its neighbour just died — claims more
+    /// than it can link, and the rest wait on it while another gateway could have them. (A
+    /// device it then cannot link stops being bid for, `ownershipObservations`, and is let go
+    /// after `lease`, rule 9.)
     func hasRoom(for record: DeviceRecord) -> Bool {
         guard let freeSlots = record.reading?.freeSlots else { return false }
         var waiting = 0
@@ -163,12 +165,17 @@ extension OwnershipMachine {
     private func updateLinkWanted(
         _ record: inout DeviceRecord, device: DeviceID, now: MonotonicInstant, actions: inout [OwnershipAction]
     ) {
+        // Fail-static: without the broker the fleet keeps what it was told — a link being made
+        // when the broker went away is finished, not dropped (a handoff under way still ends).
+        if connectedSince == nil, record.yieldingTo == nil { return }
         let wanted: Bool
         if record.yieldingTo != nil {
             wanted = false
         } else if record.holds(gateway) {
+            // Once started, an owner's link is wanted until the claim is lost or handed on: a
+            // reconnection (or a new revision of its own claim) does not call off an attempt.
             let mayStart = connectedSince.map { now >= $0 + configuration.settle } ?? false
-            wanted = record.linked || (isSettled(record, now: now) && mayStart)
+            wanted = record.linked || record.wanted || (isSettled(record, now: now) && mayStart)
         } else if let greatest = record.greatest, greatest.gateway != nil, greatest.linked {
             wanted = false
         } else {
@@ -194,11 +201,14 @@ extension OwnershipMachine {
 
     /// Whether a gateway counts as gone: its Will came, or no heartbeat for `lease` on this
     /// gateway's clock. Time without the broker does not count (a peer is given a full lease
-    /// from our reconnection), and this gateway never lapses for itself.
+    /// from our reconnection), and this gateway never lapses for itself. A Will counts once it
+    /// has stood for `settle` with this gateway connected: a broker that shuts down sends every
+    /// client's Will as it drops them, and our own connection's end (`brokerLost`, which forgets
+    /// Wills) comes right after.
     public func isLapsed(_ peer: GatewayID, now: MonotonicInstant) -> Bool {
         guard peer != gateway, let since = connectedSince else { return false }
         guard let record = peers[peer] else { return now >= since + configuration.lease }
-        if record.isOffline { return true }
+        if let offline = record.offlineSince, now >= offline + configuration.settle { return true }
         return now >= max(record.lastHeartbeat ?? since, since) + configuration.lease
     }
 

@@ -29,13 +29,15 @@ extension OwnershipMachine {
         }
     }
 
-    /// Publishes the whole set of bids when they moved, at most once per `bidInterval`, and at
-    /// once after a reconnection (the broker may have lost them, and peers may be new).
+    /// Publishes the whole set of bids when they moved, at most once per `bidInterval` — once
+    /// per `settle` when a device that no live gateway owns is heard anew (a dead gateway's
+    /// devices start advertising: waiting for the interval would add it to every handoff) — and
+    /// at once after a reconnection (the broker may have lost them, and peers may be new).
     mutating func publishBidsIfDue(now: MonotonicInstant, actions: inout [OwnershipAction]) {
         guard connectedSince != nil else { return }
         if !bidsOwed {
             guard !movedBids.isEmpty else { return }
-            if let last = lastBidsAt, now < last + configuration.bidInterval { return }
+            if let last = lastBidsAt, now < last + bidSpacing(now: now) { return }
         }
         let current = currentBids
         bidsOwed = false
@@ -50,6 +52,15 @@ extension OwnershipMachine {
         }
         publishedBids = current
         actions.append(.publishBids(current))
+    }
+
+    /// The shortest time between two bids messages now: `settle` while a device no live gateway
+    /// owns has newly been heard, else `bidInterval`.
+    func bidSpacing(now: MonotonicInstant) -> Duration {
+        let urgent = movedBids.contains { device in
+            publishedBids[device] == nil && devices[device]?.score != nil && ownerIsGone(devices[device]?.greatest, now: now)
+        }
+        return urgent ? min(configuration.settle, configuration.bidInterval) : configuration.bidInterval
     }
 
     /// Asks for a tick at the earliest instant at which a rule could decide differently with no
@@ -69,11 +80,18 @@ extension OwnershipMachine {
         }
         let configuration = configuration
         consider(lastHeartbeatAt.map { $0 + configuration.renewal })
-        if !movedBids.isEmpty { consider(lastBidsAt.map { $0 + configuration.bidInterval }) }
+        if !movedBids.isEmpty {
+            let spacing = bidSpacing(now: now)
+            consider(lastBidsAt.map { $0 + spacing })
+        }
         consider(since + configuration.resyncGrace)
         consider(since + configuration.settle)
-        for record in peers.values where !record.isOffline {
-            consider(max(record.lastHeartbeat ?? since, since) + configuration.lease)
+        for record in peers.values {
+            if let offline = record.offlineSince {
+                consider(offline + configuration.settle)
+            } else {
+                consider(max(record.lastHeartbeat ?? since, since) + configuration.lease)
+            }
         }
         for record in devices.values {
             consider(record.heldSince.map { $0 + configuration.settle })

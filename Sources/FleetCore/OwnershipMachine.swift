@@ -104,8 +104,8 @@ public struct OwnershipMachine: Sendable, Hashable {
     /// What this gateway knows of another gateway.
     struct Peer: Hashable, Sendable {
         var lastHeartbeat: MonotonicInstant?
-        /// Its Last Will came and no heartbeat since.
-        var isOffline = false
+        /// When its Last Will came (no heartbeat since); nil while it is not known offline.
+        var offlineSince: MonotonicInstant?
         var bids: [DeviceID: OwnershipBid] = [:]
     }
 
@@ -162,6 +162,11 @@ public struct OwnershipMachine: Sendable, Hashable {
         case .brokerLost:
             connectedSince = nil
             for device in devices.keys { devices[device]?.challengedSince = nil }
+            // A broker going down sends the Will of every client it drops, ours included, just
+            // before our own connection ends: a Will that has not stood while we were connected
+            // says nothing of the peer. A peer really gone is offline again on reconnection (its
+            // retained `offline`), or lapses after a lease of silence.
+            for peer in peers.keys { peers[peer]?.offlineSince = nil }
         case .claimReceived(let claim):
             receive(claim, now: now, actions: &actions)
             affected = claim.device
@@ -171,11 +176,15 @@ public struct OwnershipMachine: Sendable, Hashable {
         case .heartbeat(let peer):
             guard peer != gateway else { break }
             peers[peer, default: Peer()].lastHeartbeat = now
-            peers[peer, default: Peer()].isOffline = false
+            peers[peer, default: Peer()].offlineSince = nil
         case .gatewayOffline(let peer):
             // Our own Will: the broker ended an old session of ours (a restart, a takeover).
             // Peers now count us offline until our next heartbeat, so send it at once.
-            if peer == gateway { heartbeatOwed = true } else { peers[peer, default: Peer()].isOffline = true }
+            if peer == gateway {
+                heartbeatOwed = true
+            } else if peers[peer]?.offlineSince == nil {
+                peers[peer, default: Peer()].offlineSince = now
+            }
         case .heard(let device, let reading):
             heard(device, reading: reading, now: now)
             affected = device
@@ -268,7 +277,7 @@ public struct OwnershipMachine: Sendable, Hashable {
             // claim over each other until the next heartbeat.
             if claim.linked, let named = claim.gateway, named != gateway {
                 peers[named, default: Peer()].lastHeartbeat = now
-                peers[named, default: Peer()].isOffline = false
+                peers[named, default: Peer()].offlineSince = nil
             }
             if claim.gateway == gateway {
                 if !sameClaim || record.heldSince == nil { record.heldSince = now }

@@ -8,9 +8,10 @@ import Logging
 /// are made, and who owns what goes to the fleet (for `status`) and to `ownersChanged` (the
 /// bridge publishes the state of the devices this gateway owns, and only those).
 ///
-/// Observations are polled rather than pushed: the coordinator needs every heard device's RSSI
-/// again and again (its smoothing and its bids follow them), which no fleet event carries, and
-/// once a second is well inside the lease and the dwell the agreement counts in.
+/// Observations are polled once a second — the coordinator needs every heard device's RSSI again
+/// and again (its smoothing and its bids follow them), which no fleet event carries, and a
+/// second is well inside the lease and the dwell the agreement counts in — and taken again at
+/// once when a device's state changes, so a link's coming and going is told without delay.
 public struct OwnershipFleetLink: Sendable {
     public static let observationInterval: Duration = .seconds(1)
     private let coordinator: OwnershipCoordinator
@@ -51,17 +52,37 @@ public struct OwnershipFleetLink: Sendable {
     }
 
     private func observeFleet() async {
-        var feed = OwnershipFeed()
-        var shownOwners: [DeviceID: String] = [:]
-        repeat {
-            let inputs = feed.inputs(from: await fleet.ownershipObservations())
-            if !inputs.isEmpty { await coordinator.observe(inputs) }
-            let owners = await coordinator.owners().mapValues(\.name)
-            if owners != shownOwners {
-                shownOwners = owners
-                await fleet.noteOwners(owners)
-                await ownersChanged(owners)
+        // A pass once a second (RSSI moves without events) and at once after each state change
+        // of a device (a link that comes up or goes is told without waiting: a broker lost just
+        // after a link came up must find the machine knowing of it, fail-static keeps it).
+        let (passes, pass) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let events = fleet.fleetEvents(bufferingNewest: 64)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while (try? await Task.sleep(for: Self.observationInterval)) != nil { pass.yield() }
             }
-        } while (try? await Task.sleep(for: Self.observationInterval)) != nil
+            group.addTask {
+                for await activity in events {
+                    if case .fleet(.lifecycle(_, .stateChanged, _, _)) = activity { pass.yield() }
+                }
+            }
+            group.addTask {
+                var feed = OwnershipFeed()
+                var shownOwners: [DeviceID: String] = [:]
+                pass.yield()
+                for await _ in passes {
+                    let inputs = feed.inputs(from: await fleet.ownershipObservations())
+                    if !inputs.isEmpty { await coordinator.observe(inputs) }
+                    let owners = await coordinator.owners().mapValues(\.name)
+                    if owners != shownOwners {
+                        shownOwners = owners
+                        await fleet.noteOwners(owners)
+                        await ownersChanged(owners)
+                    }
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
     }
 }

@@ -87,6 +87,7 @@ struct FleetStateMachineOwnershipTests {
         var fleet = Fleet.running(Fleet.configuration(pinned: [linked, heard, quiet]))
         _ = fleet.handle(.device(linked, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -55)]), now: Self.t0)
         _ = fleet.handle(.device(linked, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.ownershipGate(enabled: true), now: Self.t0)
         _ = fleet.handle(.device(heard, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -70)]), now: Self.t0)
         _ = fleet.handle(.command(.disconnect(quiet)), now: Self.t0)
         let observations = fleet.ownershipObservations()
@@ -94,6 +95,13 @@ struct FleetStateMachineOwnershipTests {
         #expect(observations[linked] == OwnershipObservation(linked: true, bid: OwnershipBidInputs(rssi: -55, freeSlots: 2)))
         #expect(observations[heard] == OwnershipObservation(linked: false, bid: OwnershipBidInputs(rssi: -70, freeSlots: 1)))
         #expect(observations[quiet] == nil, "held by an operator: no bid from this gateway")
+        // Given and being linked: slots count links only (the ownership machine counts the
+        // devices it owns that wait for a link, attempts among them).
+        _ = fleet.handle(.ownershipDecided(heard, linkAllowed: true), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(heard)), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        #expect(fleet.devices[heard]?.link == .attempting(Self.hci0))
+        #expect(fleet.ownershipObservations()[heard]?.bid?.freeSlots == 1)
         // bluetoothd clears the RSSI when discovery stops: no longer heard.
         _ = fleet.handle(.device(heard, nil, objects: [.init(adapter: Self.hci0)]), now: Self.t0)
         #expect(fleet.ownershipObservations()[heard] == OwnershipObservation(linked: false, bid: nil))

@@ -71,21 +71,37 @@ import FleetCore
 
     // MARK: - Rule 2: claiming
 
+    /// The devices it owns without a link count against the slots without a link (`freeSlots`).
     @Test func claimsNoMoreUnlinkedDevicesThanItHasFreeSlots() {
         var gateway = OwnershipHarness("b")
         gateway.send(.brokerConnected, at: 0)
         let devices = (1...3).map { PoolFixture.device($0) }
         for device in devices { gateway.send(.heard(device, OwnershipBidInputs(rssi: -60, freeSlots: 2))) }
         #expect(gateway.tick(at: 20).claims.map(\.device) == Array(devices.prefix(2)), "two slots: two claims")
-        // One of them linked: a slot is taken, one device waits, and one slot is left for it.
-        gateway.send(.claimReceived(F.claim(F.b, epoch: 1, device: devices[0])), at: 20.1)
-        gateway.send(.claimReceived(F.claim(F.b, epoch: 1, device: devices[1])), at: 20.1)
+        for device in devices.prefix(2) { gateway.send(.claimReceived(F.claim(F.b, epoch: 1, device: device)), at: 20.1) }
+        let given = gateway.tick(at: 21.1)
+        #expect(devices.prefix(2).allSatisfy(given.acquires) && given.claims.isEmpty, "\(given)")
+        // One linked: one slot without a link left, and the other owned device waits for it.
         gateway.send(.linkChanged(devices[0], linked: true), at: 21.5)
-        gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 1)), at: 21.5)
-        #expect(gateway.tick(at: 22).claims.filter { $0.device == devices[2] }.isEmpty, "the one slot is the waiting device's")
-        gateway.send(.linkChanged(devices[1], linked: true), at: 23)
-        let heard = gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 1)), at: 23)
-        #expect(heard.claims.map(\.device) == [devices[2]], "both linked: room for the third")
+        #expect(gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 1)), at: 21.5).claims.isEmpty)
+        // A third slot appears (another adapter powered): the third is claimed.
+        let room = gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 2)), at: 23)
+        #expect(room.claims.map(\.device) == [devices[2]])
+    }
+
+    /// A device nobody live owns, heard anew, is bid for after `settle`, not after the 5 s bid
+    /// interval: a dead gateway's devices are handed over without waiting for it.
+    @Test func aNewlyHeardUnownedDeviceIsBidForWithoutWaitingTheBidInterval() {
+        var gateway = OwnershipHarness("b")
+        gateway.connectAndHear(F.other, at: 0)
+        #expect(gateway.tick(at: 1).publishedBids == [[F.other: OwnershipBid(score: -54)]])
+        let heard = gateway.send(.heard(device, OwnershipBidInputs(rssi: -60, freeSlots: 3)), at: 1.5)
+        #expect(heard.publishedBids.isEmpty, "not before `settle` since the last bids")
+        #expect(gateway.tick(at: 2).publishedBids.first?[device] != nil, "after `settle`, not the 5 s interval")
+        // A reading that only moves a published bid waits for the interval.
+        #expect(gateway.send(.heard(device, OwnershipBidInputs(rssi: -40, freeSlots: 3)), at: 3).publishedBids.isEmpty)
+        #expect(gateway.tick(at: 6.9).publishedBids.isEmpty)
+        #expect(gateway.tick(at: 7).publishedBids.first?[device] != nil, "the interval after the last bids")
     }
 
     @Test func claimsAnUnownedDeviceOnlyAfterTheResyncGrace() {
@@ -138,7 +154,26 @@ import FleetCore
         gateway.send(.claimReceived(F.claim(F.a, epoch: 4, linked: true)))
         for second in stride(from: 5.0, through: 20, by: 5) { gateway.send(.heartbeat(F.a), at: second) }
         #expect(gateway.tick(at: 20).claims.isEmpty)
-        #expect(gateway.send(.gatewayOffline(F.a), at: 21).claims == [F.claim(F.b, epoch: 5)])
+        // The Will counts once it has stood for `settle` (1 s) with this gateway connected.
+        #expect(gateway.send(.gatewayOffline(F.a), at: 21).claims.isEmpty)
+        #expect(gateway.tick(at: 21.9).claims.isEmpty)
+        #expect(gateway.tick(at: 22).claims == [F.claim(F.b, epoch: 5)])
+    }
+
+    /// A broker shutting down sends every client's Will, then drops the connections: the Wills
+    /// of peers that are alive must not hand their devices over.
+    @Test func aWillFollowedByTheLossOfTheBrokerIsForgotten() {
+        var gateway = OwnershipHarness("b")
+        gateway.connectAndHear(device, at: 0)
+        gateway.send(.heartbeat(F.a))
+        gateway.send(.claimReceived(F.claim(F.a, epoch: 4, linked: true)))
+        for second in stride(from: 5.0, through: 20, by: 5) { gateway.send(.heartbeat(F.a), at: second) }
+        gateway.send(.gatewayOffline(F.a), at: 21)
+        #expect(gateway.send(.brokerLost, at: 21.2).claims.isEmpty)
+        gateway.send(.brokerConnected, at: 25)
+        for second in stride(from: 25.5, through: 45.5, by: 5) { gateway.send(.heartbeat(F.a), at: second) }
+        #expect(!gateway.machine.isLapsed(F.a, now: OwnershipHarness.instant(46)), "a's Will was forgotten; a is alive")
+        #expect(gateway.tick(at: 46).claims.isEmpty, "past the resync grace, a's claim stands")
     }
 
     @Test func claimsADeviceItsOwnerReleased() {
@@ -245,15 +280,18 @@ import FleetCore
         #expect(owner.machine.wantsLink(to: device))
     }
 
-    @Test func losingTheBrokerStopsTryingToConnectAnOwnedDeviceWithoutALink() {
+    /// Fail-static keeps what the fleet was told: an owned device whose link dropped (or was
+    /// being made) when the broker went is still tried, since nobody can claim it meanwhile but
+    /// a gateway cut off with it (a partition, where the peripheral's one link decides).
+    @Test func losingTheBrokerKeepsTryingToConnectAnOwnedDevice() {
         var owner = ownerWithLink()
         owner.send(.linkChanged(device, linked: false), at: 23)
-        #expect(owner.send(.brokerLost, at: 24).releases(device))
-        // Back, the claim is re-published and the link wanted again once the broker has had
-        // `settle` to deliver any greater claim.
+        #expect(!owner.send(.brokerLost, at: 24).releases(device))
+        #expect(owner.machine.wantsLink(to: device))
+        // Back, the claim is re-published, truthful about the link, and the link still wanted.
         let back = owner.send(.brokerConnected, at: 40)
         #expect(back.claims == [F.claim(F.a, epoch: 4, revision: 2, linked: false)])
-        #expect(owner.tick(at: 41).acquires(device))
+        #expect(!back.releases(device) && owner.machine.wantsLink(to: device))
     }
 
     @Test func countsNoLapseWhileDisconnectedAndWaitsTheGraceAfterReconnecting() {
@@ -401,6 +439,10 @@ import FleetCore
     @Test func publishesBidsOnlyWhenTheyMoveBeyondHysteresisAndAtMostEveryBidInterval() {
         var gateway = OwnershipHarness("a")
         gateway.send(.brokerConnected, at: 0)
+        // Owned by a live peer: a bid that challenges, not one that could claim (which would go
+        // out after `settle`).
+        gateway.send(.heartbeat(F.b))
+        gateway.send(.claimReceived(F.claim(F.b, epoch: 1, linked: true)))
         #expect(gateway.send(.heard(device, OwnershipBidInputs(rssi: -60, freeSlots: 3)), at: 1).publishedBids.isEmpty)
         #expect(gateway.tick(at: 5).publishedBids == [F.bids(-54)])
         // Noise within the hysteresis publishes nothing.

@@ -10,6 +10,7 @@ import Synchronization
 /// Its threads run until `sever`.
 final class SeverableRelay: Sendable {
     let port: Int
+    private let listener: Int32
     private let sockets: Mutex<Sockets>
 
     /// Descriptors are shut down by `sever` only while they are in `open`, and closed by their
@@ -17,6 +18,8 @@ final class SeverableRelay: Sendable {
     private struct Sockets {
         var open: Set<Int32> = []
         var severed = false
+        /// Partitioned: new connections are closed at once (until `heal`).
+        var refusing = false
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -39,8 +42,24 @@ final class SeverableRelay: Sendable {
             throw Failure(description: "cannot listen on loopback: errno \(errno)")
         }
         port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
         sockets = Mutex(Sockets(open: [listener]))
         Thread.detachNewThread { [self] in accept(on: listener, target: target) }
+    }
+
+    /// A partition: ends every connection through the relay, as `sever` does, but keeps
+    /// listening and closes each new connection at once until `heal` — a gateway cut from the
+    /// broker whose client keeps trying.
+    func partition() {
+        sockets.withLock { sockets in
+            sockets.refusing = true
+            for fd in sockets.open where fd != listener { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Ends the partition: the next connection goes through.
+    func heal() {
+        sockets.withLock { $0.refusing = false }
     }
 
     /// Ends every connection through the relay and stops listening.
@@ -70,7 +89,7 @@ final class SeverableRelay: Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             } == 0
             let admitted = connected && sockets.withLock { sockets in
-                guard !sockets.severed else { return false }
+                guard !sockets.severed, !sockets.refusing else { return false }
                 sockets.open.formUnion([client, upstream])
                 return true
             }
