@@ -42,6 +42,7 @@ struct Driver {
         section("mqtt") { results.mqtt = try MQTTSuite(options: options, directory: work).run() }
         section("watch") { results.watch = try WatchSuite(options: options, directory: work).run() }
         section("churn") { results.churn = try ChurnSuite(options: options, directory: work).run() }
+        section("cluster") { results.cluster = try ClusterSuite(options: options, directory: work).run() }
         results.targets = Targets.check(results)
         results.secondsTotal = MonotonicTime.seconds - started
         print(Report.text(results))

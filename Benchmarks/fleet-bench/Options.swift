@@ -18,7 +18,7 @@ struct Options {
     var bleakScript = "Benchmarks/python/bleak_ingest.py"
     var jsonPath = ".build/bench/fleet-bench.json"
     var workDirectory = ".build/bench/work"
-    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch", "churn"]
+    var sections: Set<String> = ["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch", "churn", "cluster"]
     var ingestDevices = [10, 100]
     var rates: [Double] = [1, 50, 200]
     var payloads = [20, 244]
@@ -57,7 +57,7 @@ struct Options {
     }
 
     static let usage = """
-        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands,mqtt,watch,churn]
+        usage: fleet-bench [--json PATH] [--work DIR] [--sections ingest,scale,recovery,writes,commands,mqtt,watch,churn,cluster]
                            [--ingest-devices 10,100] [--rates 1,50,200] [--payloads 20,244] [--scale-devices 10,100,1000] [--churn-devices N] [--churn-seconds S]
                            [--window S] [--idle S] [--time-scale X] [--bleak-limit N] [--no-bleak]
                            [--simulator PATH] [--wearfleetd PATH] [--floor PATH] [--fd-floor PATH] [--mqtt-floor PATH] [--python PATH] [--bleak-script PATH]
@@ -119,7 +119,7 @@ struct Options {
             default: throw BenchError("unknown option \(flag)\n\(Self.usage)")
             }
         }
-        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch", "churn"])
+        let unknown = sections.subtracting(["ingest", "scale", "recovery", "writes", "commands", "mqtt", "watch", "churn", "cluster"])
         guard unknown.isEmpty else { throw BenchError("unknown sections: \(unknown.sorted().joined(separator: ","))") }
         if role == "watcher", bus.isEmpty { throw BenchError("watcher needs --bus\n\(Self.usage)") }
         if role != nil, role != "watcher", bus.isEmpty || config.isEmpty || stateDirectory.isEmpty {

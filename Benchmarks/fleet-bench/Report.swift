@@ -12,6 +12,7 @@ enum Report {
         if let mqtt = results.mqtt { sections.append(mqtt.text) }
         if !results.watch.isEmpty { sections.append(watch(results.watch)) }
         if let churn = results.churn { sections.append(self.churn(churn)) }
+        if let cluster = results.cluster { sections.append(self.cluster(cluster)) }
         if !results.targets.isEmpty { sections.append(targets(results.targets)) }
         if !results.failures.isEmpty { sections.append("FAILED: " + results.failures.joined(separator: "\nFAILED: ")) }
         return sections.joined(separator: "\n\n")
@@ -64,6 +65,22 @@ enum Report {
                 result.discoveringAtRest ? "yes" : "no", Format.number(Double(result.simulatorRSSKilobytes) / 1024),
             ])
         }
+        return table.text
+    }
+
+    private static func cluster(_ result: ClusterResult) -> String {
+        var table = TextTable(["cluster: \(result.devices) straps over \(result.gateways) gateways, one broker ([cluster] defaults)", "value"])
+        let handoffs = result.handoffSeconds.sorted()
+        func percentile(_ fraction: Double) -> String {
+            handoffs.isEmpty ? "–" : Format.number(handoffs[min(handoffs.count - 1, Int((Double(handoffs.count - 1) * fraction).rounded()))])
+        }
+        table.add(["cold start to every strap ready on its owner (s)", Format.number(result.coldStartSeconds)])
+        table.add(["ownership messages per device per minute at rest", String(format: "%.2f", result.messagesPerDeviceMinute)])
+        table.add(["handoff after a gateway's power loss (SIGKILL, its Will): p50 (s)", percentile(0.5)])
+        table.add(["handoff p99 (s)", percentile(0.99)])
+        table.add(["handoff max (s), straps handed over", "\(percentile(1)), \(handoffs.count)"])
+        table.add(["double links in the world (must be 0)", "\(result.doubleLinks)"])
+        table.add(["Connects refused: strap held by another gateway", "\(result.connectsRefusedHeldElsewhere)"])
         return table.text
     }
 

@@ -184,10 +184,28 @@ struct BenchResults: Codable {
     var mqtt: MQTTBenchResult?
     var watch: [WatchCell] = []
     var churn: ChurnResult?
+    var cluster: ClusterResult?
     var targets: [TargetCheck] = []
     /// Sections that failed, with why (the others still ran).
     var failures: [String] = []
     var secondsTotal = 0.0
+}
+
+/// Section 9: several gateways sharing one fleet through one broker (`ClusterSuite`).
+struct ClusterResult: Codable {
+    var devices: Int
+    var gateways: Int
+    /// From starting the three gateways to every strap `ready` on its owner.
+    var coldStartSeconds = 0.0
+    /// Claims, bids and heartbeats per device per minute, over `restSeconds` at rest.
+    var messagesPerDeviceMinute = 0.0
+    var restSeconds = 0.0
+    /// For each strap of a gateway that lost power, from the kill to its `ready` elsewhere.
+    var handoffSeconds: [Double] = []
+    /// Links that came up while another gateway's link to the same strap was up (must be 0).
+    var doubleLinks = 0
+    /// Connects that found the strap held by another gateway (refused by the world).
+    var connectsRefusedHeldElsewhere = 0
 }
 
 /// Section 8: passers-by streamed through discovery (`ChurnSuite`).

@@ -38,7 +38,13 @@ extension FleetStateMachine {
             // A search for a missing device is refreshed every `searchRefreshInterval`
             // (a stalled kernel scan otherwise hides the device for good).
             // A scan alone is not refreshed: a restart would clear what bluetoothd heard so far.
-            if wanted == .anyDevice, !resolving.isEmpty, let started = adapter.discovery.startedAt, adapter.discovery.inFlight == nil {
+            // So is listening for ownership: bluetoothd keeps a device's last RSSI until discovery
+            // stops, and a gateway must not bid on a device it stopped hearing (linked to another,
+            // gone) — a stale bid could win a dwell and hand a link to a gateway that cannot
+            // reach the device. The restart clears every RSSI; what is still heard reports again.
+            if wanted == .anyDevice, !resolving.isEmpty || listensForOwnership, let started = adapter.discovery.startedAt,
+                adapter.discovery.inFlight == nil
+            {
                 let due = started.advanced(by: AdapterDiscovery.searchRefreshInterval)
                 if now >= due {
                     adapters[id]?.discovery.requestRestart()

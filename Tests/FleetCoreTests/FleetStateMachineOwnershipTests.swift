@@ -82,6 +82,19 @@ struct FleetStateMachineOwnershipTests {
         #expect(fleet.wantedDiscovery(on: fleet.adapters[Self.hci0]!) == nil)
     }
 
+    /// bluetoothd keeps a device's last RSSI until discovery stops: a gateway listening for
+    /// ownership restarts it every `searchRefreshInterval`, so a device it stopped hearing stops
+    /// being bid for.
+    @Test func listeningForOwnershipRestartsDiscoverySoStaleReadingsClear() {
+        typealias Discovery = FleetStateMachineDiscoveryTests
+        var fleet = Discovery.running()
+        Discovery.settle(&fleet, after: .ownershipGate(enabled: true))
+        let later = Self.t0.advanced(by: AdapterDiscovery.searchRefreshInterval)
+        let refreshed = Discovery.settle(&fleet, after: .evaluate, now: later)
+        #expect(refreshed.map(\.call.methodName).contains("StopDiscovery"), "\(refreshed)")
+        #expect(refreshed.last?.call.methodName == "StartDiscovery", "\(refreshed)")
+    }
+
     @Test func observationsSayWhatIsHeardAndLinkedWithTheGatewaysFreeSlots() {
         let (linked, heard, quiet) = (Fleet.strap, Fleet.watch, Fleet.band)
         var fleet = Fleet.running(Fleet.configuration(pinned: [linked, heard, quiet]))
