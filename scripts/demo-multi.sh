@@ -40,15 +40,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-mqtt_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat > "$run/mosquitto.conf" <<CONF
-listener $mqtt_port 127.0.0.1
-allow_anonymous true
-persistence false
-log_dest stderr
-CONF
-mosquitto -c "$run/mosquitto.conf" 2> "$run/mosquitto.log" &
-other_pids+=($!)
+start_private_broker "$run"
+other_pids+=("$broker_pid")
 wait_for_line "$run/mosquitto.log" ' running' 10
 # What the table is made of: claims, states, heartbeats, bids and each gateway's status.
 mosquitto_sub -h 127.0.0.1 -p "$mqtt_port" -v -t 'wearfleet/device/+/owner' -t 'wearfleet/device/+/state' \

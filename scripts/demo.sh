@@ -31,17 +31,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-# A broker of the demo's own (never the system's mosquitto service), on a port nothing uses.
-mqtt_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat > "$run/mosquitto.conf" <<CONF
-listener $mqtt_port 127.0.0.1
-allow_anonymous true
-persistence false
-log_dest stderr
-CONF
-# (Its log on stderr, which is unbuffered: redirected stdout holds it until exit.)
-mosquitto -c "$run/mosquitto.conf" 2> "$run/mosquitto.log" &
-pids+=($!)
+# A broker of the demo's own, on a port nothing uses.
+start_private_broker "$run"
+pids+=("$broker_pid")
 wait_for_line "$run/mosquitto.log" ' running' 10
 mosquitto_sub -h 127.0.0.1 -p "$mqtt_port" -v -t '#' > "$run/mqtt.log" 2>&1 &
 pids+=($!)

@@ -1,5 +1,5 @@
-# Sourced by the scripts that start a private dbus-daemon (make sim, make demo,
-# scripts/callgrind-ingest.sh).
+# Sourced by the scripts that start a private dbus-daemon or broker (make sim, make demo,
+# make demo-multi, scripts/callgrind-ingest.sh).
 # private_bus_config DIR: writes DIR/bus.conf, a bus on DIR/bus.socket where anyone may own any
 # name (the simulated bluetoothd owns org.bluez there).
 private_bus_config() {
@@ -30,4 +30,21 @@ wait_for_line() {
         fi
         sleep 0.1
     done
+}
+
+# start_private_broker DIR: starts a mosquitto of the caller's own (never the system's service)
+# on a loopback port nothing uses, its log in DIR/mosquitto.log; sets mqtt_port and broker_pid.
+# The caller records broker_pid for its cleanup, then waits for it:
+#   wait_for_line DIR/mosquitto.log ' running' 10
+start_private_broker() {
+    mqtt_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cat > "$1/mosquitto.conf" <<CONF
+listener $mqtt_port 127.0.0.1
+allow_anonymous true
+persistence false
+log_dest stderr
+CONF
+    # (Its log on stderr, which is unbuffered: redirected stdout holds it until exit.)
+    mosquitto -c "$1/mosquitto.conf" 2> "$1/mosquitto.log" &
+    broker_pid=$!
 }
