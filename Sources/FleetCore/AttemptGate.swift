@@ -47,6 +47,10 @@ public struct AttemptGate: Hashable, Sendable {
     ) -> (grants: [AttemptGrant], suppressed: [DeviceID: AttemptSuppression]) {
         reconcile(with: devices)
         var busy: Set<AdapterID> = Set(inFlight.values)
+        // Adapters where an attempt is being called off (its device evicted, held, or no longer
+        // this gateway's: placed nowhere while still attempting): its `Disconnect` is on its way
+        // and bluetoothd has not answered the cancelled `Connect` yet.
+        var cancelling: Set<AdapterID> = []
         var occupancy: [AdapterID: Int] = [:]
         var total = 0
         for snapshot in devices.values {
@@ -54,7 +58,10 @@ public struct AttemptGate: Hashable, Sendable {
             guard let adapter else { continue }
             occupancy[adapter, default: 0] += 1
             total += 1
-            if snapshot.link.isAttempting { busy.insert(adapter) }
+            if snapshot.link.isAttempting {
+                busy.insert(adapter)
+                if placements[snapshot.id] == nil { cancelling.insert(adapter) }
+            }
         }
 
         // Candidates: placed, asking, not yet linked or granted.
@@ -83,7 +90,13 @@ public struct AttemptGate: Hashable, Sendable {
             let device = snapshot.id
             if snapshot.restoreInProgress {
                 suppressed[device] = .restoreInProgress
-            } else if busy.contains(adapter), !snapshot.waitsForWake {
+            } else if busy.contains(adapter), !snapshot.waitsForWake || cancelling.contains(adapter) {
+                // A sleeper's pending Connect does not wait for another device's attempt (Linux
+                // waits for both by scanning), but it does wait for one being called off:
+                // bluetoothd 5.66 given a Connect while it cancels another on the same adapter
+                // lost track of the new link's ATT channel (`g_io_channel_unref: assertion
+                // 'channel != NULL' failed`), and the kernel dropped the link 2.5 s later as
+                // unused — a cuff's first wake lost on the real stack (NOTES.md).
                 suppressed[device] = .adapterBusy(adapter)
             } else if occupancy[adapter, default: 0] >= configuration.slots(for: adapter) {
                 suppressed[device] = .slotsHeld(adapter)

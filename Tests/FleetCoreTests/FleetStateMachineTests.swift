@@ -202,6 +202,31 @@ struct FleetStateMachineTests {
         }
     }
 
+    @Test func aSleepingDevicesRequestWaitsForAnAttemptBeingCalledOffOnItsAdapter() {
+        // A pool strap's attempt is in flight on hci0; the pinned cuff, asleep, needs the slot:
+        // the strap is evicted (its Disconnect goes out) and the cuff's pending Connect waits for
+        // the cancelled Connect to come back — bluetoothd 5.66 given both at once lost the new
+        // link's ATT channel on the real stack.
+        let (cuff, strap) = (Self.strap, Self.watch)
+        var configuration = Self.configuration(pinned: [cuff], pool: true)
+        configuration.pool = PoolConfiguration(maxConnections: 4, defaultSlotsPerAdapter: 1)
+        var fleet = Self.running(configuration)
+        _ = fleet.handle(.device(strap, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(strap)), now: Self.t0)
+        let strapGranted = fleet.handle(.evaluate, now: Self.t0)
+        #expect(Self.deliveries(strapGranted, to: strap).contains(.attemptGranted(adapter: Self.hci0)), "\(strapGranted)")
+        _ = fleet.handle(.device(cuff, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        _ = fleet.handle(
+            .deviceOutput(.lifecycle(cuff, .stateChanged(from: .idle, to: .asleep, session: 0, cause: nil))), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(cuff)), now: Self.t0)
+        let evicting = fleet.handle(.evaluate, now: Self.t0)
+        #expect(Self.deliveries(evicting, to: strap) == [.policyUpdated(wanted: false)], "the pool strap makes room")
+        #expect(Self.deliveries(evicting, to: cuff).isEmpty, "no Connect while the strap's is being called off")
+        // bluetoothd answers the cancelled Connect: now the cuff's goes out.
+        _ = fleet.handle(.deviceOutput(.attemptFinished(strap, adapter: Self.hci0, outcome: .cancelled)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: cuff) == [.attemptGranted(adapter: Self.hci0)])
+    }
+
     /// hci0's 2 slots linked by the strap and the watch (a cuff here), all three pinned; a third
     /// pinned device, heard, asks for an attempt.
     static func bothSlotsLinkedAndAThirdWaiting() -> FleetStateMachine {
