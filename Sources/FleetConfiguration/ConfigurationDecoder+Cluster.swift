@@ -22,7 +22,8 @@ extension ConfigurationDecoder {
         }
         let lease = duration(section, "lease", minimum: .milliseconds(1))
         let renewal = duration(section, "renewal", minimum: .milliseconds(1))
-        let settle = duration(section, "settle")
+        // Not 0: the wait for a claim's round trip is what keeps two gateways from linking at once.
+        let settle = duration(section, "settle", minimum: .milliseconds(1))
         if let value = duration(section, "dwell") { cluster.dwell = value }
         if let value = number(section, "bid_margin", in: 0...1_000_000) { cluster.margin = value }
         // The cross checks compare against a default only where the key is absent; a key that was

@@ -18,14 +18,16 @@ extension FleetStateMachine {
             && devices.values.contains { $0.pinned && !$0.held && $0.awaitingOwnership && $0.link == .disconnected }
     }
 
-    /// Turns the ownership gate on or off. On: every device without a link waits to be given;
-    /// off: nothing waits.
+    /// Turns the ownership gate on or off. On — or on again, for a new ownership coordinator,
+    /// which starts knowing nothing of what the last one gave — every device without a link
+    /// (its attempt or pending Connect called off) waits to be given; off: nothing waits.
     mutating func setOwnershipGate(enabled: Bool, _ actions: inout [Action]) {
-        guard ownershipGateEnabled != enabled else { return }
+        guard enabled || ownershipGateEnabled else { return }
         ownershipGateEnabled = enabled
         for id in devices.keys.sorted() {
             guard let device = devices[id] else { continue }
-            setAwaitingOwnership(id, enabled && device.link == .disconnected, &actions)
+            let linked = if case .connected = device.link { true } else { false }
+            setAwaitingOwnership(id, enabled && !linked, &actions)
         }
         requestEvaluation(&actions)
     }
@@ -64,16 +66,16 @@ public struct OwnershipObservation: Hashable, Sendable {
 }
 
 extension FleetStateMachine {
-    /// Every device this gateway could connect, as the ownership machine sees it (devices held
-    /// by `disconnect` are left out: an operator keeps them off here, so this gateway makes no
-    /// bid for them). A device is heard while some adapter's object reports an RSSI —
+    /// Every device this gateway could connect, as the ownership machine sees it. A device held
+    /// by `disconnect` is observed like any other: its owner keeps the claim (and the fleet keeps
+    /// it off), so the hold is not undone by another gateway taking it. A device is heard while some adapter's object reports an RSSI —
     /// bluetoothd clears it when discovery stops — or while it is linked here (a linked device
     /// stops advertising; its last advertised RSSI stands for it). A device this gateway could
     /// not link for want of a free slot is not bid for: its owner lets it go (rule 9) and
     /// a gateway with room can take it.
     public func ownershipObservations() -> [DeviceID: OwnershipObservation] {
-        // Slots without a link: the ownership machine counts the devices it owns that wait for
-        // one (attempts under way among them) against these, so attempts are not counted here.
+        // Slots without a link (attempts under way count as free: each is for a device this
+        // gateway owns, whose own bid is what matters).
         var linked: [AdapterID: Int] = [:]
         for device in devices.values { if case .connected(let adapter, _) = device.link { linked[adapter, default: 0] += 1 } }
         var freeSlots = 0
@@ -81,7 +83,7 @@ extension FleetStateMachine {
             freeSlots += max(0, slots(of: id) - linked[id, default: 0])
         }
         var observations: [DeviceID: OwnershipObservation] = [:]
-        for (id, device) in devices where !device.held {
+        for (id, device) in devices {
             let linked = if case .connected = device.link { true } else { false }
             let heardRSSI = device.objects.compactMap(\.rssi).max()
             let rssi = heardRSSI ?? (linked ? device.lastRSSI.values.max() : nil)
@@ -109,25 +111,43 @@ extension OwnershipObservation {
 
 /// Turns the fleet's observations, taken again and again, into the ownership machine's inputs:
 /// `linkChanged` on each change of a link, a reading each time a device is heard (its smoothed
-/// RSSI follows every reading), `notHeard` once when it goes quiet or leaves the fleet.
+/// RSSI follows every reading), `notHeard` once when it has gone quiet for `quietGrace` or left
+/// the fleet. The grace spans a discovery restart — bluetoothd clears every RSSI when discovery
+/// stops, and a device still in range reports again within an advertising interval — so a
+/// refresh does not take a bid away and bring it back (peers would restart their dwell on it).
 public struct OwnershipFeed: Sendable {
+    public static let quietGrace: Duration = .seconds(3)
     private var last: [DeviceID: OwnershipObservation] = [:]
+    /// Devices heard at the last report and silent since then (not yet said `notHeard`).
+    private var quietSince: [DeviceID: MonotonicInstant] = [:]
+    private var saidHeard: Set<DeviceID> = []
+    /// The devices of the last observations that the ones before did not have (all of them at
+    /// the first): a device the fleet removed and took back needs its grant again.
+    public private(set) var appeared: Set<DeviceID> = []
 
     public init() {}
 
-    public mutating func inputs(from observations: [DeviceID: OwnershipObservation]) -> [OwnershipInput] {
+    public mutating func inputs(from observations: [DeviceID: OwnershipObservation], now: MonotonicInstant) -> [OwnershipInput] {
         var inputs: [OwnershipInput] = []
+        appeared = Set(observations.keys).subtracting(last.keys)
         for id in Set(last.keys).union(observations.keys).sorted() {
-            let before = last[id]
-            let now = observations[id]
-            let linkedBefore = before?.linked ?? false
-            let linkedNow = now?.linked ?? false
+            let linkedBefore = last[id]?.linked ?? false
+            let linkedNow = observations[id]?.linked ?? false
             // The link first: a link that came up unasked is judged before the reading it brings.
             if linkedBefore != linkedNow { inputs.append(.linkChanged(id, linked: linkedNow)) }
-            if let bid = now?.bid {
+            if let bid = observations[id]?.bid {
                 inputs.append(.heard(id, bid))
-            } else if before?.bid != nil {
-                inputs.append(.notHeard(id))
+                saidHeard.insert(id)
+                quietSince[id] = nil
+            } else if saidHeard.contains(id) {
+                let since = quietSince[id] ?? now
+                if observations[id] == nil || now >= since.advanced(by: Self.quietGrace) {
+                    inputs.append(.notHeard(id))
+                    saidHeard.remove(id)
+                    quietSince[id] = nil
+                } else {
+                    quietSince[id] = since
+                }
             }
         }
         last = observations

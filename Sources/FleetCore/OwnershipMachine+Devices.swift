@@ -99,27 +99,9 @@ extension OwnershipMachine {
         // The bid must have been out for `settle`, so that the bids of gateways that heard the
         // device at the same moment have arrived and the best of them is the one that claims.
         guard record.score != nil, let since = record.bidPublishedSince, now >= since + configuration.settle,
-              isBestLiveBidder(for: device, now: now), hasRoom(for: record)
+              isBestLiveBidder(for: device, now: now)
         else { return }
         publish(OwnerClaim(device: device, gateway: gateway, epoch: epoch, linked: false), into: &record, now: now, actions: &actions)
-    }
-
-    /// Whether this gateway can link one more device: fewer of the devices it owns wait for a
-    /// link than it has slots without a link (the reading's `freeSlots` counts links only, so
-    /// an attempt under way is counted once, here). Every bid of a gateway says the same free
-    /// slots, so without this a gateway
-    /// that is the best bidder for many devices at once — its neighbour just died — claims more
-    /// than it can link, and the rest wait on it while another gateway could have them. (A
-    /// device it then cannot link stops being bid for, `ownershipObservations`, and is let go
-    /// after `lease`, rule 9.)
-    func hasRoom(for record: DeviceRecord) -> Bool {
-        guard let freeSlots = record.reading?.freeSlots else { return false }
-        var waiting = 0
-        for other in devices.values where other.holds(gateway) && !other.linked && other.yieldingTo == nil {
-            waiting += 1
-            if waiting >= freeSlots { return false }
-        }
-        return true
     }
 
     /// Rule 4: the owner hands the device over once another live gateway's bid has beaten its

@@ -217,7 +217,9 @@ public struct OwnershipMachine: Sendable, Hashable {
         }
         // A link the fleet made without being asked (or finished after a release) that the rules
         // do not keep: say so, since no `acquire` will flip to `release` for it.
-        if let device = unaskedLink, devices[device]?.wanted == false { actions.append(.release(device)) }
+        // Not while the broker is away: a link the fleet adopted before the first connection (a
+        // restart that found links up) is judged once the claims are known.
+        if let device = unaskedLink, connectedSince != nil, devices[device]?.wanted == false { actions.append(.release(device)) }
         scheduleNextTick(now: now, actions: &actions)
         return actions
     }

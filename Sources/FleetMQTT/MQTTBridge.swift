@@ -291,6 +291,14 @@ actor MQTTBridge {
         guard let before = owners, before != new else { return }
         owners = new
         let here = topics.gatewayID
+        // A device that is no longer ours: its retained topics are the new owner's; our copies
+        // must not come back on a reconnect or a Home Assistant birth.
+        for id in before.keys.sorted() where before[id] == here && new[id] != here {
+            publishedState[id] = nil
+            let discoveryTopics = discovery?.allTopics(of: id) ?? []
+            for topic in discoveryTopics { publishedConfigs[topic] = nil }
+            client.forgetRetained([topics.state(id)] + discoveryTopics)
+        }
         for id in new.keys.sorted() where new[id] == here && before[id] != here {
             publishedState[id] = nil
             for topic in discovery?.allTopics(of: id) ?? [] { publishedConfigs[topic] = nil }
@@ -311,6 +319,7 @@ actor MQTTBridge {
     /// bid for it.
     func answers(forSegment segment: String) -> Bool {
         guard let owners else { return true }
+        let segment = segment.uppercased()
         let owned = owners.filter { MQTTTopics.segment($0.key) == segment }
         return owned.isEmpty || owned.values.contains(topics.gatewayID)
     }

@@ -126,6 +126,12 @@ public final class MQTTClient: Sendable {
         droppedMessageHandler.withLock { $0 }?(topic, payload)
     }
 
+    /// Forgets the retained messages of `topics` (another gateway publishes them now): nothing is
+    /// published, and a reconnect does not send this client's old copies again.
+    public func forgetRetained(_ topics: [String]) {
+        shared.withLock { $0.outbox.forgetRetained(topics) }
+    }
+
     /// Queues every retained message under `prefix` again (Home Assistant came back online).
     public func republishRetained(under prefix: String) {
         let wake = shared.withLock { state -> Bool in

@@ -121,6 +121,16 @@ public struct MQTTOutbox: Sendable {
         retained[message.topic] = nil
     }
 
+    /// Forgets the retained messages of `topics` without publishing anything: another publisher
+    /// (the gateway that owns a device now) writes them, and a reconnect must not bring this
+    /// one's old copies back.
+    public mutating func forgetRetained(_ topics: [String]) {
+        for topic in topics {
+            retained[topic] = nil
+            if retainedWaiting.removeValue(forKey: topic) != nil { retainedOrder.removeAll { $0 == topic } }
+        }
+    }
+
     /// Queues every retained message again (after a reconnect), or only those under `prefix`
     /// (discovery, when Home Assistant comes back). Order is by topic, so it is reproducible.
     public mutating func requeueRetained(under prefix: String? = nil) {

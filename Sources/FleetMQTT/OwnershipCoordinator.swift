@@ -140,10 +140,14 @@ public actor OwnershipCoordinator {
         }
     }
 
-    /// Each device's owner as this gateway knows it (devices nobody owns are left out).
+    /// Each device's live owner as this gateway knows it (devices nobody owns, or whose owner
+    /// lapsed, are left out: a dead gateway answers no command and owns nothing in status).
     public func owners() -> [DeviceID: GatewayID] {
+        let now = clock.now()
         var owners: [DeviceID: GatewayID] = [:]
-        for device in machine.knownDevices { if let owner = machine.owner(of: device)?.gateway { owners[device] = owner } }
+        for device in machine.knownDevices {
+            if let owner = machine.owner(of: device)?.gateway, !machine.isLapsed(owner, now: now) { owners[device] = owner }
+        }
         return owners
     }
 

@@ -1,6 +1,7 @@
 import Fleet
 import FleetCore
 import Logging
+import Synchronization
 
 /// Joins the fleet and the ownership coordinator while several gateways share the fleet
 /// (`[cluster] enabled`): the gate goes on (nothing connects until given), what the fleet hears
@@ -34,24 +35,35 @@ public struct OwnershipFleetLink: Sendable {
     public func run() async {
         await fleet.setOwnershipGate(enabled: true)
         logger.info("cluster: the fleet connects only the devices given to this gateway", metadata: ["event": "ownership_gate_on"])
+        let grants = Grants()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.carryOutDecisions() }
-            group.addTask { await self.observeFleet() }
+            group.addTask { await self.carryOutDecisions(grants) }
+            group.addTask { await self.observeFleet(grants) }
             await group.next()
             group.cancelAll()
         }
     }
 
-    private func carryOutDecisions() async {
+    /// The devices given to this gateway (acquired, not released): one the fleet removes and
+    /// takes back (a reload, `unpin` then `pin`) comes back waiting and is given again.
+    final class Grants: Sendable {
+        let devices = Mutex<Set<DeviceID>>([])
+    }
+
+    private func carryOutDecisions(_ grants: Grants) async {
         for await decision in coordinator.decisions {
             switch decision {
-            case .acquire(let device): await fleet.ownershipDecided(device, linkAllowed: true)
-            case .release(let device): await fleet.ownershipDecided(device, linkAllowed: false)
+            case .acquire(let device):
+                grants.devices.withLock { _ = $0.insert(device) }
+                await fleet.ownershipDecided(device, linkAllowed: true)
+            case .release(let device):
+                grants.devices.withLock { _ = $0.remove(device) }
+                await fleet.ownershipDecided(device, linkAllowed: false)
             }
         }
     }
 
-    private func observeFleet() async {
+    private func observeFleet(_ grants: Grants) async {
         // A pass once a second (RSSI moves without events) and at once after each state change
         // of a device (a link that comes up or goes is told without waiting: a broker lost just
         // after a link came up must find the machine knowing of it, fail-static keeps it).
@@ -68,11 +80,16 @@ public struct OwnershipFleetLink: Sendable {
             }
             group.addTask {
                 var feed = OwnershipFeed()
-                var shownOwners: [DeviceID: String] = [:]
+                let clock = SystemMonotonicClock()
+                // nil: the first pass always tells the fleet, replacing what an earlier
+                // coordinator showed.
+                var shownOwners: [DeviceID: String]?
                 pass.yield()
                 for await _ in passes {
-                    let inputs = feed.inputs(from: await fleet.ownershipObservations())
+                    let inputs = feed.inputs(from: await fleet.ownershipObservations(), now: clock.now())
                     if !inputs.isEmpty { await coordinator.observe(inputs) }
+                    let given = grants.devices.withLock { $0 }
+                    for device in feed.appeared.intersection(given).sorted() { await fleet.ownershipDecided(device, linkAllowed: true) }
                     let owners = await coordinator.owners().mapValues(\.name)
                     if owners != shownOwners {
                         shownOwners = owners

@@ -54,6 +54,27 @@ struct FleetStateMachineOwnershipTests {
         #expect(Fleet.deliveries(fleet.handle(.ownershipDecided(waiting, linkAllowed: false), now: Self.t0), to: waiting).isEmpty)
     }
 
+    /// A new coordinator (a reconnection with new settings) knows nothing of what the last one
+    /// gave: turning the gate on again makes every device without a link wait, its attempt
+    /// called off; links in hand stay.
+    @Test func theGateTurnedOnAgainTakesBackWhatWasGivenButNotLinks() {
+        let (linked, attempting) = (Fleet.strap, Fleet.watch)
+        var fleet = Fleet.running(Fleet.configuration(pinned: [linked, attempting]))
+        _ = fleet.handle(.ownershipGate(enabled: true), now: Self.t0)
+        for id in [linked, attempting] {
+            Self.found(id, in: &fleet)
+            _ = fleet.handle(.ownershipDecided(id, linkAllowed: true), now: Self.t0)
+        }
+        _ = fleet.handle(.device(linked, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(attempting)), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        #expect(fleet.devices[attempting]?.link == .attempting(Self.hci0))
+        let again = fleet.handle(.ownershipGate(enabled: true), now: Self.t0)
+        #expect(Fleet.deliveries(again, to: attempting) == [.policyUpdated(wanted: false)], "its attempt is called off")
+        #expect(Fleet.deliveries(again, to: linked).isEmpty, "the link stays")
+        #expect(fleet.devices[attempting]?.awaitingOwnership == true && fleet.devices[linked]?.awaitingOwnership == false)
+    }
+
     @Test func aHeldDeviceStaysHeldWhenGivenAndAReconnectWaitsForOwnership() {
         let strap = Fleet.strap
         var fleet = Fleet.running(Fleet.configuration(pinned: [strap]))
@@ -107,7 +128,7 @@ struct FleetStateMachineOwnershipTests {
         // hci0 has 2 slots, one taken by the link: 1 free; the linked device counts its own.
         #expect(observations[linked] == OwnershipObservation(linked: true, bid: OwnershipBidInputs(rssi: -55, freeSlots: 2)))
         #expect(observations[heard] == OwnershipObservation(linked: false, bid: OwnershipBidInputs(rssi: -70, freeSlots: 1)))
-        #expect(observations[quiet] == nil, "held by an operator: no bid from this gateway")
+        #expect(observations[quiet] == OwnershipObservation(linked: false, bid: nil), "held, observed: its owner keeps the claim")
         // Given and being linked: slots count links only (the ownership machine counts the
         // devices it owns that wait for a link, attempts among them).
         _ = fleet.handle(.ownershipDecided(heard, linkAllowed: true), now: Self.t0)
@@ -133,17 +154,28 @@ struct FleetStateMachineOwnershipTests {
         #expect(observations[first]?.bid == OwnershipBidInputs(rssi: -55, freeSlots: 1), "a linked device counts its own slot")
     }
 
-    @Test func theFeedSaysEachLinkChangeOnceAndEveryReadingAndGoingQuietOnce() {
+    @Test func theFeedSaysEachLinkChangeOnceAndEveryReadingAndGoingQuietOnceAfterTheGrace() {
         let strap = Fleet.strap
         var feed = OwnershipFeed()
         let reading = OwnershipBidInputs(rssi: -60, freeSlots: 3)
-        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)]).isEmpty)
-        #expect(feed.inputs(from: [strap: .init(linked: false, bid: reading)]) == [.heard(strap, reading)])
-        #expect(feed.inputs(from: [strap: .init(linked: false, bid: reading)]) == [.heard(strap, reading)], "every reading")
-        #expect(feed.inputs(from: [strap: .init(linked: true, bid: reading)]) == [.linkChanged(strap, linked: true), .heard(strap, reading)])
-        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)]) == [.linkChanged(strap, linked: false), .notHeard(strap)])
-        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)]).isEmpty, "quiet is said once")
-        _ = feed.inputs(from: [strap: .init(linked: true, bid: reading)])
-        #expect(feed.inputs(from: [:]) == [.linkChanged(strap, linked: false), .notHeard(strap)], "a device that left the fleet")
+        func at(_ seconds: Double) -> MonotonicInstant { Self.t0.advanced(by: .milliseconds(Int64(seconds * 1000))) }
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)], now: at(0)).isEmpty)
+        #expect(feed.appeared == [strap], "first seen")
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: reading)], now: at(1)) == [.heard(strap, reading)])
+        #expect(feed.appeared.isEmpty)
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: reading)], now: at(2)) == [.heard(strap, reading)], "every reading")
+        // A discovery restart clears the RSSI for a moment: nothing is said within the grace.
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)], now: at(3)).isEmpty)
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)], now: at(5.9)).isEmpty)
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: reading)], now: at(6)) == [.heard(strap, reading)])
+        // Quiet for the grace: said once.
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)], now: at(7)).isEmpty)
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)], now: at(10)) == [.notHeard(strap)])
+        #expect(feed.inputs(from: [strap: .init(linked: false, bid: nil)], now: at(11)).isEmpty, "quiet is said once")
+        #expect(feed.inputs(from: [strap: .init(linked: true, bid: reading)], now: at(12)) == [.linkChanged(strap, linked: true), .heard(strap, reading)])
+        // A device that left the fleet is quiet at once; back, it has appeared again.
+        #expect(feed.inputs(from: [:], now: at(13)) == [.linkChanged(strap, linked: false), .notHeard(strap)])
+        _ = feed.inputs(from: [strap: .init(linked: false, bid: nil)], now: at(14))
+        #expect(feed.appeared == [strap])
     }
 }

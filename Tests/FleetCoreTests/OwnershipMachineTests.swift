@@ -71,24 +71,6 @@ import FleetCore
 
     // MARK: - Rule 2: claiming
 
-    /// The devices it owns without a link count against the slots without a link (`freeSlots`).
-    @Test func claimsNoMoreUnlinkedDevicesThanItHasFreeSlots() {
-        var gateway = OwnershipHarness("b")
-        gateway.send(.brokerConnected, at: 0)
-        let devices = (1...3).map { PoolFixture.device($0) }
-        for device in devices { gateway.send(.heard(device, OwnershipBidInputs(rssi: -60, freeSlots: 2))) }
-        #expect(gateway.tick(at: 20).claims.map(\.device) == Array(devices.prefix(2)), "two slots: two claims")
-        for device in devices.prefix(2) { gateway.send(.claimReceived(F.claim(F.b, epoch: 1, device: device)), at: 20.1) }
-        let given = gateway.tick(at: 21.1)
-        #expect(devices.prefix(2).allSatisfy(given.acquires) && given.claims.isEmpty, "\(given)")
-        // One linked: one slot without a link left, and the other owned device waits for it.
-        gateway.send(.linkChanged(devices[0], linked: true), at: 21.5)
-        #expect(gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 1)), at: 21.5).claims.isEmpty)
-        // A third slot appears (another adapter powered): the third is claimed.
-        let room = gateway.send(.heard(devices[2], OwnershipBidInputs(rssi: -60, freeSlots: 2)), at: 23)
-        #expect(room.claims.map(\.device) == [devices[2]])
-    }
-
     /// A device nobody live owns, heard anew, is bid for after `settle`, not after the 5 s bid
     /// interval: a dead gateway's devices are handed over without waiting for it.
     @Test func aNewlyHeardUnownedDeviceIsBidForWithoutWaitingTheBidInterval() {
@@ -271,6 +253,19 @@ import FleetCore
     }
 
     // MARK: - Rule 5: fail-static, resync grace, reconciliation
+
+    /// A restarted gateway (or a new coordinator) finds links up before its first connection:
+    /// nothing is released while the claims are unknown; once connected, the link holder claims
+    /// what nobody owns and keeps the link.
+    @Test func aLinkReportedBeforeTheFirstConnectionIsKeptAndClaimed() {
+        var gateway = OwnershipHarness("a")
+        let early = gateway.send(.linkChanged(device, linked: true), at: 0)
+        #expect(!early.releases(device), "\(early)")
+        gateway.send(.heard(device, OwnershipBidInputs(rssi: -60, freeSlots: 3)), at: 0.5)
+        let connected = gateway.send(.brokerConnected, at: 1)
+        #expect(connected.acquires(device) && !connected.releases(device), "\(connected)")
+        #expect(gateway.tick(at: 21).claims == [F.claim(F.a, epoch: 1, linked: true)], "past the grace, the holder claims it")
+    }
 
     @Test func losingTheBrokerKeepsTheLinkAndClaimsNothing() {
         var owner = ownerWithLink()

@@ -56,17 +56,17 @@ import Testing
     }
 
     @Test func boundaryValuesAreAccepted() throws {
-        // A lease of exactly two renewals, no settle, no dwell, no margin, an integer margin.
+        // A lease of exactly two renewals, the shortest settle, no dwell, no margin, an integer margin.
         let cluster = try #require(validConfiguration("""
             [cluster]
             lease = "10s"
             renewal = "5s"
-            settle = "0s"
+            settle = "1ms"
             dwell = "0s"
             bid_margin = 0
             """)).cluster
         #expect(cluster.lease == .seconds(10) && cluster.renewal == .seconds(5))
-        #expect(cluster.settle == .zero && cluster.dwell == .zero && cluster.margin == 0)
+        #expect(cluster.settle == .milliseconds(1) && cluster.dwell == .zero && cluster.margin == 0)
         #expect(try #require(validConfiguration("[cluster]\nbid_margin = 12")).cluster.margin == 12)
     }
 
@@ -81,6 +81,8 @@ import Testing
          "main.toml:2: 'renewal' in [cluster] must be at least 1ms, found \"0s\""),
         ("lease = \"0s\"",
          "main.toml:2: 'lease' in [cluster] must be at least 1ms, found \"0s\""),
+        ("settle = \"0s\"",
+         "main.toml:2: 'settle' in [cluster] must be at least 1ms, found \"0s\""),
         ("settle = \"15s\"",
          "main.toml:2: 'settle' in [cluster] (15s) must be shorter than 'lease' (15s): settle covers a claim's round trip through the broker, the lease several heartbeats"),
         ("lease = \"800ms\"\nrenewal = \"400ms\"",
