@@ -25,6 +25,7 @@ extension FleetStateMachine {
             // A link is newer than any loss or failed attempt before it.
             devices[id]?.unexplainedLinkLoss = nil
             devices[id]?.unexplainedAttemptFailure = nil
+            devices[id]?.leftBehindClosedAt = nil
             if case .connected = devices[id]?.link { break }
             let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
             if let adapter {
@@ -46,6 +47,7 @@ extension FleetStateMachine {
                 // ended, so an attempt's link counts too.
                 actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .bluetoothdLeftLinksBehind, ago: .zero)))
                 explainedAtOnce = (adapter, .bluetoothdLeftLinksBehind)
+                devices[id]?.leftBehindClosedAt = now
             } else if case .disconnected(nil) = event, case .connected(let adapter, _)? = devices[id]?.link {
                 if adapters[adapter]?.powered == false {
                     // Its adapter was already powering off (BlueZ's `PowerState` said so first).
@@ -140,6 +142,13 @@ extension FleetStateMachine {
                     // the fleet: its end was theirs (a device machine that heard of it first
                     // recorded no failure, and one that did not takes its failure back).
                     actions.append(.deliver(id, .linkLossExplained(adapter: adapter, cause: cause)))
+                } else if let closed = devices[id]?.leftBehindClosedAt, now.duration(since: closed) <= Self.leftBehindAttemptWindow {
+                    // The kernel was still tearing down the link the killed bluetoothd left
+                    // behind (real stack, stressed: `Operation already in progress` 50 ms after
+                    // the loss): the restart's doing, taken back like the loss itself.
+                    devices[id]?.leftBehindClosedAt = nil
+                    actions.append(.publish(.linkLossExplained(id, adapter: adapter, cause: .bluetoothdLeftLinksBehind, ago: .zero)))
+                    actions.append(.deliver(id, .linkLossExplained(adapter: adapter, cause: .bluetoothdLeftLinksBehind)))
                 } else {
                     devices[id]?.recentFailures += 1
                     devices[id]?.unexplainedAttemptFailure = UnexplainedLoss(adapter: adapter, at: now)

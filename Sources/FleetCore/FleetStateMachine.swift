@@ -67,6 +67,10 @@ public struct FleetStateMachine: Sendable {
         /// can answer a `Connect` its adapter's power-off (or its own exit) ended before it
         /// reports that cause. Kept like `unexplainedLinkLoss`, until the next grant.
         var unexplainedAttemptFailure: UnexplainedLoss?
+        /// When the kernel closed a link of this device that a killed bluetoothd left behind:
+        /// an attempt that fails right after ("Operation already in progress": the old link is
+        /// still being torn down) failed because of that, not because of the device.
+        var leftBehindClosedAt: MonotonicInstant?
 
         var context: FleetEvent.DeviceContext { FleetEvent.DeviceContext(name: name, adapter: link.adapter, pinned: pinned) }
     }
@@ -89,6 +93,10 @@ public struct FleetStateMachine: Sendable {
     /// such a link connected. Measured on Linux 6.1 with bluetoothd 5.66 killed: 2 s; the rest
     /// is room for a slow gateway.
     public static let leftBehindLinkWindow: Duration = .seconds(10)
+    /// How long after the kernel closed a link left behind an attempt at the same device that
+    /// fails is put down to that closing: Linux's teardown of an LE link takes up to its 2 s
+    /// disconnect timeout, and the attempt is granted as soon as the loss is heard.
+    public static let leftBehindAttemptWindow: Duration = .seconds(3)
 
     /// One BlueZ `Device1` object of a device, as the runtime read it from bluetoothd's mirror.
     public struct DeviceObject: Sendable, Hashable, Codable {

@@ -220,6 +220,28 @@ struct FleetStateMachineLeftBehindLinkTests {
         #expect(Self.delivered(actions) == [.linkLossExplained(adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind)])
     }
 
+    /// Real stack, stressed: the attempt granted on hearing the loss failed `Operation already
+    /// in progress` 50 ms later — the kernel was still closing the old link. Put down to the
+    /// restart too, within `leftBehindAttemptWindow`; a later failure is the device's own.
+    @Test func anAttemptFailingWhileTheKernelStillClosesTheLinkLeftBehindIsExplained() {
+        var fleet = Self.restarted()
+        _ = Self.lose(&fleet, at: 2_100)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.at(2_150))
+        _ = fleet.handle(.evaluate, now: Self.at(2_150))
+        #expect(fleet.devices[Self.strap]?.link == .attempting(Self.hci0))
+        // `org.bluez.Error.Failed: Operation already in progress`, classified `busy`.
+        let busy = FailureClass.busy
+        let failed = fleet.handle(
+            .deviceOutput(.attemptFinished(Self.strap, adapter: Self.hci0, outcome: .failed(busy))), now: Self.at(2_200))
+        #expect(Self.delivered(failed) == [.linkLossExplained(adapter: Self.hci0, cause: .bluetoothdLeftLinksBehind)])
+        // Once: the next failure, however soon, is counted.
+        _ = fleet.handle(.deviceOutput(.requestAttempt(Self.strap)), now: Self.at(2_300))
+        _ = fleet.handle(.evaluate, now: Self.at(4_000))
+        let again = fleet.handle(
+            .deviceOutput(.attemptFinished(Self.strap, adapter: Self.hci0, outcome: .failed(busy))), now: Self.at(4_100))
+        #expect(Self.delivered(again).isEmpty)
+    }
+
     /// Only the link that was up when bluetoothd went: the device's next loss is its own.
     @Test func aSecondLossOfTheSameDeviceIsItsOwn() {
         var fleet = Self.restarted()
