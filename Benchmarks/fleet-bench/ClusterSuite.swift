@@ -31,8 +31,10 @@ struct ClusterSuite {
             if random.next() % 5 < 2 { heard[gateways[(index + 2) % 3]] = -80 - Int(random.next() % 9) }
             return DeviceSpec(kind: .heartRateStrap, address: address(index), heardByGateways: heard)
         }
+        // Three adapters of 10 slots: room for every strap on any gateway, so whichever gateway
+        // dies, what its straps need is a gateway that hears them, never a free slot.
         return Scenario(
-            seed: 28, adapters: [AdapterSpec(name: "hci0", slots: 20)], devices: devices,
+            seed: 28, adapters: (0..<3).map { AdapterSpec(name: "hci\($0)", slots: 10) }, devices: devices,
             world: WorldSpec(gateways: gateways.map { WorldGatewaySpec(id: $0) }))
     }
 
@@ -57,9 +59,9 @@ struct ClusterSuite {
             let config = suite.directory.appendingPathComponent("cluster-\(id).toml")
             try """
                 [fleet]
-                adapters = ["hci0"]
-                adapter_slots = { hci0 = 20 }
-                max_connections = 20
+                adapters = ["hci0", "hci1", "hci2"]
+                slots_per_adapter = 10
+                max_connections = 30
 
                 [classes.strap]
                 subscribe = ["2A37"]
