@@ -11,7 +11,9 @@ extension FleetStateMachine {
     /// (`scan_services`, `min_rssi`) while only the pool looks for candidates there, else off.
     func wantedDiscovery(on adapter: Adapter) -> DiscoveryFilter? {
         guard running, adapter.selected else { return nil }
-        if !resolving.isEmpty || !lookingElsewhere.isEmpty || scanUntil != nil || listensForOwnership { return .anyDevice }
+        if !resolving.isEmpty || !lookingElsewhere.isEmpty || scanUntil != nil || listensForOwnership || awaitsUnheardSleeper {
+            return .anyDevice
+        }
         if adapter.poolSearching { return DiscoveryFilter(uuids: configuration.scanUUIDs, minimumRSSI: configuration.minimumRSSI) }
         return nil
     }
@@ -42,7 +44,7 @@ extension FleetStateMachine {
             // stops, and a gateway must not bid on a device it stopped hearing (linked to another,
             // gone) — a stale bid could win a dwell and hand a link to a gateway that cannot
             // reach the device. The restart clears every RSSI; what is still heard reports again.
-            if wanted == .anyDevice, !resolving.isEmpty || listensForOwnership, let started = adapter.discovery.startedAt,
+            if wanted == .anyDevice, !resolving.isEmpty || listensForOwnership || awaitsUnheardSleeper, let started = adapter.discovery.startedAt,
                 adapter.discovery.inFlight == nil
             {
                 let due = started.advanced(by: AdapterDiscovery.searchRefreshInterval)
@@ -83,5 +85,19 @@ extension FleetStateMachine {
     /// A device's machine started or stopped looking for it.
     mutating func resolvingChanged(_ id: DeviceID, _ looking: Bool) {
         if looking, devices[id] != nil { resolving.insert(id) } else { resolving.remove(id) }
+    }
+}
+
+extension FleetStateMachine {
+    /// A pinned device asleep that bluetoothd has no object for and that never linked here (just
+    /// pinned, before its first wake): its pending Connect needs the object its next
+    /// advertisement brings, and a device that sleeps between measurements is not looked for
+    /// as a missing one is. Without this the real stack's scale, pinned 4 s before its first
+    /// wake, was heard only when something else made discovery unfiltered, 6 s into a 15 s
+    /// wake (its service is outside the pool's scan filter).
+    var awaitsUnheardSleeper: Bool {
+        devices.values.contains { device in
+            device.pinned && device.state == .asleep && device.objects.isEmpty && device.lastAdapter == nil && pinnedWanted(device)
+        }
     }
 }

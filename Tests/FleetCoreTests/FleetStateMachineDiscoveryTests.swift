@@ -91,6 +91,20 @@ struct FleetStateMachineDiscoveryTests {
         #expect(fleet.adapters[Self.hci0]?.discovery.running == false)
     }
 
+    /// A pinned device asleep that bluetoothd has never heard (pinned before its first wake) is
+    /// looked for, unfiltered: its pending Connect needs the object its first advertisement
+    /// brings. Once heard, the sleeper needs no discovery.
+    @Test func aSleeperNeverHeardIsLookedForUntilItsFirstAdvertisement() {
+        var fleet = Self.running()
+        #expect(Self.settle(&fleet, after: .evaluate).isEmpty)
+        let asleep = Self.settle(
+            &fleet, after: .deviceOutput(.lifecycle(Self.strap, .stateChanged(from: .idle, to: .asleep, session: 0, cause: nil))))
+        #expect(asleep == [.init(Self.hci0, .setFilter(.anyDevice)), .init(Self.hci0, .start)], "\(asleep)")
+        let heard = Self.settle(
+            &fleet, after: .device(Self.strap, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]))
+        #expect(heard == [.init(Self.hci0, .stop)], "\(heard)")
+    }
+
     /// A scan asked for (`nearby` with a scan) makes every powered adapter discover unfiltered
     /// until its deadline, with the timer set for it; a later one extends it, an earlier one
     /// does not cut it short.
