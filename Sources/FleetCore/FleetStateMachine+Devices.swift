@@ -176,13 +176,19 @@ extension FleetStateMachine {
             actions.append(.publish(.lifecycle(id, event, context: device.context, at: now)))
             switch event {
             case .failed(let failureClass, _, _):
-                devices[id]?.failureBeforeLast = device.lastFailure
+                var before = device.failuresBeforeLast
+                before.append(device.lastFailure)
+                if before.count > DeviceStateMachine.longestExplainableChain { before.removeFirst() }
+                devices[id]?.failuresBeforeLast = before
                 devices[id]?.lastFailure = failureClass
             case .failureWithdrawn:
-                // The machine takes back only its latest failure, so the one before is what the
-                // device's last failure is again.
-                devices[id]?.lastFailure = device.failureBeforeLast
-                devices[id]?.failureBeforeLast = nil
+                // The machine takes back only its latest failures, newest first, so the one
+                // before each is what the device's last failure is again.
+                var before = device.failuresBeforeLast
+                if let previous = before.popLast() {
+                    devices[id]?.lastFailure = previous
+                    devices[id]?.failuresBeforeLast = before
+                }
             case .stateChanged(let from, let to, _, _):
                 devices[id]?.state = to
                 // What the pool policy reads of the state changed: a device that rests keeps no

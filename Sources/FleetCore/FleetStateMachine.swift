@@ -44,9 +44,10 @@ public struct FleetStateMachine: Sendable {
         public internal(set) var linksMade: UInt64 = 0
         /// The class of the most recent failure, kept after the device recovered.
         public internal(set) var lastFailure: FailureClass?
-        /// The class `lastFailure` had before it, shown again when the device machine takes the
-        /// latest failure back (`failureWithdrawn`).
-        var failureBeforeLast: FailureClass?
+        /// The classes `lastFailure` had before it, newest last, shown again as the device machine
+        /// takes failures back (`failureWithdrawn`, newest first, at most
+        /// `DeviceStateMachine.longestExplainableChain` at once).
+        var failuresBeforeLast: [FailureClass?] = []
         /// Whether the device's write options were handed to the write path.
         var writesConfigured = false
         /// Subscriptions added and removed by command; they outlive class changes and reloads.

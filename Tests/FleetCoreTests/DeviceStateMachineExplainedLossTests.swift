@@ -4,7 +4,8 @@ import Testing
 /// A failure the fleet afterwards puts down to the adapter powering off or bluetoothd leaving
 /// (`linkLossExplained`) is taken back: budgets, backoff, breaker and the rediscovery flag are
 /// as if the loss had been an environment event, and a wait it imposed ends. Only the most
-/// recent failure, and only while nothing newer happened.
+/// recent failure (with the retries' failures chained to it), and only while nothing newer
+/// happened.
 @Suite struct DeviceStateMachineExplainedLossTests {
     let hci0 = DeviceHarness.hci0
     let hci1 = DeviceHarness.hci1
@@ -213,18 +214,62 @@ import Testing
         #expect(h.state == .connecting(adapter: hci0), "the attempt in flight goes on")
     }
 
-    /// Once that retry has an outcome (here: it failed too), the explanation takes back the
-    /// retry's failure only: the older one is newer news no more, and is kept.
-    @Test func aLossExplainedAfterItsRetryFailedTakesBackOnlyTheRetrysFailure() throws {
+    /// Seen on the real stack under load: the loss's first retry (250 ms later) failed on the
+    /// same adapter before the power-off that ended both was heard. Both failures are the
+    /// power-off's: the explanation takes back the retry's and the loss's, newest first.
+    @Test func aLossExplainedAfterItsFirstRetryFailedTooTakesBackBoth() throws {
         var h = try Self.ready()
         let before = h.machine.reconnect
+        _ = h.feed(.disconnected(nil))
+        let lossSession = h.machine.session
+        _ = try h.fire(.backoff)
+        _ = h.feed(.attemptGranted(adapter: hci0))
+        _ = h.feed(.connectFailed(DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")))
+        #expect(h.machine.reconnect.consecutiveFailures == 2)
+        let explained = h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff))
+        #expect(Self.withdrawals(explained) == [
+            .emit(.failureWithdrawn(.transient, cause: .adapterPoweredOff, session: lossSession + 1)),
+            .emit(.failureWithdrawn(.transient, cause: .adapterPoweredOff, session: lossSession)),
+        ])
+        #expect(h.machine.reconnect == before, "budget, backoff step and breaker as before the loss")
+        #expect(h.state == .connecting(adapter: nil))
+        #expect(Self.withdrawals(h.feed(.linkLossExplained(adapter: hci0, cause: .bluetoothdGone))).isEmpty, "once")
+    }
+
+    /// A retry that failed later than the window after the loss is not the same cause's: only
+    /// the newest failure is taken back.
+    @Test func aRetryFailingLaterThanTheWindowAfterTheLossStartsAChainOfItsOwn() throws {
+        var h = try Self.ready()
         _ = h.feed(.disconnected(nil))
         let afterLoss = h.machine.reconnect
         _ = try h.fire(.backoff)
         _ = h.feed(.attemptGranted(adapter: hci0))
-        _ = h.feed(.connectFailed(DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")))
+        h.now = h.now.advanced(by: FleetStateMachine.linkLossCauseWindow)
+        _ = h.feed(.connectFailed(Failures.abortByRemote))
         #expect(Self.withdrawals(h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff))).count == 1)
-        #expect(h.machine.reconnect == afterLoss)
+        #expect(h.machine.reconnect == afterLoss, "the loss stays counted")
+    }
+
+    /// A row of failures on one adapter longer than `longestExplainableChain` is the device's
+    /// own: an explanation takes back no more than the chain's length.
+    @Test func noMoreThanTheLongestChainIsTakenBack() throws {
+        // Retries 10 ms apart and no breaker or budget in the way: the whole row is inside the window.
+        let policy = ReconnectPolicy(
+            baseDelay: .milliseconds(10), maxDelay: .milliseconds(10), jitterFraction: 0, fastFirstRetryDelay: .milliseconds(10),
+            budgets: [.transient: 100], breakerThreshold: 100)
+        var h = try Self.ready(policy: policy)
+        let before = h.machine.reconnect
+        _ = h.feed(.disconnected(nil))
+        for _ in 0..<DeviceStateMachine.longestExplainableChain {
+            _ = try h.fire(.backoff)
+            _ = h.feed(.attemptGranted(adapter: hci0))
+            _ = h.feed(.connectFailed(Failures.abortByRemote))
+        }
+        let failures = h.machine.reconnect.consecutiveFailures
+        #expect(failures == DeviceStateMachine.longestExplainableChain + 1)
+        let withdrawals = Self.withdrawals(h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff)))
+        #expect(withdrawals.count == DeviceStateMachine.longestExplainableChain)
+        #expect(h.machine.reconnect.consecutiveFailures == 1, "the loss, the row's first, stays counted")
         #expect(h.machine.reconnect != before)
     }
 

@@ -63,6 +63,32 @@ struct FleetExplainedLinkLossTests {
         #expect(world.connects.last?.adapter == Self.hci0)
     }
 
+    /// Seen on the real stack under load: the loss's first retry (250 ms later) failed on the
+    /// same adapter before `Powered` false was heard. Both are the power-off's: the device keeps
+    /// neither failure, and its last error is what it was before the loss.
+    @Test func aLossAndItsFirstRetryFailedBeforeThePowerOffWasHeardCostNothing() throws {
+        var world = ExplainedLossWorld(adapters: [Self.hci0])
+        try world.linkUp(on: Self.hci0)
+        world.advance(by: .seconds(5))
+        let reconnectBefore = try world.machine().reconnect
+        world.report(.device(Self.strap, .disconnected(nil), objects: Self.on(Self.hci0)))
+        let connectsBefore = world.connects.count
+        world.advance(by: .milliseconds(300))
+        #expect(world.connects.count == connectsBefore + 1, "the fast first retry is in flight")
+        world.transportReports(.connectFailed(DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")))
+        #expect(Self.failures(world.published) == [.transient, .transient])
+        #expect(world.fleet.devices[Self.strap]?.recentFailures == 1, "the failed attempt (a lost link is not in the pool's score)")
+        world.advance(by: .milliseconds(20))
+        world.report(.adapterChanged(Self.hci0, powered: false), .adapterPowerChanged(Self.hci0, powered: false))
+
+        let machine = try world.machine()
+        #expect(Self.withdrawals(world.published).count == 2)
+        #expect(machine.reconnect == reconnectBefore, "budget, backoff step and breaker as before the loss")
+        #expect(world.fleet.devices[Self.strap]?.recentFailures == 0, "the pool's score counts neither")
+        #expect(world.fleet.devices[Self.strap]?.lastFailure == nil, "the last error is what it was before the loss")
+        #expect(machine.state == .suspended(.noPoweredAdapter))
+    }
+
     @Test func aReasonlessLossNotFollowedByAPowerOffWithinTheWindowStaysAFailure() throws {
         var world = ExplainedLossWorld(adapters: [Self.hci0])
         try world.linkUp(on: Self.hci0)
