@@ -5,8 +5,10 @@ public enum FleetEvent: Sendable, Hashable {
     /// A device joined the fleet: pinned at start or by a reload, or a pool candidate when first
     /// seen.
     case deviceAdded(FleetObservedDevice)
-    /// A device left the fleet (a reload unpinned it): forget what was kept about it.
-    case deviceRemoved(DeviceID)
+    /// A device left the fleet: forget what was kept about it. `reason` says whose doing it was:
+    /// the device's or the pool's (`left`, `notAdmitted`), or an operator's that made the fleet
+    /// forget it (`unpinned`, `unpinnedByConfiguration`).
+    case deviceRemoved(DeviceID, reason: RemovalReason)
     /// What the fleet holds of a device that stays in it changed — pinned or not, its class, its
     /// name, held by `disconnect` or not — by a command, a reload or restored run-time pins; the
     /// device as it is now. (Its link and state come as lifecycle events, a name learnt from its
@@ -84,5 +86,23 @@ public struct FleetObservedDevice: Sendable, Hashable {
         self.className = className
         self.pinned = pinned
         self.held = held
+    }
+}
+
+extension FleetEvent {
+    /// Why a device left the fleet (`deviceRemoved`). The state file keeps what was learnt of it
+    /// in every case.
+    public enum RemovalReason: String, Sendable, Hashable, CaseIterable {
+        /// A pool device bluetoothd no longer reports (it left, or its object expired).
+        case left
+        /// The pool no longer admits it: turned off, or its rules changed by a reload.
+        case notAdmitted = "not_admitted"
+        /// `unpin` (a command) with the pool off: the fleet forgets it.
+        case unpinned
+        /// A reload took its pin out of the configuration file, with the pool off.
+        case unpinnedByConfiguration = "unpinned_by_configuration"
+
+        /// An operator told the fleet to let go of it (rather than the device or the pool's rules).
+        public var isForgotten: Bool { self == .unpinned || self == .unpinnedByConfiguration }
     }
 }

@@ -108,13 +108,13 @@ extension FleetStateMachine {
         return .done
     }
 
-    /// A device that stops being pinned stays as a pool candidate when the pool is on (the next
-    /// placement decides whether it keeps its link), else is forgotten.
+    /// A device that stops being pinned (`unpin`) stays as a pool candidate when the pool is on
+    /// (the next placement decides whether it keeps its link), else is forgotten.
     mutating func release(_ id: DeviceID, _ actions: inout [Action]) {
         devices[id]?.pinned = false
         devices[id]?.priority = 0
         if let poolClass = configuration.poolClassName { setClass(id, poolClass, &actions) } else { devices[id]?.className = nil }
-        if !configuration.poolEnabled { forget(id, &actions) }
+        if !configuration.poolEnabled { forget(id, because: .unpinned, &actions) }
     }
 
     /// Gives the device a class; its machine takes the class's settings without losing its link.

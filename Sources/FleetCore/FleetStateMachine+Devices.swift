@@ -87,7 +87,7 @@ extension FleetStateMachine {
     /// comes back, discovery finds it and the pool admits it again. Pinned devices stay.
     private mutating func forgetPoolCandidateThatLeft(_ id: DeviceID, _ actions: inout [Action]) {
         guard let device = devices[id], !device.pinned, device.objects.isEmpty, device.link == .disconnected else { return }
-        forget(id, &actions)
+        forget(id, because: .left, &actions)
     }
 
     /// Keeps the device's objects as BlueZ has them now, with the RSSI they report; a device

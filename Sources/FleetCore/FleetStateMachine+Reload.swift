@@ -68,7 +68,7 @@ extension FleetStateMachine {
             devices[id]?.priority = 0
             devices[id]?.className = new.poolClassName
             // With the pool on, the next placement decides whether it keeps its link.
-            if !new.poolEnabled { forget(id, &actions) }
+            if !new.poolEnabled { forget(id, because: .unpinnedByConfiguration, &actions) }
         }
 
         rankPoolDevices(skipping: Set(summary.pinnedRemoved), &summary, &actions)
@@ -112,7 +112,7 @@ extension FleetStateMachine {
                 let placement = poolPlacement(name: device.name, services: device.poolServices, rssi: nil)
             else {
                 summary.poolReleased.append(id)
-                forget(id, &actions)
+                forget(id, because: .notAdmitted, &actions)
                 continue
             }
             guard placement.priority != device.priority || placement.className != device.className else { continue }

@@ -533,13 +533,13 @@ public struct FleetStateMachine: Sendable {
     }
 
     /// Stops managing a device: releases its link and forgets it (the state file keeps it).
-    mutating func forget(_ id: DeviceID, _ actions: inout [Action]) {
+    mutating func forget(_ id: DeviceID, because reason: FleetEvent.RemovalReason, _ actions: inout [Action]) {
         guard let device = devices.removeValue(forKey: id) else { return }
         resolving.remove(id)
         actions.append(.deliver(id, .policyUpdated(wanted: false)))
         actions.append(.retireDevice(id, disconnect: device.link != .disconnected))
         policy.attemptFinished(device: id)
-        actions.append(.publish(.deviceRemoved(id)))
+        actions.append(.publish(.deviceRemoved(id, reason: reason)))
     }
 
     /// A device BlueZ reports that the fleet does not manage: a pool candidate if the pool is

@@ -9,7 +9,7 @@ extension OwnershipMachine {
         reconcile(&record, device: device, now: now, actions: &actions)
         finishHandoff(&record, device: device, now: now, actions: &actions)
         republishIfDue(&record, now: now, actions: &actions)
-        if let since = connectedSince, now >= since + configuration.resyncGrace {
+        if isPastResyncGrace(now: now) {
             claimIfUnowned(&record, device: device, now: now, actions: &actions)
             handOverIfBeaten(&record, device: device, now: now, actions: &actions)
             releaseIfGone(&record, device: device, now: now, actions: &actions)

@@ -324,4 +324,10 @@ public struct OwnershipMachine: Sendable, Hashable {
     public var knownDevices: [DeviceID] { devices.keys.sorted() }
 
     public var isConnectedToBroker: Bool { connectedSince != nil }
+
+    /// Connected to the broker for at least `resyncGrace`: the claims it kept have been heard and
+    /// this gateway may claim (rule 2).
+    public func isPastResyncGrace(now: MonotonicInstant) -> Bool {
+        connectedSince.map { now >= $0 + configuration.resyncGrace } ?? false
+    }
 }

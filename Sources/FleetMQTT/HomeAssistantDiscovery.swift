@@ -8,7 +8,8 @@ import GATT
 /// entity is announced only once it has something to show, so none stays `unknown`: the
 /// connection (an `enum` of the device states) at once, a measurement once the device sent that
 /// kind of value, the battery once its level is known, the RSSI (disabled by default: BlueZ
-/// reports it only from advertisements, so a linked device has none) once heard. Every template
+/// reports it only from advertisements, so it is available only while the device is not linked)
+/// once heard. Every template
 /// reads a key the state always carries (`null` while unknown), so Home Assistant has nothing to
 /// warn about. The controls — a `Reconnect` button, a `Hold disconnected` switch, a `Read
 /// battery` button — are announced only for the ops `allow_commands` permits, and publish the
@@ -44,8 +45,10 @@ struct HomeAssistantDiscovery: Sendable {
         var icon: String?
         var measurement = true
         /// Available only while the device is linked (a measurement), or whenever the gateway is
-        /// (what the state itself says: battery, RSSI, connection).
+        /// (what the state itself says: battery, connection).
         var needsLink = true
+        /// Available only while the device is not linked (the advertised RSSI).
+        var needsNoLink = false
         /// An `enum` sensor's states.
         var options: [String]? = nil
         var enabledByDefault = true
@@ -65,7 +68,7 @@ struct HomeAssistantDiscovery: Sendable {
         deviceClass: "battery", diagnostic: true, needsLink: false)
     static let rssi = Sensor(
         object: "rssi", name: "RSSI", kind: nil, valueTemplate: stateTemplate("value_json.rssi"), unit: "dBm",
-        deviceClass: "signal_strength", diagnostic: true, needsLink: false, enabledByDefault: false)
+        deviceClass: "signal_strength", diagnostic: true, needsLink: false, needsNoLink: true, enabledByDefault: false)
     static let connection = Sensor(
         object: "connection", name: "Connection", kind: nil, valueTemplate: stateTemplate("value_json.state"), deviceClass: "enum",
         diagnostic: true, icon: "mdi:bluetooth-connect", measurement: false, needsLink: false, options: DeviceState.names)
@@ -110,8 +113,11 @@ struct HomeAssistantDiscovery: Sendable {
         "heart_rate": [heartRate], "temperature": [temperature], "spo2": [spo2],
         "blood_pressure": [systolic, diastolic, pulse], "weight": [weight],
     ]
-    /// Kinds a device sends once per measurement, not as a stream.
-    static let occasionalKinds: Set<String> = ["blood_pressure", "weight"]
+    /// Kinds a device sends once per measurement, not as a stream: their sensors read the
+    /// retained `…/<kind>/latest`, so Home Assistant shows the latest measurement after its own
+    /// restart while the device sleeps (a value topic is not retained, and 2024.3's MQTT sensor
+    /// restores no state without `expire_after`).
+    static let occasionalKinds = MQTTTopics.occasionalKinds
 
     /// A template of the device state that renders `expression`, or `None` (unknown) while the
     /// state topic holds no JSON: a removed device's state is emptied after its configs, but
@@ -166,12 +172,14 @@ struct HomeAssistantDiscovery: Sendable {
             + controls.filter { $0.ops.isSubset(of: commands) }.map { (topic(record.id, $0), config($0, for: record)) }
     }
 
-    /// The controls' topics that `record` should not have now (not permitted by
-    /// `allow_commands`, or nothing to read yet): cleared at a connection's start, since an
-    /// earlier run with more commands allowed may have announced them.
-    func withdrawnControls(of record: MQTTDeviceRecord) -> [String] {
-        let wanted = Set(configs(for: record).map(\.topic))
-        return [Self.reconnect, Self.hold, Self.readBattery].map { topic(record.id, $0) }.filter { !wanted.contains($0) }
+    /// The controls' topics `allow_commands` does not permit: cleared at a connection's start (and
+    /// when a device becomes this gateway's), since an earlier run with more commands allowed may
+    /// have announced them. A permitted control that waits for something to act on (`Read
+    /// battery` before this run read the level) keeps what an earlier run announced: the device
+    /// had it, and will again — emptying it would remove the button from Home Assistant at
+    /// every restart.
+    func withdrawnControls(of device: DeviceID) -> [String] {
+        [Self.reconnect, Self.hold, Self.readBattery].filter { !$0.ops.isSubset(of: commands) }.map { topic(device, $0) }
     }
 
     /// Every config topic a device may have had: cleared (empty retained) when it is forgotten.
@@ -179,6 +187,11 @@ struct HomeAssistantDiscovery: Sendable {
         let sensors = [Self.connection, Self.battery, Self.rssi, Self.lastMeasurement(kind: "")]
             + Self.byKind.values.joined().sorted { $0.object < $1.object }
         return sensors.map { topic(device, $0) } + [Self.reconnect, Self.hold, Self.readBattery].map { topic(device, $0) }
+    }
+
+    /// Where a sensor of `kind` reads its values: the retained latest one for an occasional kind.
+    func stateTopic(_ device: DeviceID, kind: String) -> String {
+        Self.occasionalKinds.contains(kind) ? topics.latestValue(device, kind: kind) : topics.value(device, kind: kind, characteristic: "")
     }
 
     func topic(_ device: DeviceID, _ sensor: Sensor) -> String {
@@ -191,7 +204,7 @@ struct HomeAssistantDiscovery: Sendable {
 
     func config(_ sensor: Sensor, for record: MQTTDeviceRecord) -> [UInt8] {
         var object = entity(object: sensor.object, name: sensor.name, icon: sensor.icon, for: record)
-        object.string("state_topic", sensor.kind.map { topics.value(record.id, kind: $0, characteristic: "") } ?? topics.state(record.id))
+        object.string("state_topic", sensor.kind.map { stateTopic(record.id, kind: $0) } ?? topics.state(record.id))
         object.string("value_template", sensor.valueTemplate)
         if let unit = sensor.unit { object.string("unit_of_measurement", unit) }
         if let deviceClass = sensor.deviceClass { object.string("device_class", deviceClass) }
@@ -201,7 +214,7 @@ struct HomeAssistantDiscovery: Sendable {
         if !sensor.enabledByDefault { object.bool("enabled_by_default", false) }
         if let expireAfter = sensor.expireAfter { object.integer("expire_after", expireAfter) }
         object.string("availability_mode", "all")
-        object.objects("availability", availability(record.id, needsLink: sensor.needsLink))
+        object.objects("availability", availability(record.id, needsLink: sensor.needsLink, needsNoLink: sensor.needsNoLink))
         object.object("device", device(record))
         object.object("origin", origin)
         return object.finish()
@@ -279,18 +292,19 @@ struct HomeAssistantDiscovery: Sendable {
     }
 
     /// `[gateway status, device state]`: the gateway must be online and, for measurements and
-    /// reads, the device linked.
-    private func availability(_ device: DeviceID, needsLink: Bool) -> [JSONObjectWriter] {
+    /// reads, the device linked (or, for the advertised RSSI, not linked).
+    private func availability(_ device: DeviceID, needsLink: Bool, needsNoLink: Bool = false) -> [JSONObjectWriter] {
         var gateway = JSONObjectWriter(capacity: 96)
         gateway.string("topic", topics.gatewayStatus)
         gateway.string("payload_available", "online")
         gateway.string("payload_not_available", "offline")
-        guard needsLink else { return [gateway] }
+        guard needsLink || needsNoLink else { return [gateway] }
+        let linked = MQTTDeviceRecord.linkedStates.sorted().map { "'\($0)'" }.joined(separator: ", ")
         var state = JSONObjectWriter(capacity: 192)
         state.string("topic", topics.state(device))
         state.string(
             "value_template",
-            "{{ 'online' if value_json is defined and value_json.state in ['ready', 'degraded', 'discovering'] else 'offline' }}")
+            "{{ 'online' if value_json is defined and value_json.state \(needsLink ? "in" : "not in") [\(linked)] else 'offline' }}")
         state.string("payload_available", "online")
         state.string("payload_not_available", "offline")
         return [gateway, state]

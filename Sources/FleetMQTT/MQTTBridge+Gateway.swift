@@ -66,7 +66,8 @@ extension MQTTBridge {
     }
 
     /// `devices`: every fleet device, by address: `[{"address","address_type","name","role"
-    /// (pinned|pool),"class","state","held"}, …]`. Sent when a device came, went or changed
+    /// (pinned|pool),"class","state","held"[,"owner"]}, …]` (`owner`, the live owner or null,
+    /// only when several gateways share the fleet). Sent when a device came, went or changed
     /// (`flush`, at most once a second while the fleet changes).
     func publishDevices() {
         devicesChanged = false
@@ -88,11 +89,13 @@ extension MQTTBridge {
         if infoChanged, let status { publishInfo(await status()) }
     }
 
-    /// `event` (not retained): `{"type":"device_added","data":{"address",…}}`.
-    func publishEvent(_ type: String, _ record: MQTTDeviceRecord) {
+    /// `event` (not retained): `{"type":"device_added","data":{"address",…}}`, with `reason` for
+    /// a device that left the fleet (`device_removed`, `device_forgotten`).
+    func publishEvent(_ type: String, _ record: MQTTDeviceRecord, reason: String? = nil) {
         devicesChanged = true
         var object = JSONObjectWriter(capacity: 256)
         object.string("type", type)
+        if let reason { object.string("reason", reason) }
         object.object("data", deviceSummary(record))
         client.publish(MQTTMessage(topic: topics.gatewayEvent, payload: object.finish(), qos: 1, retain: false))
     }
@@ -106,6 +109,10 @@ extension MQTTBridge {
         device.string("class", record.className ?? FleetStateMachine.defaultClassName)
         if let state = record.state { device.string("state", state) } else { device.null("state") }
         device.bool("held", record.held)
+        // With several gateways, the state is this gateway's view; the owner's is the device's own.
+        if let owners {
+            if let owner = owners[record.id] { device.string("owner", owner) } else { device.null("owner") }
+        }
         return device
     }
 }

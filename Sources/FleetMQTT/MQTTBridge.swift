@@ -49,7 +49,13 @@ actor MQTTBridge {
     /// gateway owns have their state and discovery published — every gateway of the cluster
     /// knows every pinned device, and each writing its own view of one device to the same
     /// retained topics would make them flap. nil: no cluster, every device is this gateway's.
-    private var owners: [DeviceID: String]?
+    var owners: [DeviceID: String]?
+    /// Whether the gateway's retained `online` went out. Without a cluster, at `start`, after
+    /// every device's state; with one, once the coordinator is past its resync grace and this
+    /// gateway's devices' states are published (`noteOwners`): until then it does not know which
+    /// devices are its own, and `online` would make the previous run's retained states — a
+    /// `ready` from before the restart — available again.
+    private var announcedOnline = false
 
     /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
     private let sessionRun: UInt64?
@@ -110,7 +116,7 @@ actor MQTTBridge {
                 forget(id)
                 guard earlier.topics != topics else { continue }
                 let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
-                for topic in old + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
+                for topic in old + earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
                     client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
                 }
             }
@@ -136,13 +142,27 @@ actor MQTTBridge {
             describe(device.id)
             publishState(device.id)
             publishDiscovery(device.id)
-            for topic in discovery?.withdrawnControls(of: record) ?? [] {
-                client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
-            }
+            withdrawControls(device.id)
         }
         publishInfo(status)
         publishDevices()
+        if owners == nil { announceOnline() }
+    }
+
+    private func announceOnline() {
+        guard !announcedOnline else { return }
+        announcedOnline = true
         client.publish(MQTTMessage(topic: topics.gatewayStatus, text: "online", qos: 1, retain: true))
+    }
+
+    /// Empties the retained configs of the device's controls `allow_commands` does not permit (an
+    /// earlier run may have announced them), for a device this gateway answers for.
+    private func withdrawControls(_ id: DeviceID) {
+        guard answers(for: id) else { return }
+        for topic in discovery?.withdrawnControls(of: id) ?? [] {
+            publishedConfigs[topic] = nil
+            client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+        }
     }
 
     // MARK: - The fleet's activity
@@ -238,8 +258,9 @@ actor MQTTBridge {
             if record.pinned != before.pinned { publishEvent(record.pinned ? "device_pinned" : "device_unpinned", record) }
             if record.held != before.held { publishEvent(record.held ? "device_held" : "device_released", record) }
             devicesChanged = true
-        case .deviceRemoved(let id):
-            if let record = records[id] { publishEvent("device_removed", record) }
+        case .deviceRemoved(let id, let reason):
+            // An operator's unpin makes the fleet forget the device; otherwise it left.
+            if let record = records[id] { publishEvent(reason.isForgotten ? "device_forgotten" : "device_removed", record, reason: reason.rawValue) }
             forget(id)
         case .lifecycle(let id, .stateChanged(_, let to, let session, let cause), let context, _):
             var record = records[id] ?? MQTTDeviceRecord(id: id)
@@ -286,8 +307,11 @@ actor MQTTBridge {
     }
 
     /// The ownership link's view of who owns what changed: a device that became this gateway's
-    /// has its state and discovery published now (its owner before wrote them last).
-    func noteOwners(_ new: [DeviceID: String]) {
+    /// has its state and discovery published now (its owner before wrote them last). `settled`:
+    /// the coordinator is past its resync grace, so `new` holds what the broker kept — the
+    /// gateway's `online` goes out then, after its devices' states.
+    func noteOwners(_ new: [DeviceID: String], settled: Bool) {
+        defer { if settled, owners != nil { announceOnline() } }
         guard let before = owners, before != new else { return }
         owners = new
         let here = topics.gatewayID
@@ -297,13 +321,14 @@ actor MQTTBridge {
             publishedState[id] = nil
             let discoveryTopics = discovery?.allTopics(of: id) ?? []
             for topic in discoveryTopics { publishedConfigs[topic] = nil }
-            client.forgetRetained([topics.state(id)] + discoveryTopics)
+            client.forgetRetained([topics.state(id)] + discoveryTopics + topics.latestValues(of: id))
         }
         for id in new.keys.sorted() where new[id] == here && before[id] != here {
             publishedState[id] = nil
             for topic in discovery?.allTopics(of: id) ?? [] { publishedConfigs[topic] = nil }
             publishState(id)
             publishDiscovery(id)
+            withdrawControls(id)
         }
     }
 
@@ -325,12 +350,14 @@ actor MQTTBridge {
     }
 
     private func forget(_ id: DeviceID) {
-        let answered = answers(for: id)
+        // Another live gateway's retained topics are its own to delete; those of a device nobody
+        // live owns are every gateway's (its last owner dropped them from its client when it let
+        // go, and nobody else would ever empty them).
+        let answered = owners.map { $0[id] == nil || $0[id] == topics.gatewayID } ?? true
         records[id] = nil
         publishedState[id] = nil
         route.forget(id)
         devicesChanged = true
-        // Another gateway's retained topics are its own to delete.
         guard answered else { return }
         // Empty retained messages delete what the broker kept: every config the device may have
         // (an earlier run may have announced entities this one has not), then its state — in
@@ -340,7 +367,9 @@ actor MQTTBridge {
             publishedConfigs[topic] = nil
             client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
         }
-        client.publish(MQTTMessage(topic: topics.state(id), payload: [], qos: 1, retain: true))
+        for topic in topics.latestValues(of: id) + [topics.state(id)] {
+            client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+        }
     }
 
     /// Tells the route what the device's values carry (session, name, adapter).

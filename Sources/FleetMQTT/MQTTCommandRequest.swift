@@ -111,11 +111,26 @@ enum JSONField: Decodable, Equatable {
             self = .bool(flag)
         } else if let integer = try? container.decode(Int64.self) {
             self = .number(String(integer))
+        } else if let integer = try? container.decode(UInt64.self) {
+            self = .number(String(integer))
+        } else if let decimal = try? container.decode(Decimal.self), !decimal.isNaN, decimal.isFinite,
+            let digits = Self.exactIntegerText(decimal)
+        {
+            // An integer beyond 64 bits (a caller's transaction id): its digits as sent, not a
+            // Double's rounding of them.
+            self = .number(digits)
         } else if let double = try? container.decode(Double.self), double.isFinite {
             self = .number(String(double))
         } else {
             self = .other
         }
+    }
+
+    /// The digits of an integral `decimal` (Decimal keeps 38 of them), nil for a fraction.
+    private static func exactIntegerText(_ decimal: Decimal) -> String? {
+        let text = "\(decimal)"
+        guard text.drop(while: { $0 == "-" }).allSatisfy(\.isASCIIDigitCharacter), text.contains(where: \.isNumber) else { return nil }
+        return text
     }
 
     /// The value as the checker takes it.
@@ -181,4 +196,8 @@ enum MQTTCommandResult {
         case .number(let text): object.number(key, text)
         }
     }
+}
+
+extension Character {
+    fileprivate var isASCIIDigitCharacter: Bool { isASCII && isNumber }
 }

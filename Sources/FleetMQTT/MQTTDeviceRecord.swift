@@ -37,14 +37,16 @@ struct MQTTDeviceRecord: Sendable, Equatable {
     /// "name":…,"gateway":…,"session":…,"last_value_time":…,"battery":…}`, keys in this order.
     /// What Home Assistant's templates read (`state`, `rssi`, `held`, `battery`) is always there,
     /// `null` while unknown; any other key whose value is not known is left out (as in the value
-    /// JSON).
+    /// JSON). `rssi` is the advertised RSSI, so `null` while the device is linked: BlueZ measures
+    /// RSSI from advertisements only, and a linked device does not advertise (what the fleet last
+    /// heard before the link would be shown as current).
     func stateJSON(gateway: String) -> [UInt8] {
         var object = JSONObjectWriter(capacity: 256)
         object.string("device", id.address.description)
         if let state { object.string("state", state) } else { object.null("state") }
         optional(&object, "reason", reason)
         optional(&object, "adapter", adapter?.name)
-        if let rssi { object.integer("rssi", rssi) } else { object.null("rssi") }
+        if let rssi, !isLinked { object.integer("rssi", rssi) } else { object.null("rssi") }
         object.bool("pinned", pinned)
         object.bool("held", held)
         optional(&object, "class", className)
@@ -55,6 +57,10 @@ struct MQTTDeviceRecord: Sendable, Equatable {
         if let battery { object.integer("battery", battery) } else { object.null("battery") }
         return object.finish()
     }
+
+    /// Whether the state is one of a linked device (`DeviceState.isLinked`).
+    var isLinked: Bool { state.map(Self.linkedStates.contains) ?? false }
+    static let linkedStates: Set<String> = ["discovering", "pairing", "ready", "degraded"]
 
     private func optional(_ object: inout JSONObjectWriter, _ key: String, _ value: String?) {
         if let value { object.string(key, value) }

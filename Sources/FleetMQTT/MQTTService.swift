@@ -167,8 +167,8 @@ actor MQTTOutlet {
                 group.addTask { await bridge.learn(from: route.notable) }
                 group.addTask { await bridge.serve(client.events) }
                 if let coordinator {
-                    let link = OwnershipFleetLink(coordinator: coordinator, fleet: orchestrator, logger: logger) { owners in
-                        await bridge.noteOwners(owners)
+                    let link = OwnershipFleetLink(coordinator: coordinator, fleet: orchestrator, logger: logger) { owners, settled in
+                        await bridge.noteOwners(owners, settled: settled)
                     }
                     group.addTask { await link.run() }
                 }

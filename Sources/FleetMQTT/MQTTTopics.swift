@@ -43,6 +43,20 @@ public struct MQTTTopics: Sendable, Equatable {
         kind == "raw" || kind == "invalid" ? "\(self.device(device))/\(kind)/\(characteristic)" : "\(self.device(device))/\(kind)"
     }
 
+    /// The kinds a device measures now and then (a cuff's pressure, a scale's weight), not as a
+    /// stream: each value goes to its value topic like any other, and also, retained, to
+    /// `…/<kind>/latest`, so that a consumer that starts (or restarts) while the device sleeps
+    /// still has its latest measurement.
+    public static let occasionalKinds: Set<String> = ["blood_pressure", "weight"]
+
+    /// `…/<kind>/latest` (retained): the latest value of an occasional kind.
+    public func latestValue(_ device: DeviceID, kind: String) -> String { "\(self.device(device))/\(kind)/latest" }
+
+    /// Every retained latest-value topic a device may have.
+    public func latestValues(of device: DeviceID) -> [String] {
+        Self.occasionalKinds.sorted().map { latestValue(device, kind: $0) }
+    }
+
     /// The ADDR segment of a command topic, nil for any other topic.
     public func commandDevice(in topic: String) -> String? {
         let head = "\(prefix)/device/"

@@ -138,7 +138,14 @@ struct MQTTValueRenderer {
                 }
             }
             if notable { route.handOver(value) }
-            messages.append(MQTTMessage(topic: topic, payload: encoder.encode(value, info: context), qos: 0, retain: false))
+            let payload = encoder.encode(value, info: context)
+            messages.append(MQTTMessage(topic: topic, payload: payload, qos: 0, retain: false))
+            if MQTTTopics.occasionalKinds.contains(kind) {
+                // Rare (one per measurement): kept by the broker as the device's latest, with
+                // QoS 1; the burst a device delivers at a wake keeps only its newest there, every
+                // one of them on the value topic.
+                messages.append(MQTTMessage(topic: route.topics.latestValue(value.device, kind: kind), payload: payload, qos: 1, retain: true))
+            }
             lastValueTimes[value.device] = value.receivedAt
         }
         route.noteLastValueTimes(lastValueTimes)

@@ -151,6 +151,10 @@ public actor OwnershipCoordinator {
         return owners
     }
 
+    /// Whether the broker connection is up and older than the resync grace: the claims the broker
+    /// kept have been heard, and `owners()` says what the cluster agreed.
+    public func isPastResyncGrace() -> Bool { machine.isPastResyncGrace(now: clock.now()) }
+
     /// A reloaded configuration; what is known of claims, peers and links stays.
     public func reconfigure(_ configuration: OwnershipConfiguration) { machine.reconfigure(configuration) }
 

@@ -7,7 +7,8 @@ import Synchronization
 /// (`[cluster] enabled`): the gate goes on (nothing connects until given), what the fleet hears
 /// and holds goes to the coordinator once a second, its decisions come back to the fleet as they
 /// are made, and who owns what goes to the fleet (for `status`) and to `ownersChanged` (the
-/// bridge publishes the state of the devices this gateway owns, and only those).
+/// bridge publishes the state of the devices this gateway owns, and only those), with whether
+/// the coordinator is past its resync grace (what the broker kept has been heard).
 ///
 /// Observations are polled once a second — the coordinator needs every heard device's RSSI again
 /// and again (its smoothing and its bids follow them), which no fleet event carries, and a
@@ -18,11 +19,11 @@ public struct OwnershipFleetLink: Sendable {
     private let coordinator: OwnershipCoordinator
     private let fleet: FleetOrchestrator
     private let logger: Logger
-    private let ownersChanged: @Sendable ([DeviceID: String]) async -> Void
+    private let ownersChanged: @Sendable (_ owners: [DeviceID: String], _ settled: Bool) async -> Void
 
     public init(
         coordinator: OwnershipCoordinator, fleet: FleetOrchestrator, logger: Logger,
-        ownersChanged: @escaping @Sendable ([DeviceID: String]) async -> Void = { _ in }
+        ownersChanged: @escaping @Sendable (_ owners: [DeviceID: String], _ settled: Bool) async -> Void = { _, _ in }
     ) {
         self.coordinator = coordinator
         self.fleet = fleet
@@ -84,6 +85,7 @@ public struct OwnershipFleetLink: Sendable {
                 // nil: the first pass always tells the fleet, replacing what an earlier
                 // coordinator showed.
                 var shownOwners: [DeviceID: String]?
+                var shownSettled = false
                 pass.yield()
                 for await _ in passes {
                     let inputs = feed.inputs(from: await fleet.ownershipObservations(), now: clock.now())
@@ -91,10 +93,12 @@ public struct OwnershipFleetLink: Sendable {
                     let given = grants.devices.withLock { $0 }
                     for device in feed.appeared.intersection(given).sorted() { await fleet.ownershipDecided(device, linkAllowed: true) }
                     let owners = await coordinator.owners().mapValues(\.name)
-                    if owners != shownOwners {
+                    let settled = await coordinator.isPastResyncGrace()
+                    if owners != shownOwners || settled != shownSettled {
+                        if owners != shownOwners { await fleet.noteOwners(owners) }
                         shownOwners = owners
-                        await fleet.noteOwners(owners)
-                        await ownersChanged(owners)
+                        shownSettled = settled
+                        await ownersChanged(owners, settled)
                     }
                 }
             }

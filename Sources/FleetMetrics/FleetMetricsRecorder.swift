@@ -94,7 +94,7 @@ public final class FleetMetricsRecorder: FleetObserver {
     public func observe(_ event: FleetEvent) {
         switch event {
         case .deviceAdded(let device): deviceAdded(device)
-        case .deviceRemoved(let device): deviceRemoved(device)
+        case .deviceRemoved(let device, _): deviceRemoved(device)
         case .lifecycle(let device, let lifecycle, _, let instant): self.lifecycle(device, lifecycle, at: instant)
         case .attemptGranted(let device, let adapter, let instant): attemptGranted(device, adapter: adapter, at: instant)
         case .deviceUpdated, .evicted, .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .discoveryFailed, .runtimePinsChanged, .reloaded, .learned,

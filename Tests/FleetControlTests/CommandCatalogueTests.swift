@@ -88,6 +88,32 @@ import Testing
     }
 }
 
+/// Wherever README lists the device states (the MQTT state, D-Bus `State`, the metric, Home
+/// Assistant's `enum`), it lists every one of them, and every `allow_commands` op.
+@Suite struct ReadmeListsTests {
+    static func readme() throws -> String {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md").path
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    @Test func everyListOfDeviceStatesHasThemAll() throws {
+        let readme = try Self.readme()
+        // A list of states: a paragraph (lines joined) naming `resolving` and `backingOff`.
+        let paragraphs = readme.components(separatedBy: "\n\n").map { $0.replacingOccurrences(of: "\n", with: " ") }
+        let lists = paragraphs.flatMap { $0.components(separatedBy: "|") }.filter { $0.contains("`resolving`") && $0.contains("`backingOff`") }
+        #expect(lists.count >= 4, "the MQTT state, D-Bus State, the state gauge, Home Assistant's enum")
+        for list in lists {
+            for state in DeviceState.names { #expect(list.contains("`\(state)`"), "\(state) missing in: \(list.prefix(120))") }
+        }
+    }
+
+    @Test func allowCommandsNamesEveryOp() throws {
+        let row = try #require(try Self.readme().split(separator: "\n").first { $0.hasPrefix("| `allow_commands` |") })
+        for op in CommandName.allCases { #expect(row.contains("`\(op.rawValue)`"), "\(op.rawValue)") }
+    }
+}
+
 /// wearfleetctl's command lines, parsed from the declarations.
 @Suite struct CommandLineParsingTests {
     private func parse(_ op: CommandName, _ words: [String]) throws(CommandRejection) -> CommandLineRequest {

@@ -436,7 +436,7 @@ struct FleetStateMachineTests {
         #expect(fleet.devices[Self.strap] == nil)
         #expect(actions.contains(.deliver(Self.strap, .policyUpdated(wanted: false))))
         #expect(actions.contains(.retireDevice(Self.strap, disconnect: true)))
-        #expect(actions.contains(.publish(.deviceRemoved(Self.strap))))
+        #expect(actions.contains(.publish(.deviceRemoved(Self.strap, reason: .unpinnedByConfiguration))))
     }
 
     @Test func aPoolDeviceThatBecomesPinnedKeepsItsMachineAndLink() {
@@ -601,6 +601,7 @@ struct FleetStateMachineTests {
         // Unpinned by command, with the pool off, it is forgotten.
         let unpin = fleet.handle(.command(.unpin(Self.watch)), now: Self.t0)
         #expect(unpin.contains(.retireDevice(Self.watch, disconnect: false)))
+        #expect(unpin.contains(.publish(.deviceRemoved(Self.watch, reason: .unpinned))), "the operator's doing: forgotten")
         #expect(fleet.devices[Self.watch] == nil)
         #expect(fleet.handle(.command(.unpin(Self.watch)), now: Self.t0) == [.reply(.refused(.unknownDevice(Self.watch)))])
     }

@@ -108,11 +108,20 @@ import Testing
     /// permits are withdrawn (an earlier run may have announced them).
     @Test func controlsNoLongerPermittedAreWithdrawn() {
         let readOnly = HomeAssistantDiscovery(topics: Self.topics, commands: ["read"])
-        #expect(readOnly.withdrawnControls(of: record()) == [
+        #expect(readOnly.withdrawnControls(of: record().id) == [
             "homeassistant/button/wearfleet_C0FFEE000001/reconnect/config", "homeassistant/switch/wearfleet_C0FFEE000001/hold/config",
         ])
-        #expect(discovery.withdrawnControls(of: record()).isEmpty)
-        #expect(discovery.withdrawnControls(of: record(battery: nil)) == ["homeassistant/button/wearfleet_C0FFEE000001/read_battery/config"])
+        #expect(discovery.withdrawnControls(of: record().id).isEmpty)
+        let noReads = HomeAssistantDiscovery(topics: Self.topics, commands: ["reconnect", "disconnect"])
+        #expect(noReads.withdrawnControls(of: record().id) == ["homeassistant/button/wearfleet_C0FFEE000001/read_battery/config"])
+    }
+
+    /// A restarted daemon has not read the battery yet: the `Read battery` an earlier run
+    /// announced stays (emptying it removed the button from Home Assistant at every restart,
+    /// and from a sleeping cuff until its next wake); it is only not announced anew.
+    @Test func aPermittedControlWaitingForItsValueIsNotWithdrawn() {
+        #expect(!discovery.withdrawnControls(of: record(battery: nil).id).contains { $0.hasSuffix("/read_battery/config") })
+        #expect(!discovery.configs(for: record(battery: nil)).contains { $0.topic.hasSuffix("/read_battery/config") })
     }
 
     @Test func nothingIsAnnouncedBeforeItHasSomethingToShow() {
@@ -124,6 +133,14 @@ import Testing
     @Test func rssiIsAnnouncedOnceHeardAndDisabledByDefault() throws {
         let rssi = try #require(discovery.configs(for: record(rssi: -70)).first { $0.topic.hasSuffix("/rssi/config") })
         #expect(try json(rssi.payload)["enabled_by_default"] as? Bool == false)
+        // Available only while the device is not linked (no advertisements, no RSSI); a
+        // measurement only while it is.
+        let availability = try #require(try json(rssi.payload)["availability"] as? [[String: Any]])
+        let template = try #require(availability.last?["value_template"] as? String)
+        #expect(template.contains("value_json.state not in ['degraded', 'discovering', 'pairing', 'ready']"), "\(template)")
+        let heartRate = try #require(discovery.configs(for: record()).first { $0.topic.hasSuffix("/heart_rate/config") })
+        let measured = try #require(try json(heartRate.payload)["availability"] as? [[String: Any]])
+        #expect((measured.last?["value_template"] as? String)?.contains("value_json.state in ['degraded', 'discovering', 'pairing', 'ready']") == true)
     }
 
     @Test func aCuffAndAScaleGetTheirMeasurementsAndTheTimeOfTheLastOne() throws {
@@ -136,6 +153,12 @@ import Testing
         // A measurement stays true while the device sleeps: no link needed, no expiry.
         let systolic = try json(try #require(discovery.configs(for: cuff).first { $0.topic.hasSuffix("/systolic/config") }).payload)
         #expect(systolic["expire_after"] == nil)
+        // Read from the retained latest measurement: after Home Assistant restarts while the
+        // cuff sleeps, the broker still has it.
+        #expect(systolic["state_topic"] as? String == "wearfleet/device/C0FFEE000001/blood_pressure/latest")
+        #expect(try json(last.payload)["state_topic"] as? String == "wearfleet/device/C0FFEE000001/blood_pressure/latest")
+        let heartRate = try json(try #require(discovery.configs(for: record()).first { $0.topic.hasSuffix("/heart_rate/config") }).payload)
+        #expect(heartRate["state_topic"] as? String == "wearfleet/device/C0FFEE000001/heart_rate", "a stream is not kept")
         var scale = record()
         scale.kinds = ["weight"]
         let weight = try json(try #require(discovery.configs(for: scale).first { $0.topic.hasSuffix("/weight/config") }).payload)
@@ -162,7 +185,7 @@ import Testing
         // What the templates read is there while unknown, as null.
         #expect(String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self)
             == #"{"device":"C0:FF:EE:00:00:01","state":null,"rssi":null,"pinned":false,"held":false,"gateway":"gw1","battery":null}"#)
-        record.state = "ready"
+        record.state = "backingOff"
         record.reason = "transient"
         record.adapter = AdapterID("hci0")
         record.rssi = -61
@@ -174,8 +197,22 @@ import Testing
         record.lastValueAt = Date(timeIntervalSince1970: 1_795_549_412.75)
         record.battery = 87
         #expect(String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self) == """
-            {"device":"C0:FF:EE:00:00:01","state":"ready","reason":"transient","adapter":"hci0","rssi":-61,"pinned":true,"held":true,\
+            {"device":"C0:FF:EE:00:00:01","state":"backingOff","reason":"transient","adapter":"hci0","rssi":-61,"pinned":true,"held":true,\
             "class":"watch","name":"W","gateway":"gw1","session":"12-3","last_value_time":"2026-11-24T19:43:32Z","battery":87}
             """)
+    }
+
+    /// BlueZ measures RSSI from advertisements only and a linked device does not advertise: the
+    /// RSSI last heard before the link is not shown as the device's current one.
+    @Test func aLinkedDevicesStateHasNoRSSI() {
+        var record = MQTTDeviceRecord(id: DeviceID(address: BluetoothAddress("C0:FF:EE:00:00:01")!))
+        record.rssi = -61
+        for state in DeviceState.names {
+            record.state = state
+            let json = String(decoding: record.stateJSON(gateway: "gw1"), as: UTF8.self)
+            let linked = ["discovering", "pairing", "ready", "degraded"].contains(state)
+            #expect(json.contains(#""rssi":null"#) == linked, "\(state): \(json)")
+            #expect(json.contains(#""rssi":-61"#) == !linked, "\(state): \(json)")
+        }
     }
 }

@@ -93,6 +93,11 @@ import Testing
         let command = try request.checked(scope: .gateway)
         #expect(command.name == .pin && command.address?.description == "C4:7A:10:00:00:09" && command.addressType("address_type") == .random)
         #expect(try MQTTCommandRequest.parseGateway([], op: "unpin").id == nil)
+        // A caller's number comes back as it sent it, whatever its size (not a Double's rounding).
+        for digits in ["18446744073709551615", "-9223372036854775808", "123456789012345678901234567890", "0"] {
+            #expect(try MQTTCommandRequest.parseGateway(Array(#"{"transaction":\#(digits)}"#.utf8), op: "nearby").id == .number(digits))
+        }
+        #expect(try MQTTCommandRequest.parseGateway(Array(#"{"transaction":2.5}"#.utf8), op: "nearby").id == .number("2.5"))
         func message(_ text: String, _ op: String) -> String? {
             do {
                 _ = try MQTTCommandRequest.parseGateway(Array(text.utf8), op: op).checked(scope: .gateway)

@@ -105,7 +105,7 @@ struct WearfleetdGatewayAPITests {
     }
 
     /// A device that leaves the fleet has its Home Assistant configs deleted before its state, so
-    /// no template ever reads an empty state; the gateway says it was removed.
+    /// no template ever reads an empty state; the gateway says it was forgotten.
     @Test func aRemovedDeviceLosesItsConfigsBeforeItsState() async throws {
         let broker = try PrivateBroker()
         let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/#", "homeassistant/#"])
@@ -124,7 +124,9 @@ struct WearfleetdGatewayAPITests {
         try toml.write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         daemon.child.signal(SIGHUP)
         let cleared = try await subscriber.first(on: "wearfleet/device/\(band)/state") { $0.payload.isEmpty }
-        _ = try await subscriber.first(on: Self.event) { $0.payload.contains("device_removed") }
+        // The operator's doing (its pin taken out of the file, the pool off): forgotten, and why.
+        let forgotten = try await subscriber.first(on: Self.event) { $0.payload.contains("device_forgotten") }
+        #expect(forgotten.payload.hasPrefix(#"{"type":"device_forgotten","reason":"unpinned_by_configuration","data":{"address":"\#(MQTTDaemon.band)""#), "\(forgotten.payload)")
         let received = subscriber.received
         let stateIndex = try #require(received.firstIndex { $0.topic == cleared.topic && $0.payload.isEmpty })
         let configs = received.enumerated().filter { $0.element.topic.hasPrefix("homeassistant/") && $0.element.topic.contains("wearfleet_\(band)/") }

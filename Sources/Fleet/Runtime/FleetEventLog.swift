@@ -29,7 +29,7 @@ struct FleetEventLog: Sendable {
         switch event {
         case .deviceAdded(let device):
             remember(device.id, name: device.name, adapter: nil, session: nil)
-        case .deviceRemoved(let id):
+        case .deviceRemoved(let id, _):
             devices[id] = nil
         case .lifecycle(let id, let lifecycle, let context, _):
             let session: UInt64 =

@@ -556,7 +556,7 @@ public actor FleetOrchestrator {
         eventLog.record(event)
         for observer in observers { observer.observe(event) }
         feeds.publish(event)
-        if case .deviceRemoved(let id) = event { pipeline.forget(id) }
+        if case .deviceRemoved(let id, _) = event { pipeline.forget(id) }
         if case .lifecycle(let id, .stateChanged(_, let to, _, _), _, _) = event {
             stateChangeSink.yield((id, to))
         }

@@ -41,7 +41,7 @@ public final class LiveOutlet: Sendable {
                 switch event {
                 case .deviceAdded(let device):
                     hub.update(device.id) { $0.name = device.name ?? $0.name }
-                case .deviceRemoved(let id):
+                case .deviceRemoved(let id, _):
                     hub.forget(id)
                 case .lifecycle(let id, .stateChanged(let from, let to, let number, let cause), let context, _):
                     let session = FleetOrchestrator.sessionID(run: run, session: number)

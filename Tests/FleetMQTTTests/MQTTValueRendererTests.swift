@@ -1,0 +1,57 @@
+import Fleet
+import FleetCore
+@testable import FleetMQTT
+import GATT
+import Logging
+import Synchronization
+import Testing
+
+/// What the `mqtt` thread makes of values: every value on its value topic (QoS 0, not
+/// retained), and a measurement taken now and then (a cuff's, a scale's) also retained on
+/// `…/<kind>/latest`, so a consumer that starts while the device sleeps still has it.
+@Suite struct MQTTValueRendererTests {
+    static let topics = MQTTTopics(prefix: "wearfleet", gatewayID: "g", discoveryPrefix: "homeassistant")
+    static let cuff = DeviceID(address: BluetoothAddress("C0:FF:EE:00:00:05")!)
+
+    /// The pipeline's values for `readings` (characteristic, bytes), in order.
+    static func values(_ readings: [(BluetoothUUID, [UInt8])]) -> [ValuePipeline.Value] {
+        let pipeline = ValuePipeline(logger: Logger(label: "renderer-test") { _ in SwiftLogNoOpLogHandler() })
+        let collected = Mutex<[ValuePipeline.Value]>([])
+        _ = pipeline.tap { value in collected.withLock { $0.append(value) } }
+        for (uuid, bytes) in readings { pipeline.ingest(device: cuff, characteristic: uuid.description, bytes: bytes) }
+        return collected.withLock { $0 }
+    }
+
+    @Test func aMeasurementIsAlsoKeptRetainedAsTheDevicesLatest() throws {
+        let bloodPressure: [UInt8] = [0x0C, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0x48, 0x00, 1]
+        let laterBloodPressure: [UInt8] = [0x0C, 0x79, 0x00, 0x51, 0x00, 0x5D, 0x00, 0x48, 0x00, 1]
+        let values = Self.values([
+            (.bloodPressureMeasurement, bloodPressure), (.batteryLevel, [87]), (.bloodPressureMeasurement, laterBloodPressure),
+            (.weightMeasurement, [0x00, 0xA4, 0x38]),
+        ])
+        #expect(values.count == 4)
+        let route = MQTTValueRoute(topics: Self.topics)
+        var renderer = MQTTValueRenderer(route: route)
+        var messages: [MQTTMessage] = []
+        renderer.render(values, into: &messages)
+        route.finish()
+
+        let onValueTopics = messages.filter { !$0.retain }
+        #expect(onValueTopics.map(\.topic) == [
+            "wearfleet/device/C0FFEE000005/blood_pressure", "wearfleet/device/C0FFEE000005/battery",
+            "wearfleet/device/C0FFEE000005/blood_pressure", "wearfleet/device/C0FFEE000005/weight",
+        ], "every value on its value topic")
+        #expect(onValueTopics.allSatisfy { $0.qos == 0 })
+        let latest = messages.filter(\.retain)
+        #expect(latest.map(\.topic) == [
+            "wearfleet/device/C0FFEE000005/blood_pressure/latest", "wearfleet/device/C0FFEE000005/blood_pressure/latest",
+            "wearfleet/device/C0FFEE000005/weight/latest",
+        ], "a battery level is no measurement")
+        #expect(latest.allSatisfy { $0.qos == 1 })
+        // The same bytes as the value message it copies.
+        #expect(latest[1].payload == onValueTopics[2].payload)
+        #expect(Self.topics.latestValues(of: Self.cuff) == [
+            "wearfleet/device/C0FFEE000005/blood_pressure/latest", "wearfleet/device/C0FFEE000005/weight/latest",
+        ])
+    }
+}
