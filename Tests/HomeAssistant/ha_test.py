@@ -167,19 +167,25 @@ def wait_for(what, predicate, timeout, interval=0.2, process=None):
 # The broker observer: every message, with its receive time, in order.
 
 class Observer:
+    """Subscribed to '#' before anything else connects, over MQTT 5 so that each message says how it
+    was published: retain-as-published keeps the retain flag of a live message (MQTT 3.1.1 clears it),
+    and no retained message is replayed on (re)subscribing, so every message seen is one publication,
+    seen once, and `retained` is what its publisher asked."""
+
     def __init__(self, port, log_path):
         self.lock = threading.Lock()
         self.messages = []  # (monotonic, topic, payload str, retained)
         self.log = open(log_path, "w", encoding="utf-8")
         self.connected = threading.Event()
-        self.client = mqtt.Client(client_id=f"ha-test-observer-{os.getpid()}", clean_session=True)
+        self.client = mqtt.Client(client_id=f"ha-test-observer-{os.getpid()}", protocol=mqtt.MQTTv5)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
-        self.client.connect("127.0.0.1", port, keepalive=30)
+        self.client.connect("127.0.0.1", port, keepalive=30, clean_start=True)
         self.client.loop_start()
 
-    def _on_connect(self, client, userdata, flags, rc):
-        client.subscribe([("#", 1)])
+    def _on_connect(self, client, userdata, flags, reason, properties=None):
+        client.subscribe("#", options=mqtt.SubscribeOptions(
+            qos=1, retainAsPublished=True, retainHandling=mqtt.SubscribeOptions.RETAIN_DO_NOT_SEND))
         self.connected.set()
 
     def _on_message(self, client, userdata, message):
