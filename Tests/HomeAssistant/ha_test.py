@@ -1155,6 +1155,34 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         self.figure("cuff_entities", states)
 
     def check_log(self):
+        # The log must be there to be read: every Home Assistant run's --log-file holds records, and
+        # among them the MQTT integration's connection to this run's broker (homeassistant.components.
+        # mqtt.client logs it at INFO once its config entry is set up). Without that, "no warning"
+        # below would count nothing.
+        connected = re.compile(
+            rf" INFO \(.*\) \[homeassistant\.components\.mqtt\.client\] Connected to MQTT server "
+            rf"127\.0\.0\.1:{self.mqtt_port} \(0\)$")
+        runs, unproven = [], []
+        for index, path in enumerate(self.ha.logs, 1):
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    run_records = log_records(f.read())
+            except OSError as error:
+                unproven.append(f"run {index}: {os.path.basename(path)} unreadable ({error.strerror})")
+                continue
+            if not run_records:
+                unproven.append(f"run {index}: {os.path.basename(path)} has no log record")
+            elif not any(connected.search(first) for _, first, _ in run_records):
+                unproven.append(f"run {index}: {len(run_records)} records, none 'Connected to MQTT server "
+                                f"127.0.0.1:{self.mqtt_port} (0)'")
+            runs.append(len(run_records))
+        if len(self.ha.logs) != self.ha.runs or not self.ha.logs:
+            unproven.append(f"{len(self.ha.logs)} log files for {self.ha.runs} Home Assistant runs")
+        log_read = not unproven
+        self.figure("ha_log_records_per_run", runs)
+        self.check("9 HA log read: records from every run, each with the MQTT integration connected to the broker", log_read,
+                   f"{len(runs)} runs, {'+'.join(map(str, runs))} records, each 'Connected to MQTT server "
+                   f"127.0.0.1:{self.mqtt_port} (0)'" if log_read else "; ".join(unproven))
         records = log_records(self.ha.log_text())
         warnings = [(level, first, whole) for level, first, whole in records if level in ("WARNING", "ERROR", "CRITICAL")]
         caused = [(level, first) for level, first, whole in warnings if WEARFLEET_CAUSED.search(whole)]
@@ -1175,14 +1203,17 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         self.figure("ha_log_caused_kinds", kinds)
         detail = (f"{counts['WARNING']} warnings, {counts['ERROR'] + counts['CRITICAL']} errors"
                   + (": " + " | ".join(f"{n}x {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:6]) if caused else ""))
-        self.check("9 HA log: no WARNING or ERROR caused by wearfleetd's messages", not caused, detail)
+        if not log_read:
+            detail += " (counted in a log not shown to be read)"
+        self.check("9 HA log: no WARNING or ERROR caused by wearfleetd's messages", log_read and not caused, detail)
         for level, first in caused[:40]:
             print(f"     {first[:300]}")
         network = [first for level, first, whole in records if NETWORK_ATTEMPT.search(whole)]
         attempts = self.network.foreign
         self.figure("ha_network_attempts", {"log_lines": network, "sockets": sorted(attempts)})
-        self.check("HA tried no network beyond loopback (log and its sockets)", not network and not attempts,
-                   "none" if not network and not attempts else f"log {network[:5]}; sockets {sorted(attempts)[:10]}")
+        self.check("HA tried no network beyond loopback (log and its sockets)", log_read and not network and not attempts,
+                   ("none" if not network and not attempts else f"log {network[:5]}; sockets {sorted(attempts)[:10]}")
+                   + ("" if log_read else " (log not shown to be read)"))
 
 
 def _total(value):
