@@ -418,6 +418,28 @@ def log_records(text):
     return [(level, first, "\n".join(lines)) for level, first, lines in records]
 
 
+VALUE_TOPIC = re.compile(r"wearfleet/device/([0-9A-F]{12})/([a-z0-9_]+)")
+
+
+def value_messages(messages):
+    """The value messages among the broker's (monotonic, topic, payload, retained): a JSON object on
+    wearfleet/device/ADDR/KIND with its kind, device and time (a notification's receipt, a read's
+    own time), keyed by that identity (device, kind, characteristic, time). One value, one key."""
+    values = []
+    for at, topic, payload, retained in messages:
+        match = VALUE_TOPIC.fullmatch(topic)
+        if not match or not payload:
+            continue
+        try:
+            value = json.loads(payload)
+        except ValueError:
+            continue
+        if not isinstance(value, dict) or not all(k in value for k in ("kind", "device", "time", "value")):
+            continue
+        values.append(((value["device"], value["kind"], value.get("characteristic"), value["time"]), at, topic, retained))
+    return values
+
+
 # --------------------------------------------------------------------------------------------
 # The run.
 
@@ -717,6 +739,8 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         self.section("6", "a reload unpins a strap, the pool on", self.check_unpin)
         self.section("7", "a reload removes the strap from the fleet", self.check_removal)
         self.section("10", "a cuff that wakes to measure", self.check_cuff)
+        self.step("2. every value message of the run published once")
+        self.check_values_once()
         self.step("9. Home Assistant's log")
         self.ha.stop()
         self.network.stop()
@@ -851,6 +875,28 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
                   if not bad else "; ".join(f"{seg(a)}: published {sequences[a]}, history {recorded(a)}" for a in bad))
         self.check("2 heart rate recorded value for value (MQTT vs history/period)", not bad, detail)
 
+    def check_values_once(self):
+        """Over the whole run, no value published twice: one device's value of one kind from one
+        characteristic at one time is one message (the recorded-value check above collapses repeats
+        and cannot see it). The observer sees each publication once (no replay on subscribing)."""
+        values = value_messages(self.observer.since(0))
+        by_identity = {}
+        for identity, at, topic, retained in values:
+            by_identity.setdefault(identity, []).append((at, retained))
+        twice = {k: v for k, v in by_identity.items() if len(v) > 1}
+        kinds = {}
+        for (device, kind, _, _), _, _, _ in values:
+            kinds[kind] = kinds.get(kind, 0) + 1
+        self.figure("value_messages_by_kind", kinds)
+        self.figure("value_messages_published_more_than_once", [
+            {"device": k[0], "kind": k[1], "time": k[3], "copies": len(v), "seconds_apart": round(v[-1][0] - v[0][0], 3)}
+            for k, v in list(twice.items())[:20]])
+        self.check("2 every value message published once (device, kind, characteristic, time)", values and not twice,
+                   "no value message seen" if not values else
+                   f"{len(values)} value messages ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), each once" if not twice
+                   else f"{len(twice)} published more than once: " + "; ".join(
+                       f"{k[0]} {k[1]} time {k[3]} x{len(v)} ({v[-1][0] - v[0][0]:.1f} s apart)" for k, v in list(twice.items())[:5]))
+
     def check_unknown(self):
         def ready_long_enough():
             latest, since = self.fleet.states()
@@ -879,6 +925,11 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
                    f"{len(found)} unknown: {found}" if found else "0 unknown (buttons not counted: no state until pressed)")
 
     def check_buttons(self):
+        # Every battery read of the pressed strap in this section (its reconnect after the hold, the
+        # read_battery button, any other), counted as the simulated bluetoothd serves them, against the
+        # battery values published meanwhile: one read, one message.
+        battery_reads_before = self.gatt_reads(PRESSED, "00002a19")
+        battery_mark = self.observer.mark()
         reconnect = entity("button", PRESSED, "reconnect")
         hold = entity("switch", PRESSED, "hold")
         read_battery = entity("button", PRESSED, "read_battery")
@@ -975,6 +1026,22 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
             except Exception as error:  # noqa: BLE001
                 self.check("5 reconnect button sends a command the daemon accepts", False, f"{error}")
         wait_for("every strap ready", lambda: self.all_ready(STRAPS), self.left(90), process=self.daemon)
+
+        def battery_values():
+            return value_messages(self.observer.since(battery_mark, topic=f"{topic}/battery"))
+
+        def battery_reads():
+            return self.gatt_reads(PRESSED, "00002a19") - battery_reads_before
+        try:
+            wait_for("a battery value for every battery read of the section",
+                     lambda: len(battery_values()) >= battery_reads(), self.left(30), interval=0.5)
+        except Timeout:
+            pass
+        reads, values = battery_reads(), battery_values()
+        times = ", ".join(identity[3][11:23] for identity, _, _, _ in values)
+        self.figure("section5_battery_reads_and_values", [reads, len(values)])
+        self.check("5 each battery read of the strap gives exactly one battery value message", reads >= 1 and len(values) == reads,
+                   f"{reads} ReadValue on its 2A19 (dbus-monitor), {len(values)} battery values (times {times or 'none'})")
 
     def check_availability(self):
         def is_gateway(entity_id):
