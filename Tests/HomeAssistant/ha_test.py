@@ -600,6 +600,7 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         return path
 
     def start_daemon(self):
+        self.daemon_started_at = time.monotonic()
         self.daemon = self.processes.start(
             "wearfleetd",
             [self.bin("wearfleetd"), "--config", os.path.join(self.work, "wearfleetd.toml"),
@@ -1072,6 +1073,7 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
                    f"{len(strap_entities(states))} entities unavailable, gateway status {gateway}" if ok else f"still available: {still}")
         self.figure("entities_checked_for_unavailability", len(strap_entities(states)))
 
+        restart_mark = self.observer.mark()
         self.start_daemon()
         try:
             wait_for("every strap ready again", lambda: self.all_ready(STRAPS) and self.daemon_lines("mqtt: connected") >= 2,
@@ -1087,6 +1089,24 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         back = [k for k in before if k not in states]
         self.check("3 restart: every wearfleet entity available again", ok and not back,
                    f"{len(states)} available" if ok and not back else f"unavailable {down}, gone {back}")
+
+        # The restart must not take a strap's buttons away, even for a moment: an empty message on a
+        # discovery topic removes the entity in Home Assistant (and, retained, the broker's config).
+        problems = []
+        for address in STRAPS:
+            config_topic = f"homeassistant/button/wearfleet_{seg(address)}/read_battery/config"
+            emptied = [m for m in self.observer.since(restart_mark, topic=config_topic) if not m[2]]
+            if emptied:
+                announced = [m for m in self.observer.since(restart_mark, topic=config_topic) if m[2] and m[0] > emptied[0][0]]
+                problems.append(
+                    f"{seg(address)} {len(emptied)} empty{' retained' if emptied[0][3] else ''} at +{emptied[0][0] - self.daemon_started_at:.1f} s"
+                    + (f", again {announced[0][0] - emptied[0][0]:.2f} s later" if announced else ", never again"))
+            latest = self.observer.since(0, topic=config_topic)
+            if not latest or not latest[-1][2]:
+                problems.append(f"{seg(address)}: no config on {config_topic} now")
+        self.figure("read_battery_configs_emptied_by_restart", problems)
+        self.check("3 restart: no strap's read_battery button config emptied (an empty config after the start)", not problems,
+                   "; ".join(problems) or f"{len(STRAPS)} configs, none emptied (homeassistant/button/…/read_battery/config)")
 
     def check_ha_restart(self):
         resent_before = self.daemon_lines("Home Assistant is online; sending discovery again")
