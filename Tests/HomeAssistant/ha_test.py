@@ -740,6 +740,7 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         self.section("6", "a reload unpins a strap, the pool on", self.check_unpin)
         self.section("7", "a reload removes the strap from the fleet", self.check_removal)
         self.section("10", "a cuff that wakes to measure", self.check_cuff)
+        self.section("11", "Home Assistant restarts while the cuff sleeps", self.check_cuff_restart)
         self.step("2. every value message of the run published once")
         self.check_values_once()
         self.step("9. Home Assistant's log")
@@ -1108,15 +1109,19 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         self.check("3 restart: no strap's read_battery button config emptied (an empty config after the start)", not problems,
                    "; ".join(problems) or f"{len(STRAPS)} configs, none emptied (homeassistant/button/…/read_battery/config)")
 
-    def check_ha_restart(self):
+    def restart_home_assistant(self):
+        """Stops Home Assistant and starts it again; waits for its birth message, wearfleetd's
+        discovery sent again and every wearfleet entity it showed before back (available, not a
+        restored placeholder). (birth seen, discovery resent count, all back, entities not back,
+        entities expected, the observer's mark at the start)."""
         resent_before = self.daemon_lines("Home Assistant is online; sending discovery again")
         expected = sorted(k for k in self.wearfleet_states())
         code = self.ha.stop()
-        self.figure("home_assistant_exit_code_run1", code)
+        self.figure(f"home_assistant_exit_code_run{self.ha.runs}", code)
         mark = self.observer.mark()
         self.ha.start(self.left(240))
         try:
-            self.wait_for_birth(mark, "home_assistant_start_seconds_run2")
+            self.wait_for_birth(mark, f"home_assistant_start_seconds_run{self.ha.runs}")
             birth = True
         except Timeout:
             birth = False
@@ -1140,11 +1145,63 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         missing = [k for k in expected if k not in states or states[k]["state"] == "unavailable"
                    or states[k]["attributes"].get("restored")]
         resent = self.daemon_lines("Home Assistant is online; sending discovery again") - resent_before
+        return birth, resent, ok, missing, expected, mark
+
+    def check_ha_restart(self):
+        birth, resent, ok, missing, expected, _ = self.restart_home_assistant()
         self.figure("device_via_gateway_problems_after_ha_restart", self.device_problems()[2])
         self.figure("discovery_resent_after_ha_restart", resent)
         self.check("8 HA restart: birth message, discovery sent again, every entity back", ok and resent >= 1 and birth,
                    f"birth seen, discovery resent {resent}x, {len(expected)} entities back" if ok and resent >= 1 and birth
                    else f"birth message seen: {birth}; discovery resent {resent}x; not back: {missing}")
+
+    def check_cuff_restart(self):
+        """Home Assistant restarts while the cuff sleeps: its measurements are not sent again until it
+        next wakes, so its systolic, diastolic, pulse and last-measurement sensors can only come back
+        from the broker (its retained blood_pressure value), the very values shown before."""
+        wanted = [entity("sensor", CUFF, o) for o in CUFF_OBJECTS]
+        connection = entity("sensor", CUFF, "connection")
+        shown_before = dict(getattr(self, "cuff_shown", {}))
+        measurements = f"wearfleet/device/{seg(CUFF)}/blood_pressure"
+        last_published = [m for m in self.observer.since(0, topic=measurements) if m[2]]
+        birth, resent, ok, missing, expected, mark = self.restart_home_assistant()
+        self.check("11 HA restart with the cuff asleep: birth message, discovery sent again, every entity back",
+                   ok and resent >= 1 and birth,
+                   f"birth seen, discovery resent {resent}x, {len(expected)} entities back" if ok and resent >= 1 and birth
+                   else f"birth message seen: {birth}; discovery resent {resent}x; not back: {missing}")
+
+        def state_of(entity_id):
+            return (self.wearfleet_states().get(entity_id) or {}).get("state")
+
+        def shown():
+            return all(state_of(e) not in (None, "unknown", "unavailable") for e in wanted)
+        # Back means discovered and available; a retained value arrives with the subscriptions, a
+        # moment later at most.
+        try:
+            wait_for("the cuff's measurements shown again", shown, self.left(45), interval=1)
+        except Timeout:
+            pass
+        states = {e: state_of(e) for e in wanted}
+        problems = []
+        for name in CUFF_OBJECTS:
+            e = entity("sensor", CUFF, name)
+            if states[e] in (None, "unknown", "unavailable"):
+                problems.append(f"{name} {states[e]!r}")
+            elif e in shown_before and states[e] != shown_before[e]:
+                problems.append(f"{name} {states[e]!r}, was {shown_before[e]!r}")
+        if not shown_before:
+            problems.append("section 10 showed no measurement to compare with")
+        fresh = [m for m in self.observer.since(mark, topic=measurements) if m[2]]
+        if fresh:
+            problems.append(f"the cuff published {len(fresh)} measurements since the restart (not restored: sent again)")
+        if state_of(connection) != "asleep":
+            problems.append(f"{connection} {state_of(connection)!r}, not asleep")
+        retained = (f"its last blood_pressure published {'retained' if last_published[-1][3] else 'not retained'}"
+                    if last_published else "no blood_pressure published before")
+        self.figure("cuff_entities_after_ha_restart", states)
+        self.check("11 the sleeping cuff's measurements restored from the broker after HA's restart", not problems,
+                   ("; ".join(problems) + f" ({retained})") if problems else
+                   ", ".join(f"{o}={states[entity('sensor', CUFF, o)]}" for o in CUFF_OBJECTS) + f", as before ({retained})")
 
     def check_unpin(self):
         reloads = self.daemon_lines("configuration reloaded")
@@ -1240,6 +1297,7 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
         self.check("10 its measurements and the time of the last one, shown while it sleeps", not problems,
                    "; ".join(problems) or ", ".join(f"{o}={states[entity('sensor', CUFF, o)]}" for o in CUFF_OBJECTS))
         self.figure("cuff_entities", states)
+        self.cuff_shown = states
 
     def check_log(self):
         # The log must be there to be read: every Home Assistant run's --log-file holds records, and
