@@ -55,7 +55,7 @@ real-stack-test: build
 ## home-assistant-test: a real Home Assistant Core 2024.3.3 (headless; pip installs it into
 ## .build-ha-venv from Tests/HomeAssistant/requirements.txt, ~3 min once) against wearfleetd and
 ## bluez-sim on a private mosquitto and bus, checked through its REST and websocket APIs
-## (~1½ min; results and logs in .build/home-assistant/; skipped (exit 77) only without mosquitto, dbus
+## (~2½ min; results and logs in .build/home-assistant/; skipped (exit 77) only without mosquitto, dbus
 ## or Python 3.11: a skip passes on a developer machine, but fails make when CI is set (CI=true): CI
 ## must run the tier)
 home-assistant-test: build

@@ -4,9 +4,11 @@
 A private mosquitto on a free loopback port, a private dbus-daemon with bluez-sim (four
 heart-rate straps, scenario.json), wearfleetd publishing to the broker (four straps pinned, the
 pool on) and a headless Home Assistant Core with the MQTT integration on that broker. The run:
-values flow; wearfleetd is SIGKILLed and started again; Home Assistant restarts; buttons and the
-hold switch are pressed through the REST API; a reload unpins a strap (the pool keeps it), a
-second reload removes it from the fleet. Every assertion reads Home Assistant (REST /api/states,
+values flow; buttons and the hold switch are pressed through the REST API; wearfleetd is SIGKILLed
+and started again; Home Assistant restarts; a reload unpins a strap (the pool keeps it), a second
+reload removes it from the fleet; a third pins a sleeping cuff, woken once to measure; Home
+Assistant restarts while it sleeps; no value message is published twice over the run; Home
+Assistant's log is read. Every assertion reads Home Assistant (REST /api/states,
 /api/history/period, the websocket's registries), the broker (an observer subscribed to '#'),
 the simulator (org.wearfleet.Simulator1) or wearfleetctl.
 
