@@ -12,7 +12,7 @@
 # order), wearfleetd.log (JSON lines), mqtt.log (every message the broker carried), ha-config/.
 # Exit 0 passed, 1 failed, 77 skipped (only where it cannot run: no mosquitto, dbus-daemon or a
 # Python Home Assistant 2024.3 supports).
-# Environment: HA_TEST_TIMEOUT (seconds, default 360; a passing run takes ~1½ min) bounds the run
+# Environment: HA_TEST_TIMEOUT (seconds, default 360; a run takes ~2½ min) bounds the run
 # after the venv exists; timeout(1) stops it 90 s later should it overrun anyway.
 set -euo pipefail
 
