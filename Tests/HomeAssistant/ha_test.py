@@ -1160,12 +1160,14 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
     def check_cuff_restart(self):
         """Home Assistant restarts while the cuff sleeps: its measurements are not sent again until it
         next wakes, so its systolic, diastolic, pulse and last-measurement sensors can only come back
-        from the broker (its retained blood_pressure value), the very values shown before."""
+        from the broker (its retained wearfleet/device/ADDR/blood_pressure/latest), the very values
+        shown before."""
         wanted = [entity("sensor", CUFF, o) for o in CUFF_OBJECTS]
         connection = entity("sensor", CUFF, "connection")
         shown_before = dict(getattr(self, "cuff_shown", {}))
         measurements = f"wearfleet/device/{seg(CUFF)}/blood_pressure"
-        last_published = [m for m in self.observer.since(0, topic=measurements) if m[2]]
+        latest = f"{measurements}/latest"
+        last_published = [m for m in self.observer.since(0, topic=latest) if m[2]]
         birth, resent, ok, missing, expected, mark = self.restart_home_assistant()
         self.check("11 HA restart with the cuff asleep: birth message, discovery sent again, every entity back",
                    ok and resent >= 1 and birth,
@@ -1198,8 +1200,8 @@ allow_commands = ["read", "disconnect", "reconnect", "pin", "unpin"]
             problems.append(f"the cuff published {len(fresh)} measurements since the restart (not restored: sent again)")
         if state_of(connection) != "asleep":
             problems.append(f"{connection} {state_of(connection)!r}, not asleep")
-        retained = (f"its last blood_pressure published {'retained' if last_published[-1][3] else 'not retained'}"
-                    if last_published else "no blood_pressure published before")
+        retained = (f"its latest blood_pressure {'retained' if last_published[-1][3] else 'published, not retained'} on …/latest"
+                    if last_published else "nothing published on …/blood_pressure/latest before")
         self.figure("cuff_entities_after_ha_restart", states)
         self.check("11 the sleeping cuff's measurements restored from the broker after HA's restart", not problems,
                    ("; ".join(problems) + f" ({retained})") if problems else
