@@ -29,9 +29,11 @@ final class MQTTDaemon: Sendable {
     ///   - metricsPort: a loopback port to serve `/metrics` on (default: metrics off).
     ///   - bandClass: more `[classes.band]` lines.
     ///   - allowCommands: `allow_commands`.
+    ///   - others: more devices the simulated radio hears (not pinned).
+    ///   - tail: more TOML at the end of the configuration (sections of its own).
     init(
         broker: PrivateBroker, url: String? = nil, mqtt extra: String = "", metricsPort: Int? = nil, bandClass: String = "",
-        allowCommands: [String] = ["write", "read"]
+        allowCommands: [String] = ["write", "read"], others: [DeviceSpec] = [], tail: String = ""
     ) async throws {
         bus = try PrivateBus()
         let scenario = Scenario(
@@ -39,7 +41,7 @@ final class MQTTDaemon: Sendable {
             devices: [
                 DeviceSpec(kind: .watch, address: Self.watch, addressType: "public", name: "Watch", bonded: true, notifyHz: 5),
                 DeviceSpec(kind: .motionBand, address: Self.band, addressType: "public", name: "Band", bonded: true, notifyHz: 1),
-            ])
+            ] + others)
         simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), timings: .fast)
         try await simulator.start()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("wearfleet-mqtt-\(UUID().uuidString)")
@@ -75,6 +77,8 @@ final class MQTTDaemon: Sendable {
             gateway_id = "gw1"
             allow_commands = [\(allowCommands.map { "\"\($0)\"" }.joined(separator: ", "))]
             \(extra)
+
+            \(tail)
 
             """
         let config = directory.appendingPathComponent("wearfleetd.toml").path

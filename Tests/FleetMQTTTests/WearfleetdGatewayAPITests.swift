@@ -92,6 +92,40 @@ struct WearfleetdGatewayAPITests {
         await daemon.simulator.stop()
     }
 
+    /// `nearby` as a gateway request names what the radio hears outside the fleet, each with every
+    /// field a user needs to pin it: a strap in hand, heard during the bounded scan.
+    @Test func nearbyOverTheBrokerListsAStrapOutsideTheFleetWithEveryField() async throws {
+        let broker = try PrivateBroker()
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/gateway/gw1/#"])
+        let spare = "C4:7A:10:00:00:09"
+        let daemon = try await MQTTDaemon(
+            broker: broker, allowCommands: ["nearby"],
+            others: [DeviceSpec(kind: .heartRateStrap, address: spare, addressType: "random", name: "HRM-Spare", bonded: false)],
+            tail: "[pool]\nenabled = false\n")
+        _ = try await subscriber.first(on: "wearfleet/gateway/gw1/status") { $0.payload == "online" }
+        // Asked until the spare is among the answer (the simulated radio hears it within a scan).
+        var found: [String: Any]?
+        for attempt in 1...5 where found == nil {
+            try publish(port: broker.port, topic: "wearfleet/gateway/gw1/request/nearby", #"{"transaction":\#(attempt),"scan":2}"#)
+            let answer = try jsonObject(
+                try await subscriber.first(on: "wearfleet/gateway/gw1/response/nearby") { $0.payload.contains(#""transaction":\#(attempt),"#) }.payload)
+            #expect(answer["status"] as? String == "ok", "\(answer)")
+            let devices = (answer["data"] as? [String: Any])?["devices"] as? [[String: Any]] ?? []
+            #expect(!devices.contains { [MQTTDaemon.watch, MQTTDaemon.band].contains($0["address"] as? String ?? "") }, "the fleet's are not nearby")
+            found = devices.first { $0["address"] as? String == spare }
+        }
+        let strap = try #require(found, "the spare strap heard")
+        #expect(strap["address_type"] as? String == "random")
+        #expect(strap["name"] as? String == "HRM-Spare")
+        #expect(strap["rssi"] is Int)
+        #expect((strap["last_report_seconds"] as? Double).map { $0 >= 0 } == true)
+        #expect((strap["services"] as? [String])?.contains("0000180d-0000-1000-8000-00805f9b34fb") == true, "\(strap)")
+        #expect(strap["adapters"] as? [String] == ["hci0"])
+        #expect(strap["connected"] as? Bool == false && strap["paired"] as? Bool == false)
+        #expect(strap["pool_class"] == nil, "the pool is off: no class it would match (FleetNearbyTests has the pool's): \(strap)")
+        _ = await daemon.stop()
+    }
+
     /// The first message on `topic` after the first `count` that satisfies `predicate`.
     static func message(
         on topic: String, after count: Int, of subscriber: BrokerSubscriber, _ predicate: (BrokerSubscriber.Received) -> Bool
