@@ -178,6 +178,10 @@ extension BlueZSimulator {
         guard let device = devices[address], let object = device.objects[adapter] else { throw BlueZError.doesNotExist() }
         guard !object.paired else { throw BlueZError.alreadyExists() }
         keep(address, on: adapter)
+        // bluetoothd stops the adapter's discovery while it pairs, and starts it again a while
+        // after (`SimulatedAdapter.pairingsInFlight`).
+        adapters[adapter]?.pairingsInFlight += 1
+        defer { pairingEnded(on: adapter) }
         if !device.isLinked(through: adapter) { try await connect(address, adapter: adapter) }
         if device.configuration.pairing == .passkey {
             try await enterPasskey(device.configuration.passkey, for: object.path, caller: caller)
@@ -192,6 +196,12 @@ extension BlueZSimulator {
         devices[address]?.objects[adapter]?.paired = true
         devices[address]?.objects[adapter]?.bonded = true
         await setProperties(["Paired": .boolean(true), "Bonded": .boolean(true)], of: Self.deviceInterfaceName, at: object.path)
+    }
+
+    private func pairingEnded(on adapter: String) {
+        guard let pairings = adapters[adapter]?.pairingsInFlight, pairings > 0 else { return }
+        adapters[adapter]?.pairingsInFlight = pairings - 1
+        if pairings == 1 { adapters[adapter]?.discoveryResumesAt = .now + timings.duration(timings.discoveryResumeDelay) }
     }
 
     /// Ends a link (or an attempt): sockets close, notify sessions end, the GATT objects go

@@ -11,6 +11,10 @@ extension BlueZSimulator {
         guard let adapter = adapters[name], adapter.powered else { throw BlueZError.notReady() }
         guard !adapter.discoveryClients.contains(client) else { throw BlueZError.busy() }
         adapters[name]?.discoveryClients.insert(client)
+        // bluetoothd starts the kernel's discovery for a new client at once
+        // (`update_discovery_filter` → `trigger_start_discovery(adapter, 0)`), ending a wait to
+        // resume after a pairing.
+        adapters[name]?.discoveryResumesAt = nil
         guard adapter.discoveryClients.isEmpty else { return }
         adapters[name]?.discoveryTask = Task { await self.discover(adapter: name) }
         await setProperties(["Discovering": .boolean(true)], of: Self.adapterInterfaceName, at: adapter.path)
@@ -24,8 +28,10 @@ extension BlueZSimulator {
         guard adapters[name]?.discoveryClients.isEmpty == true else { return }
         adapters[name]?.discoveryTask?.cancel()
         adapters[name]?.discoveryTask = nil
-        // The kernel's discovery ends with the last client's: the next one scans afresh.
+        // The kernel's discovery ends with the last client's: the next one scans afresh, and
+        // at once (bluetoothd's wait to resume after a pairing ends with it).
         adapters[name]?.discoveryStalled = false
+        adapters[name]?.discoveryResumesAt = nil
         await setProperties(["Discovering": .boolean(false)], of: Self.adapterInterfaceName, at: adapter.path)
     }
 
@@ -98,8 +104,9 @@ extension BlueZSimulator {
                 guard let draw = devices[address]?.random.unit(), draw < heardProbability else { continue }
                 if let uuids = filter.uuids, uuids.isDisjoint(with: device.advertisedUUIDs) { continue }
                 if let threshold = filter.rssi, object.rssi < threshold { continue }
-                // A stalled scan (`stall-discovery`) hears nothing: not even lastSeen moves.
-                if adapters[name]?.discoveryStalled == true {
+                // A stalled scan (`stall-discovery`), or one bluetoothd stopped for a pairing,
+                // hears nothing: not even lastSeen moves.
+                if adapters[name]?.discoveryStalled == true || adapters[name]?.discoverySuspended(at: .now) == true {
                     counters.advertisementsUnreported[address, default: 0] += 1
                     continue
                 }

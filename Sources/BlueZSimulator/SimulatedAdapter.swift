@@ -21,6 +21,19 @@ struct SimulatedAdapter {
     var discoveryStalled = false
     /// Connection attempts in flight now.
     var attemptsInFlight = 0
+    /// `Pair` calls in flight through this adapter: bluetoothd 5.66 stops its discovery for
+    /// them (`adapter_create_bonding` → `suspend_discovery`); `Discovering` stays true and
+    /// nothing is reported.
+    var pairingsInFlight = 0
+    /// After the last of them ended, when bluetoothd starts the discovery again
+    /// (`resume_discovery`, `discoveryResumeDelay` later); nil: not waiting. A discovery stopped
+    /// and started by its clients meanwhile scans at once.
+    var discoveryResumesAt: ContinuousClock.Instant?
+
+    /// Whether a discovery running now reports what it hears.
+    func discoverySuspended(at now: ContinuousClock.Instant) -> Bool {
+        pairingsInFlight > 0 || discoveryResumesAt.map { now < $0 } ?? false
+    }
 
     init(configuration: AdapterConfiguration) throws {
         self.configuration = configuration

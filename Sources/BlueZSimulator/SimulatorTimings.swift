@@ -42,6 +42,10 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
     /// From a bonded link's `Connected` to bluetoothd's re-enabling of the notify sessions that
     /// outlived the last link (measured ~0.3 s on bluetoothd 5.66).
     public var notifyResumeDelay: Double = 0.3
+    /// How long after a `Pair` ends bluetoothd starts again the discovery it stopped for it
+    /// (`resume_discovery`: `IDLE_DISCOV_TIMEOUT`, 5 s, src/adapter.c of BlueZ 5.66; a
+    /// `StartDiscovery` after a stop starts it at once).
+    public var discoveryResumeDelay: Double = 5
     /// Multiplies every delay above (0.1 runs ten times faster).
     public var timeScale: Double = 1
 
@@ -68,6 +72,7 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
         timings.recordInterval = 0.01
         timings.deviceDisconnectDelay = 0.1
         timings.notifyResumeDelay = 0.02
+        timings.discoveryResumeDelay = 0.25
         return timings
     }
 
@@ -79,7 +84,7 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case connectLatency, connectTimeout, resolveDelay, temporaryTimeout, advertisingInterval, writeLatency
         case pairLatency, heartRateInterval, slowMeasurementInterval, restartDelay, leftBehindLinkTimeout, timeScale
-        case pendingConnectTimeout, recordInterval, deviceDisconnectDelay, notifyResumeDelay
+        case pendingConnectTimeout, recordInterval, deviceDisconnectDelay, notifyResumeDelay, discoveryResumeDelay
     }
 
     /// Every key is optional in a scenario file: missing ones keep their defaults.
@@ -104,6 +109,7 @@ public struct SimulatorTimings: Codable, Sendable, Hashable {
         recordInterval = try value(.recordInterval, d.recordInterval)
         deviceDisconnectDelay = try value(.deviceDisconnectDelay, d.deviceDisconnectDelay)
         notifyResumeDelay = try value(.notifyResumeDelay, d.notifyResumeDelay)
+        discoveryResumeDelay = try value(.discoveryResumeDelay, d.discoveryResumeDelay)
         timeScale = try value(.timeScale, d.timeScale)
     }
 }

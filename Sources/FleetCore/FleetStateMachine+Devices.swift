@@ -198,6 +198,9 @@ extension FleetStateMachine {
                 // (bluetoothd has no GATT client on those); its next loss is its own.
                 if to == .ready { linksLeftBehind.remove(id) }
                 followWritability(id, from: from, to: to, &actions)
+                if from == .pairing, to != .pairing, let adapter = device.link.adapter ?? device.lastAdapter {
+                    restartDiscoveryAfterPairing(on: adapter)
+                }
             case .setupProblem:
                 break
             }

@@ -82,6 +82,18 @@ extension FleetStateMachine {
             adapter, call: call, failure, inARow: discovery.sameFailureInARow, retryIn: retryAt.duration(since: now))))
     }
 
+    /// A pairing through `adapter` ended. bluetoothd 5.66 stops the adapter's discovery for the
+    /// length of a `Pair` it makes (`adapter_create_bonding` → `suspend_discovery`) and starts it
+    /// again only `IDLE_DISCOV_TIMEOUT` (5 s, a whole-second GLib timer) after the bonding
+    /// completes (`resume_discovery`, src/adapter.c): on the real stack a scale waking next to a
+    /// cuff that had just bonded went unheard for those seconds, its first wake 6 s late. A
+    /// `StartDiscovery` after a stop starts the kernel's discovery at once
+    /// (`update_discovery_filter` → `trigger_start_discovery(adapter, 0)`), so a discovery of
+    /// ours that runs there is restarted now.
+    mutating func restartDiscoveryAfterPairing(on adapter: AdapterID) {
+        adapters[adapter]?.discovery.requestRestart()
+    }
+
     /// A device's machine started or stopped looking for it.
     mutating func resolvingChanged(_ id: DeviceID, _ looking: Bool) {
         if looking, devices[id] != nil { resolving.insert(id) } else { resolving.remove(id) }

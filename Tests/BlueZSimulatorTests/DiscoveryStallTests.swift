@@ -81,3 +81,63 @@ struct DiscoveryStallTests {
         await fixture.stop()
     }
 }
+
+/// bluetoothd 5.66 stops an adapter's discovery for a `Pair` (`adapter_create_bonding` →
+/// `suspend_discovery`) and starts it again `IDLE_DISCOV_TIMEOUT` (5 s) after the bonding
+/// (`resume_discovery`), `Discovering` true throughout; a client that stops and starts its
+/// discovery makes it scan at once. Seen on the real stack: a scale waking next to a cuff that
+/// had just bonded went unheard for those seconds.
+@Suite("Discovery stopped for a pairing", .serialized)
+struct DiscoveryDuringPairingTests {
+    static let cuff = "C0:FF:EE:C0:FF:11"
+    static let scale = "C0:FF:EE:5C:A1:12"
+
+    /// A cuff in range (Just Works), a scale out of range.
+    static let scenario = Scenario(
+        seed: 31, adapters: [AdapterSpec(name: "hci0", slots: 5)],
+        devices: [
+            DeviceSpec(kind: .heartRateStrap, address: cuff, name: "Cuff", bonded: false),
+            DeviceSpec(kind: .heartRateStrap, address: scale, name: "Scale", bonded: false, inRange: false),
+        ])
+
+    static func waitForUnreported(_ fixture: SimulatorFixture, _ address: String, count: UInt32) async throws {
+        try await withTimeout(.seconds(30), "\(count) advertisements of \(address) left unreported") {
+            while try await fixture.counter("AdvertisementsUnreported", address) < count { await Task.yield() }
+        }
+    }
+
+    @Test func afterAPairingNothingIsReportedUntilTheResumeDelayOrAClientsRestart() async throws {
+        // A resume delay longer than the test: only the client's restart can end it.
+        var timings = SimulatorTimings.fast
+        timings.discoveryResumeDelay = 600
+        let fixture = try await SimulatorFixture.start(Self.scenario, timings: timings)
+        let adapter: DBusObjectPath = "/org/bluez/hci0"
+        let cuffPath = try await fixture.connect(Self.cuff)
+        try await fixture.call(cuffPath, "org.bluez.Device1", "Pair")
+        #expect(try await fixture.property(cuffPath, "org.bluez.Device1", "Paired") == .boolean(true))
+        let scalePath = try #require(await fixture.simulator.devicePath(of: Self.scale))
+        try await fixture.control("SetInRange", [.string(Self.scale), .boolean(true)])
+        try await Self.waitForUnreported(fixture, Self.scale, count: 5)
+        #expect(try await fixture.managedObjects()[scalePath] == nil, "the scale was reported while discovery waited to resume")
+        #expect(try await fixture.property(adapter, "org.bluez.Adapter1", "Discovering") == .boolean(true))
+
+        try await fixture.call(adapter, "org.bluez.Adapter1", "StopDiscovery")
+        #expect(try await fixture.discover(Self.scale) == scalePath, "a fresh discovery scans at once")
+        await fixture.stop()
+    }
+
+    @Test func discoveryResumesByItselfAfterTheDelay() async throws {
+        var timings = SimulatorTimings.fast
+        timings.discoveryResumeDelay = 0.3
+        let fixture = try await SimulatorFixture.start(Self.scenario, timings: timings)
+        let cuffPath = try await fixture.connect(Self.cuff)
+        try await fixture.call(cuffPath, "org.bluez.Device1", "Pair")
+        let scalePath = try #require(await fixture.simulator.devicePath(of: Self.scale))
+        let added = try await fixture.signals(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded")
+        try await fixture.control("SetInRange", [.string(Self.scale), .boolean(true)])
+        _ = try await added.first(within: .seconds(30), "the scale reported once discovery resumed") {
+            (try? $0.body.decode(DBusObjectPath.self, at: 0)) == scalePath
+        }
+        await fixture.stop()
+    }
+}

@@ -105,6 +105,33 @@ struct FleetStateMachineDiscoveryTests {
         #expect(heard == [.init(Self.hci0, .stop)], "\(heard)")
     }
 
+    /// bluetoothd 5.66 stops an adapter's discovery for a `Pair` and starts it again only 5 s
+    /// after the bonding (`suspend_discovery`/`resume_discovery`): when a device's pairing ends
+    /// on an adapter where the fleet's discovery runs, discovery there is stopped and started at
+    /// once (a `StartDiscovery` after a stop starts the kernel's discovery without that wait).
+    /// The real stack's scale, waking beside a cuff that had just bonded, went unheard 5 s.
+    @Test func aPairingThatEndedRestartsTheDiscoveryRunningOnItsAdapter() {
+        let cuff = PoolFixture.device(2)
+        var configuration = Self.configuration()
+        configuration.pinned.append(FleetRuntimeConfiguration.PinnedDevice(id: cuff, name: nil, className: "strap"))
+        var fleet = Self.running(configuration, powered: [Self.hci0, Self.hci1])
+        // The strap sleeps unheard: every adapter discovers unfiltered for it.
+        Self.settle(&fleet, after: .deviceOutput(.lifecycle(Self.strap, .stateChanged(from: .idle, to: .asleep, session: 0, cause: nil))))
+        #expect(fleet.adapters[Self.hci0]?.discovery.running == true && fleet.adapters[Self.hci1]?.discovery.running == true)
+        // The cuff links on hci0 and bonds.
+        _ = fleet.handle(.device(cuff, .connected, objects: [.init(adapter: Self.hci0, connected: true)]), now: Self.t0)
+        #expect(Self.settle(&fleet, after: .deviceOutput(.lifecycle(cuff, .stateChanged(from: .discovering, to: .pairing, session: 1, cause: nil)))).isEmpty)
+        let paired = Self.settle(
+            &fleet, after: .deviceOutput(.lifecycle(cuff, .stateChanged(from: .pairing, to: .discovering, session: 1, cause: nil))))
+        #expect(paired == [.init(Self.hci0, .stop), .init(Self.hci0, .setFilter(.anyDevice)), .init(Self.hci0, .start)], "only the adapter the pairing went through: \(paired)")
+        #expect(fleet.adapters[Self.hci0]?.discovery.running == true)
+        // Without a discovery of ours there, a pairing asks nothing.
+        Self.settle(&fleet, after: .device(Self.strap, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]))
+        #expect(fleet.adapters[Self.hci0]?.discovery.running == false)
+        _ = fleet.handle(.deviceOutput(.lifecycle(cuff, .stateChanged(from: .discovering, to: .pairing, session: 1, cause: nil))), now: Self.t0)
+        #expect(Self.settle(&fleet, after: .deviceOutput(.lifecycle(cuff, .stateChanged(from: .pairing, to: .ready, session: 1, cause: nil)))).isEmpty)
+    }
+
     /// A scan asked for (`nearby` with a scan) makes every powered adapter discover unfiltered
     /// until its deadline, with the timer set for it; a later one extends it, an earlier one
     /// does not cut it short.

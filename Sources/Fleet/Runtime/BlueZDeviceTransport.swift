@@ -119,7 +119,9 @@ public final class BlueZDeviceTransport: DeviceTransport {
         do {
             try await client.disconnect(device: path)
         } catch {
-            let level = Self.disconnectFailureLevel(error, bluetoothdOnBus: await client.owner != nil)
+            // A call our own stop cancelled (the fleet's tasks end with the daemon) is no refusal
+            // of bluetoothd's: the link stays, and the next run adopts it.
+            let level = Task.isCancelled ? .debug : Self.disconnectFailureLevel(error, bluetoothdOnBus: await client.owner != nil)
             let failureClass = BlueZErrorClassifier.classify(failure(error))
             var metadata: Logger.Metadata = [
                 "event": "disconnect_failed", "device_address": "\(device.address)",
