@@ -223,6 +223,9 @@ public struct FleetStateMachine: Sendable {
         /// discovers, unfiltered, until `until` (or longer, if the fleet needs it anyway). A
         /// later deadline extends a scan running; an earlier one changes nothing.
         case scan(until: MonotonicInstant)
+        /// A `Pair` made outside the device machines (`wearfleetctl pair`) ended on `adapter`: a
+        /// discovery of the fleet's there is restarted (`restartDiscoveryAfterPairing`).
+        case pairingEnded(adapter: AdapterID)
         /// Devices are shared with other gateways (on) or not (off): see `setOwnershipGate`.
         case ownershipGate(enabled: Bool)
         /// The ownership machine gave a device to this gateway, or took it away.
@@ -415,6 +418,8 @@ public struct FleetStateMachine: Sendable {
             discoveryRetryTimer = nil
         case .scan(let until):
             if scanUntil.map({ until > $0 }) ?? true { scanUntil = until }
+        case .pairingEnded(let adapter):
+            restartDiscoveryAfterPairing(on: adapter)
         case .ownershipGate(let enabled):
             let before = observedDevices()
             setOwnershipGate(enabled: enabled, &actions)

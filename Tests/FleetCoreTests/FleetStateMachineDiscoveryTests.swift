@@ -130,6 +130,11 @@ struct FleetStateMachineDiscoveryTests {
         #expect(fleet.adapters[Self.hci0]?.discovery.running == false)
         _ = fleet.handle(.deviceOutput(.lifecycle(cuff, .stateChanged(from: .discovering, to: .pairing, session: 1, cause: nil))), now: Self.t0)
         #expect(Self.settle(&fleet, after: .deviceOutput(.lifecycle(cuff, .stateChanged(from: .pairing, to: .ready, session: 1, cause: nil)))).isEmpty)
+        // A `Pair` by command (outside the machines) says so itself.
+        Self.settle(&fleet, after: .scan(until: Self.t0.advanced(by: .seconds(30))))
+        #expect(Self.settle(&fleet, after: .pairingEnded(adapter: Self.hci0)) == [
+            .init(Self.hci0, .stop), .init(Self.hci0, .setFilter(.anyDevice)), .init(Self.hci0, .start),
+        ])
     }
 
     /// A scan asked for (`nearby` with a scan) makes every powered adapter discover unfiltered

@@ -71,7 +71,7 @@ struct RecordedInputCodingTests {
         .command(.pin(band, FleetPinOptions(className: "strap", priority: 2, name: "Band"), objects: objects)),
         .discoveryFinished(hci1, number: 7, failure: DeviceEvent.Failure(.notReady, message: "Resource Not Ready")),
         .discoveryFinished(hci0, number: 8, failure: nil), .retryDiscovery, .scan(until: MonotonicInstant.zero.advanced(by: .seconds(5))),
-        .ownershipGate(enabled: true), .ownershipDecided(band, linkAllowed: false),
+        .ownershipGate(enabled: true), .ownershipDecided(band, linkAllowed: false), .pairingEnded(adapter: hci1),
     ]
 
     static let deviceEvents: [DeviceEvent] = [
@@ -227,7 +227,7 @@ struct RecordedInputCodingTests {
     static let allFleetInputKinds: Set<String> = [
         "restore", "restoreRuntimePins", "start", "started", "stop", "bluetoothdAppeared", "bluetoothdVanished", "adapterChanged", "adapterPowerChanged",
         "adapterRemoved", "device", "deviceOutput", "evaluate", "reload", "command", "discoveryFinished", "retryDiscovery",
-        "bluetoothdPresentAtStart", "scan", "ownershipGate", "ownershipDecided",
+        "bluetoothdPresentAtStart", "scan", "ownershipGate", "ownershipDecided", "pairingEnded",
     ]
 
     static func kind(_ input: FleetStateMachine.Input) -> String {
@@ -253,6 +253,7 @@ struct RecordedInputCodingTests {
         case .scan: "scan"
         case .ownershipGate: "ownershipGate"
         case .ownershipDecided: "ownershipDecided"
+        case .pairingEnded: "pairingEnded"
         }
     }
 

@@ -75,11 +75,15 @@ extension FleetOrchestrator: FleetCommands {
     /// would (a held device stays held).
     public func pair(_ device: DeviceID) async throws(FleetCommandError) {
         guard status(of: device) != nil else { throw .unknownDevice(device) }
+        let adapter = linkAdapter(of: device)
         do {
-            try await bluetooth.pair(device, on: linkAdapter(of: device), timeout: Self.pairWait)
+            try await bluetooth.pair(device, on: adapter, timeout: Self.pairWait)
         } catch {
+            if let adapter { enqueue(.pairingEnded(adapter: adapter)) }
             throw .failed(error)
         }
+        // bluetoothd stopped the adapter's discovery for the pairing, to resume it 5 s later.
+        if let adapter { enqueue(.pairingEnded(adapter: adapter)) }
         if !isHeld(device) { try await accept(.reconnect(device)) }
     }
 
