@@ -30,6 +30,11 @@ public enum FleetEvent: Sendable, Hashable {
     /// `inARow` counts how many times in a row the adapter's calls failed with this same error (a
     /// new error starts again at 1).
     indirect case discoveryFailed(AdapterID, call: DiscoveryCall, DeviceEvent.Failure, inARow: Int, retryIn: Duration)
+    /// bluetoothd reports a device with a pinned device's address but the other address type
+    /// (`heard`): the pin will never match it (a random-address cuff pinned without
+    /// `address_type = "random"` waits `asleep` for ever). Once per pin and run; `definedAt` is
+    /// the pin's `file:line` when it comes from the configuration file.
+    case addressTypeMismatch(pinned: DeviceID, heard: DeviceID, definedAt: String?)
     /// The device's machine learned something the state file keeps (services seen, a link made,
     /// its name and membership): the state store's input.
     indirect case learned(DeviceID, DeviceEffect.StoreUpdate, FleetStateMachine.PersistContext)

@@ -8,6 +8,7 @@ extension FleetStateMachine {
         _ id: DeviceID, _ event: DeviceEvent?, objects: [DeviceObject], now: MonotonicInstant, _ actions: inout [Action]
     ) {
         if devices[id] == nil {
+            if event != nil { tellAddressTypeMismatch(heard: id, &actions) }
             guard event != nil, considerPoolCandidate(id, objects: objects, &actions) else { return }
         }
         if event == .deviceLost, !objectLossMatters(id, remaining: objects) {
@@ -70,6 +71,18 @@ extension FleetStateMachine {
         }
         if event == .deviceLost { forgetPoolCandidateThatLeft(id, &actions) }
         requestEvaluation(&actions)
+    }
+
+    /// A device the fleet does not have, with a pinned device's address and the other address
+    /// type: the pin's `address_type` is likely wrong (nothing else will ever say so — the pin
+    /// just never matches). Said once per pin and run.
+    private mutating func tellAddressTypeMismatch(heard: DeviceID, _ actions: inout [Action]) {
+        guard let pinned = devices.keys.sorted().first(where: { id in
+            devices[id]?.pinned == true && id.address == heard.address && id.addressType != heard.addressType
+        }), addressTypeMismatchesTold.insert(pinned).inserted
+        else { return }
+        let definedAt = configuration.pinned.first { $0.id == pinned }?.definedAt
+        actions.append(.publish(.addressTypeMismatch(pinned: pinned, heard: heard, definedAt: definedAt)))
     }
 
     /// Whether losing one of the device's objects is news for its machine. BlueZ keeps one

@@ -312,6 +312,8 @@ public struct FleetStateMachine: Sendable {
     /// The devices linked when that bluetoothd left: only their next reasonless loss, within
     /// the window, is put down to the kernel closing what it left.
     var linksLeftBehind: Set<DeviceID> = []
+    /// Pins already told about a device heard with their address but the other address type.
+    var addressTypeMismatchesTold: Set<DeviceID> = []
     /// Devices linked on an adapter when it was removed (bluetoothd leaving removes every adapter
     /// just before it is reported gone); kept until bluetoothd is reported gone or back.
     var linksAtAdapterRemoval: Set<DeviceID> = []

@@ -98,7 +98,7 @@ public final class FleetMetricsRecorder: FleetObserver {
         case .lifecycle(let device, let lifecycle, _, let instant): self.lifecycle(device, lifecycle, at: instant)
         case .attemptGranted(let device, let adapter, let instant): attemptGranted(device, adapter: adapter, at: instant)
         case .deviceUpdated, .evicted, .bluetoothdAppeared, .bluetoothdVanished, .adapterPowerChanged, .discoveryFailed, .runtimePinsChanged, .reloaded, .learned,
-            .writeFinished, .readFinished, .linkLossExplained:
+            .writeFinished, .readFinished, .linkLossExplained, .addressTypeMismatch:
             break
         }
     }

@@ -637,4 +637,23 @@ struct FleetStateMachineTests {
         #expect(reconfigured.map(\.subscriptions) == [["hr", "t"]])
         #expect(fleet.handle(.command(.subscribe(Self.strap, characteristic: "t")), now: Self.t0) == [.reply(.refused(.alreadySubscribed(Self.strap, "t")))])
     }
+
+    /// A device heard with a pinned device's address but the other address type: the pin will
+    /// never match it, which nothing else would say. Told once per pin, with the pin's place.
+    @Test func aPinnedAddressHeardWithTheOtherAddressTypeIsToldOnce() {
+        var configuration = Self.configuration(pinned: [])
+        configuration.pinned = [FleetRuntimeConfiguration.PinnedDevice(id: Self.strap, className: "strap", definedAt: "/etc/wearfleet/wearfleetd.toml:12")]
+        var fleet = Self.running(configuration)
+        let random = DeviceID(address: Self.strap.address, addressType: .random)
+        let object = FleetStateMachine.DeviceObject(adapter: Self.hci0, name: "Cuff", rssi: -60)
+        let heard = fleet.handle(.device(random, .deviceFound(adapter: Self.hci0), objects: [object]), now: Self.t0)
+        #expect(heard.contains(.publish(.addressTypeMismatch(pinned: Self.strap, heard: random, definedAt: "/etc/wearfleet/wearfleetd.toml:12"))))
+        #expect(fleet.devices[random] == nil, "the pool is off: nothing else happens")
+        let again = fleet.handle(.device(random, .deviceFound(adapter: Self.hci0), objects: [object]), now: Self.t0)
+        #expect(!again.contains { if case .publish(.addressTypeMismatch) = $0 { true } else { false } }, "once")
+        // Another address, or the pin's own type, says nothing.
+        let other = DeviceID(address: PoolFixture.device(9).address, addressType: .random)
+        let unrelated = fleet.handle(.device(other, .deviceFound(adapter: Self.hci0), objects: [object]), now: Self.t0)
+        #expect(!unrelated.contains { if case .publish(.addressTypeMismatch) = $0 { true } else { false } })
+    }
 }

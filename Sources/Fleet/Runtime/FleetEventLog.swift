@@ -81,6 +81,14 @@ struct FleetEventLog: Sendable {
                 "bluez_error": "\(failure.name): \(failure.message)", "error_kind": "\(failure.kind)", "repeated": "\(inARow)",
                 "retry_in": "\(retryIn)",
             ])
+        case .addressTypeMismatch(let pinned, let heard, let definedAt):
+            let place = definedAt.map { " (\($0))" } ?? ""
+            logger.warning(
+                "pinned \(pinned.address) (\(pinned.addressType.rawValue)) is heard only as a \(heard.addressType.rawValue) address: set address_type = \"\(heard.addressType.rawValue)\" in its pin\(place), or it is never found",
+                metadata: deviceMetadata(pinned).merging([
+                    "event": "address_type_mismatch", "address_type": "\(pinned.addressType.rawValue)",
+                    "heard_address_type": "\(heard.addressType.rawValue)",
+                ]) { $1 })
         case .evicted(let device, let adapter, let reason):
             logger.info("evicting pool device", metadata: deviceMetadata(device).merging([
                 "adapter": "\(adapter)", "event": "evicted", "reason": "\(reason)",
