@@ -109,8 +109,14 @@ struct MQTTValueRenderer {
         self.route = route
     }
 
-    /// The messages of `values`, in order.
-    mutating func render(_ values: some Collection<ValuePipeline.Value>, into messages: inout [MQTTMessage]) {
+    /// The messages of `values`, in order, one per value (the caller maps a message back to its
+    /// value by position); `retained` gets the retained `…/<kind>/latest` copies of occasional
+    /// measurements, for the client's outbox (its retained set: sent again on a reconnect,
+    /// replaced by a deletion when the device goes), and only for a device the bridge still
+    /// describes — a value rendered after its device was forgotten must not bring the topic back.
+    mutating func render(
+        _ values: some Collection<ValuePipeline.Value>, into messages: inout [MQTTMessage], retained: inout [MQTTMessage]
+    ) {
         guard !values.isEmpty else { return }
         let entries = route.entries
         messages.reserveCapacity(messages.count + values.count)
@@ -140,11 +146,11 @@ struct MQTTValueRenderer {
             if notable { route.handOver(value) }
             let payload = encoder.encode(value, info: context)
             messages.append(MQTTMessage(topic: topic, payload: payload, qos: 0, retain: false))
-            if MQTTTopics.occasionalKinds.contains(kind) {
+            if entry != nil, MQTTTopics.occasionalKinds.contains(kind) {
                 // Rare (one per measurement): kept by the broker as the device's latest, with
                 // QoS 1; the burst a device delivers at a wake keeps only its newest there, every
                 // one of them on the value topic.
-                messages.append(MQTTMessage(topic: route.topics.latestValue(value.device, kind: kind), payload: payload, qos: 1, retain: true))
+                retained.append(MQTTMessage(topic: route.topics.latestValue(value.device, kind: kind), payload: payload, qos: 1, retain: true))
             }
             lastValueTimes[value.device] = value.receivedAt
         }

@@ -39,6 +39,8 @@ final class MosquittoLoop {
     /// Reused per flush: the values taken and the messages they become.
     private var valueBatch: [ValuePipeline.Value] = []
     private var valueMessages: [MQTTMessage] = []
+    /// The retained `…/latest` copies a render made, on their way to the outbox.
+    private var latestCopies: [MQTTMessage] = []
     /// The password last handed to libmosquitto (re-read from its file before each attempt).
     private var password: String?
     private var warnedPasswordFileMode = false
@@ -318,7 +320,13 @@ final class MosquittoLoop {
         guard !valueBatch.isEmpty else { return }
         defer { handedOver() }
         valuesFlowing = true
-        renderer?.render(valueBatch, into: &valueMessages)
+        renderer?.render(valueBatch, into: &valueMessages, retained: &latestCopies)
+        if !latestCopies.isEmpty {
+            // Into the outbox's retained set, sent by the next pass (one message per value stays
+            // here, so that a message's position is its value's when the socket fills).
+            client.shared.withLock { state in for copy in latestCopies { _ = state.outbox.enqueue(copy) } }
+            latestCopies.removeAll(keepingCapacity: true)
+        }
         // libmosquitto writes each message as it is published and the socket has TCP_NODELAY
         // (a lone message leaves at once): corked for the batch, its messages share segments,
         // and uncorking sends them at once (NOTES.md, "MQTT: what a value costs").

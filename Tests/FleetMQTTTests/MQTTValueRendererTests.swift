@@ -31,27 +31,37 @@ import Testing
         ])
         #expect(values.count == 4)
         let route = MQTTValueRoute(topics: Self.topics)
+        route.describe(Self.cuff, MQTTValueRoute.DeviceContext(name: "Cuff"))
         var renderer = MQTTValueRenderer(route: route)
         var messages: [MQTTMessage] = []
-        renderer.render(values, into: &messages)
-        route.finish()
+        var retained: [MQTTMessage] = []
+        renderer.render(values, into: &messages, retained: &retained)
 
-        let onValueTopics = messages.filter { !$0.retain }
-        #expect(onValueTopics.map(\.topic) == [
+        // One message per value, in order: the loop maps a message back to its value by position
+        // when the socket fills.
+        #expect(messages.map(\.topic) == [
             "wearfleet/device/C0FFEE000005/blood_pressure", "wearfleet/device/C0FFEE000005/battery",
             "wearfleet/device/C0FFEE000005/blood_pressure", "wearfleet/device/C0FFEE000005/weight",
         ], "every value on its value topic")
-        #expect(onValueTopics.allSatisfy { $0.qos == 0 })
-        let latest = messages.filter(\.retain)
-        #expect(latest.map(\.topic) == [
+        #expect(messages.allSatisfy { $0.qos == 0 && !$0.retain })
+        #expect(retained.map(\.topic) == [
             "wearfleet/device/C0FFEE000005/blood_pressure/latest", "wearfleet/device/C0FFEE000005/blood_pressure/latest",
             "wearfleet/device/C0FFEE000005/weight/latest",
         ], "a battery level is no measurement")
-        #expect(latest.allSatisfy { $0.qos == 1 })
+        #expect(retained.allSatisfy { $0.qos == 1 && $0.retain })
         // The same bytes as the value message it copies.
-        #expect(latest[1].payload == onValueTopics[2].payload)
+        #expect(retained[1].payload == messages[2].payload)
         #expect(Self.topics.latestValues(of: Self.cuff) == [
             "wearfleet/device/C0FFEE000005/blood_pressure/latest", "wearfleet/device/C0FFEE000005/weight/latest",
         ])
+
+        // Forgotten by the bridge (its topics deleted): a value still on its way goes to its value
+        // topic, but brings no `latest` back.
+        route.forget(Self.cuff)
+        messages.removeAll()
+        retained.removeAll()
+        renderer.render(values.prefix(1), into: &messages, retained: &retained)
+        #expect(messages.count == 1 && retained.isEmpty)
+        route.finish()
     }
 }
