@@ -23,8 +23,10 @@
 // The most recent failure may stand for a short chain: a loss, then its first retry (250 ms
 // later) failing on the same adapter before the power-off that ended both is heard. On the real
 // stack under load `Powered` false came after that retry's failure; taking back only the retry's
-// left the loss counted against the strap. A failure recorded on the same adapter by the very
-// next session, with the controller as the previous one left it, joins the chain, and an
+// left the loss counted against the strap. A failed attempt (no link came up in its session)
+// recorded on the same adapter by the very next session, with the controller as the previous one
+// left it, joins the chain — a link that came up and was lost starts a chain of its own, since
+// the failure before it happened before a connection succeeded, so not through the cause — and an
 // explanation takes back every failure in it that is within `linkLossCauseWindow` when the
 // cause comes (at most the newest `longestExplainableChain`; the older ones of a longer row are
 // the device's own).
@@ -60,11 +62,12 @@ extension DeviceStateMachine {
 
     /// Records a failure that ended a link or attempt through `adapter` (call after teardown,
     /// like `fail`), keeping what it changed in case the fleet puts it down to the adapter or
-    /// bluetoothd.
+    /// bluetoothd. `endedALink`: a link had come up in the session (not a failed attempt).
     mutating func failExplainably(
         _ failureClass: FailureClass,
         error: DeviceEvent.Failure?,
         endedOn adapter: AdapterID,
+        endedALink: Bool = false,
         now: MonotonicInstant,
         random: inout some RandomNumberGenerator,
         _ effects: inout [DeviceEffect]
@@ -76,7 +79,7 @@ extension DeviceStateMachine {
         // The chain goes on when this is the retry of its latest failure, on its adapter, with
         // nothing else in between.
         var chain: [ExplainableFailure.Recorded] = []
-        if let previous = explainableFailure, previous.adapter == adapter, session == previous.latest.session + 1,
+        if !endedALink, let previous = explainableFailure, previous.adapter == adapter, session == previous.latest.session + 1,
             reconnectBefore == previous.reconnectAfter
         {
             chain = previous.chain

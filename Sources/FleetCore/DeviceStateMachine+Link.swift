@@ -156,7 +156,7 @@ extension DeviceStateMachine {
             // it reports radio loss, and names the cause only afterwards (`Powered` false, or
             // leaving the bus): recorded now, so that a real loss is retried at once, and taken
             // back if the fleet learns that cause within its window.
-            failExplainably(failureClass, error: reason, endedOn: adapter, now: now, random: &random, &effects)
+            failExplainably(failureClass, error: reason, endedOn: adapter, endedALink: true, now: now, random: &random, &effects)
         } else {
             fail(failureClass, error: reason, now: now, random: &random, &effects)
         }

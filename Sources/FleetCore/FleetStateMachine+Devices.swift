@@ -25,7 +25,7 @@ extension FleetStateMachine {
         case .connected:
             // A link is newer than any loss or failed attempt before it.
             devices[id]?.unexplainedLinkLoss = nil
-            devices[id]?.unexplainedAttemptFailure = nil
+            devices[id]?.unexplainedAttemptFailures = []
             devices[id]?.leftBehindClosedAt = nil
             if case .connected = devices[id]?.link { break }
             let adapter = devices[id]?.link.adapter ?? objects.first(where: \.connected)?.adapter
@@ -164,7 +164,10 @@ extension FleetStateMachine {
                     actions.append(.deliver(id, .linkLossExplained(adapter: adapter, cause: .bluetoothdLeftLinksBehind)))
                 } else {
                     devices[id]?.recentFailures += 1
-                    devices[id]?.unexplainedAttemptFailure = UnexplainedLoss(adapter: adapter, at: now)
+                    var failures = devices[id]?.unexplainedAttemptFailures ?? []
+                    failures.append(UnexplainedLoss(adapter: adapter, at: now))
+                    failures.removeFirst(max(0, failures.count - DeviceStateMachine.longestExplainableChain))
+                    devices[id]?.unexplainedAttemptFailures = failures
                 }
             // Neither overwrites a link BlueZ reported up meanwhile (a late grant's answer, a
             // pending Connect that completed before its grant's return was handled).

@@ -54,9 +54,8 @@ extension FleetStateMachine {
             }
             devices[grant.device]?.wantsAttempt = false
             devices[grant.device]?.link = .attempting(grant.adapter)
-            // A newer attempt: the failure before it stays the device's (its machine would not
-            // take it back now), whatever is learned of its cause.
-            devices[grant.device]?.unexplainedAttemptFailure = nil
+            // A newer attempt keeps the failed ones before it: the device machine takes back a
+            // row of failed retries with the loss they followed (until a link comes up).
             actions.append(.publish(.attemptGranted(grant.device, adapter: grant.adapter, at: now)))
             actions.append(.deliver(grant.device, .attemptGranted(adapter: grant.adapter)))
         }

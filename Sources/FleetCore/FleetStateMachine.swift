@@ -64,10 +64,13 @@ public struct FleetStateMachine: Sendable {
         /// A link loss BlueZ gave no reason for (BlueZ 5.66 has no `Disconnected` signal): its
         /// adapter and when, for a cause the fleet learns right after (`explainLinkLosses`).
         var unexplainedLinkLoss: UnexplainedLoss?
-        /// A granted attempt that failed while its adapter and bluetoothd seemed fine: bluetoothd
-        /// can answer a `Connect` its adapter's power-off (or its own exit) ended before it
-        /// reports that cause. Kept like `unexplainedLinkLoss`, until the next grant.
-        var unexplainedAttemptFailure: UnexplainedLoss?
+        /// Granted attempts that failed while their adapter and bluetoothd seemed fine, oldest
+        /// first: bluetoothd can answer a `Connect` its adapter's power-off (or its own exit)
+        /// ended before it reports that cause. Kept like `unexplainedLinkLoss`, until a link
+        /// comes up, at most `DeviceStateMachine.longestExplainableChain` of them: the device
+        /// machine takes back a row of failed retries with the loss they followed, so each failed
+        /// attempt inside the cause's window stops counting in `recentFailures`.
+        var unexplainedAttemptFailures: [UnexplainedLoss] = []
         /// When the kernel closed a link of this device that a killed bluetoothd left behind:
         /// an attempt that fails right after ("Operation already in progress": the old link is
         /// still being torn down) failed because of that, not because of the device.
@@ -683,11 +686,14 @@ public struct FleetStateMachine: Sendable {
                     deliveries.append(.deliver(id, .linkLossExplained(adapter: loss.adapter, cause: cause)))
                 }
             }
-            if let failure = devices[id]?.unexplainedAttemptFailure, adapter == nil || failure.adapter == adapter {
-                devices[id]?.unexplainedAttemptFailure = nil
-                if now.duration(since: failure.at) <= Self.linkLossCauseWindow {
-                    if let counted = devices[id]?.recentFailures, counted > 0 { devices[id]?.recentFailures = counted - 1 }
-                    deliveries.append(.deliver(id, .linkLossExplained(adapter: failure.adapter, cause: cause)))
+            let failures = devices[id]?.unexplainedAttemptFailures ?? []
+            let onAdapter = failures.filter { adapter == nil || $0.adapter == adapter }
+            if !onAdapter.isEmpty {
+                devices[id]?.unexplainedAttemptFailures = failures.filter { !(adapter == nil || $0.adapter == adapter) }
+                let explained = onAdapter.filter { now.duration(since: $0.at) <= Self.linkLossCauseWindow }
+                if let latest = explained.last {
+                    if let counted = devices[id]?.recentFailures { devices[id]?.recentFailures = max(0, counted - explained.count) }
+                    deliveries.append(.deliver(id, .linkLossExplained(adapter: latest.adapter, cause: cause)))
                 }
             }
         }

@@ -236,6 +236,23 @@ import Testing
         #expect(Self.withdrawals(h.feed(.linkLossExplained(adapter: hci0, cause: .bluetoothdGone))).isEmpty, "once")
     }
 
+    /// A retry that connected, then lost its link too: the loss before it happened before a
+    /// connection succeeded, so not through the power-off that explains the second; only the
+    /// second is taken back (a reviewer's case).
+    @Test func aLinkThatCameUpStartsAChainOfItsOwn() throws {
+        var h = try Self.ready()
+        _ = h.feed(.disconnected(nil))
+        let afterFirstLoss = h.machine.reconnect
+        _ = try h.fire(.backoff)
+        _ = h.feed(.attemptGranted(adapter: hci0))
+        _ = h.feed(.connected)
+        _ = h.feed(.disconnected(nil))
+        #expect(h.machine.reconnect.consecutiveFailures == 2)
+        let explained = h.feed(.linkLossExplained(adapter: hci0, cause: .adapterPoweredOff))
+        #expect(Self.withdrawals(explained) == [withdrawn(h, cause: .adapterPoweredOff)])
+        #expect(h.machine.reconnect == afterFirstLoss, "the first loss stays counted")
+    }
+
     /// A retry that failed later than the window after the loss is not the same cause's: only
     /// the newest failure is taken back.
     @Test func aRetryFailingLaterThanTheWindowAfterTheLossStartsAChainOfItsOwn() throws {

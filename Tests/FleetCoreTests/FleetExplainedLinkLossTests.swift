@@ -172,6 +172,27 @@ struct FleetExplainedLinkLossTests {
         #expect(Self.linkLossCauses(world.published).isEmpty, "no link was lost: the journal's link_loss_cause is for links")
     }
 
+    /// Two failed attempts in a row on the adapter, the second the first's retry, both before
+    /// the power-off is heard: neither counts in the pool's score, nor as the last error.
+    @Test func aRowOfFailedAttemptsBeforeThePowerOffIsTakenBackWhole() throws {
+        var world = ExplainedLossWorld(adapters: [Self.hci0])
+        world.advance(by: .seconds(1))
+        let abort = DeviceEvent.Failure(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+        world.transportReports(.connectFailed(abort))
+        let connects = world.connects.count
+        // The retry after the first backoff (1 s, jittered by up to half), inside the window.
+        world.advance(by: .milliseconds(1600))
+        #expect(world.connects.count == connects + 1, "the retry is in flight")
+        world.transportReports(.connectFailed(abort))
+        #expect(world.fleet.devices[Self.strap]?.recentFailures == 2)
+        world.advance(by: .milliseconds(3))
+        world.report(.adapterChanged(Self.hci0, powered: false), .adapterPowerChanged(Self.hci0, powered: false))
+        #expect(Self.withdrawals(world.published).count == 2)
+        #expect(world.fleet.devices[Self.strap]?.recentFailures == 0, "the pool's score counts neither")
+        #expect(world.fleet.devices[Self.strap]?.lastFailure == nil)
+        #expect(try world.machine().reconnect.consecutiveFailures == 0)
+    }
+
     /// The power-off arrives first: the machine ends the attempt without a failure, and the
     /// Connect's late error changes nothing.
     @Test func aConnectInFlightWhenItsAdapterPowersOffIsNoFailure() throws {
