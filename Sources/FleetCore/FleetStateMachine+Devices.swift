@@ -73,13 +73,13 @@ extension FleetStateMachine {
         requestEvaluation(&actions)
     }
 
-    /// A device the fleet does not have, with a pinned device's address and the other address
-    /// type: the pin's `address_type` is likely wrong (nothing else will ever say so — the pin
-    /// just never matches). Said once per pin and run.
+    /// A device the fleet does not have, with the address of a pinned device bluetoothd has no
+    /// object for, and the other address type: the pin's `address_type` is likely wrong (nothing
+    /// else will ever say so — the pin just never matches). Said once per pin and run.
     private mutating func tellAddressTypeMismatch(heard: DeviceID, _ actions: inout [Action]) {
-        guard let pinned = devices.keys.sorted().first(where: { id in
-            devices[id]?.pinned == true && id.address == heard.address && id.addressType != heard.addressType
-        }), addressTypeMismatchesTold.insert(pinned).inserted
+        let other = DeviceID(address: heard.address, addressType: heard.addressType == .public ? .random : .public)
+        guard let device = devices[other], device.pinned, device.objects.isEmpty,
+            case let pinned = other, addressTypeMismatchesTold.insert(pinned).inserted
         else { return }
         let definedAt = configuration.pinned.first { $0.id == pinned }?.definedAt
         actions.append(.publish(.addressTypeMismatch(pinned: pinned, heard: heard, definedAt: definedAt)))

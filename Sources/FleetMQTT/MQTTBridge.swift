@@ -56,6 +56,12 @@ actor MQTTBridge {
     /// devices are its own, and `online` would make the previous run's retained states — a
     /// `ready` from before the restart — available again.
     private var announcedOnline = false
+    /// With `ownership`: the coordinator is past its resync grace (`noteOwners`), so a device
+    /// missing from `owners` is one nobody live owns, not one whose claim is still unheard.
+    private var ownersSettled = false
+    /// Devices removed from the fleet before `ownersSettled`, with no owner known: deleted then
+    /// if nobody owns them.
+    private var removalsAwaitingOwners: Set<DeviceID> = []
 
     /// The daemon's run number: sessions are named `<run>-<session>`, as in the journal.
     private let sessionRun: UInt64?
@@ -311,7 +317,13 @@ actor MQTTBridge {
     /// the coordinator is past its resync grace, so `new` holds what the broker kept — the
     /// gateway's `online` goes out then, after its devices' states.
     func noteOwners(_ new: [DeviceID: String], settled: Bool) {
-        defer { if settled, owners != nil { announceOnline() } }
+        ownersSettled = settled
+        defer {
+            if settled, owners != nil {
+                deleteRemovalsNobodyOwns()
+                announceOnline()
+            }
+        }
         guard let before = owners, before != new else { return }
         owners = new
         let here = topics.gatewayID
@@ -350,15 +362,33 @@ actor MQTTBridge {
     }
 
     private func forget(_ id: DeviceID) {
-        // Another live gateway's retained topics are its own to delete; those of a device nobody
-        // live owns are every gateway's (its last owner dropped them from its client when it let
-        // go, and nobody else would ever empty them).
-        let answered = owners.map { $0[id] == nil || $0[id] == topics.gatewayID } ?? true
         records[id] = nil
         publishedState[id] = nil
         route.forget(id)
         devicesChanged = true
-        guard answered else { return }
+        // Another live gateway's retained topics are its own to delete; those of a device nobody
+        // live owns are every gateway's (its last owner dropped them from its client when it let
+        // go, and nobody else would ever empty them) — but "nobody" is known only once the
+        // coordinator heard what the broker kept: until then the removal waits.
+        if let owners, owners[id] != topics.gatewayID {
+            guard owners[id] == nil else { return }
+            guard ownersSettled else {
+                removalsAwaitingOwners.insert(id)
+                return
+            }
+        }
+        deleteTopics(of: id)
+    }
+
+    /// The removals that waited for the coordinator to settle: those nobody owns now are deleted
+    /// (a device owned meanwhile is its owner's, one added back is the fleet's again).
+    private func deleteRemovalsNobodyOwns() {
+        let waiting = removalsAwaitingOwners
+        removalsAwaitingOwners = []
+        for id in waiting.sorted() where records[id] == nil && owners?[id] == nil { deleteTopics(of: id) }
+    }
+
+    private func deleteTopics(of id: DeviceID) {
         // Empty retained messages delete what the broker kept: every config the device may have
         // (an earlier run may have announced entities this one has not), then its state — in
         // this order, so that Home Assistant drops the entities before their state topic empties

@@ -655,5 +655,10 @@ struct FleetStateMachineTests {
         let other = DeviceID(address: PoolFixture.device(9).address, addressType: .random)
         let unrelated = fleet.handle(.device(other, .deviceFound(adapter: Self.hci0), objects: [object]), now: Self.t0)
         #expect(!unrelated.contains { if case .publish(.addressTypeMismatch) = $0 { true } else { false } })
+        // A pin heard with its own type too: both devices exist, nothing is wrong with the pin.
+        var heardToo = Self.running(configuration)
+        _ = heardToo.handle(.device(Self.strap, .deviceFound(adapter: Self.hci0), objects: [object]), now: Self.t0)
+        let both = heardToo.handle(.device(random, .deviceFound(adapter: Self.hci0), objects: [object]), now: Self.t0)
+        #expect(!both.contains { if case .publish(.addressTypeMismatch) = $0 { true } else { false } })
     }
 }

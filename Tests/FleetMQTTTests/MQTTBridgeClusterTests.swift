@@ -115,6 +115,28 @@ import TestSupport
         await gateway.lane.stop()
     }
 
+    /// Removed before the coordinator heard what the broker kept (its resync grace): "no owner"
+    /// may be a claim still unheard, so the removal waits; settled, it goes ahead only if nobody
+    /// owns the device (a reviewer's case: a restarted gateway emptying a live one's topics).
+    @Test func aRemovalBeforeTheGatewayKnowsTheOwnersWaitsForThem() async throws {
+        let configs = HomeAssistantDiscovery(topics: Self.topics)
+        for owner in ["other", nil] as [String?] {
+            let gateway = try await Gateway.start()
+            await gateway.bridge.start(status: gateway.status)
+            await gateway.bridge.noteOwners([:], settled: false)
+            await gateway.bridge.handle(.fleet(.deviceRemoved(gateway.strap, reason: .unpinnedByConfiguration)))
+            try await gateway.sent()
+            let topics = configs.allTopics(of: gateway.strap) + [Self.topics.state(gateway.strap)]
+            for topic in topics { #expect(gateway.payloads(on: topic).isEmpty, "\(topic) before the owners are known") }
+            await gateway.bridge.noteOwners(owner.map { [gateway.strap: $0] } ?? [:], settled: true)
+            try await gateway.sent()
+            for topic in topics {
+                #expect(gateway.payloads(on: topic) == (owner == nil ? [""] : []), "owner \(owner ?? "none"): \(topic)")
+            }
+            await gateway.lane.stop()
+        }
+    }
+
     @Test func aDeviceAnotherLiveGatewayOwnsIsLeftToIt() async throws {
         let gateway = try await Gateway.start()
         await gateway.bridge.start(status: gateway.status)

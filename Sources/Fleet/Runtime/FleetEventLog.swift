@@ -84,7 +84,7 @@ struct FleetEventLog: Sendable {
         case .addressTypeMismatch(let pinned, let heard, let definedAt):
             let place = definedAt.map { " (\($0))" } ?? ""
             logger.warning(
-                "pinned \(pinned.address) (\(pinned.addressType.rawValue)) is heard only as a \(heard.addressType.rawValue) address: set address_type = \"\(heard.addressType.rawValue)\" in its pin\(place), or it is never found",
+                "pinned \(pinned.address) (\(pinned.addressType.rawValue)) is not heard, but a \(heard.addressType.rawValue) address like it is: set address_type = \"\(heard.addressType.rawValue)\" in its pin\(place), or it is never found",
                 metadata: deviceMetadata(pinned).merging([
                     "event": "address_type_mismatch", "address_type": "\(pinned.addressType.rawValue)",
                     "heard_address_type": "\(heard.addressType.rawValue)",

@@ -75,9 +75,12 @@ extension FleetOrchestrator: FleetCommands {
     /// would (a held device stays held).
     public func pair(_ device: DeviceID) async throws(FleetCommandError) {
         guard status(of: device) != nil else { throw .unknownDevice(device) }
-        let adapter = linkAdapter(of: device)
+        let linked = linkAdapter(of: device)
+        // Where the pairing goes: the link's adapter, else the object `pair` takes (its first).
+        let firstObject = await bluetooth.objects(of: device).first?.adapter
+        let adapter = linked ?? firstObject
         do {
-            try await bluetooth.pair(device, on: adapter, timeout: Self.pairWait)
+            try await bluetooth.pair(device, on: linked, timeout: Self.pairWait)
         } catch {
             if let adapter { enqueue(.pairingEnded(adapter: adapter)) }
             throw .failed(error)
