@@ -118,6 +118,16 @@ actor MQTTBridge {
                 }
             }
             let present = Set(status.devices.map(\.id))
+            // The devices that stay are published under the new names below; their retained
+            // copies under the old ones describe nothing any more.
+            for id in earlier.devices.intersection(present).sorted() {
+                var old: [String] = []
+                if earlier.homeAssistantDiscovery, earlier.topics.discoveryPrefix != topics.discoveryPrefix {
+                    old += HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id)
+                }
+                if earlier.topics.prefix != topics.prefix { old += earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] }
+                for topic in old { client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true)) }
+            }
             for id in earlier.devices.subtracting(present).sorted() {
                 forget(id)
                 guard earlier.topics != topics else { continue }

@@ -176,6 +176,10 @@ struct WearfleetdMQTTReloadTests {
         _ = try await subscriber.first(on: "site/gateway/gw1/status") { $0.payload == "online" }
         let cleared = try await subscriber.first(on: "homeassistant/sensor/wearfleet_\(band)/battery/config") { $0.payload.isEmpty }
         #expect(cleared.payload.isEmpty)
+        // The watch stays, published under `site`; its retained state under the old prefix goes.
+        let watch = MQTTDaemon.watchSegment
+        _ = try await subscriber.first(on: "site/device/\(watch)/state") { $0.payload.contains("\"state\":\"ready\"") }
+        _ = try await subscriber.first(on: "wearfleet/device/\(watch)/state") { $0.payload.isEmpty }
         // The watch kept its link through the reload.
         let after = await daemon.simulator.counterSnapshot()
         #expect(after.connectAttempts[MQTTDaemon.watch, default: 0] == before.connectAttempts[MQTTDaemon.watch, default: 0])
