@@ -129,6 +129,41 @@ struct FleetStateMachineTests {
         #expect(fleet.devices[Self.strap]?.link == .attempting(Self.hci0))
     }
 
+    /// What status says a wanted device without a link waits for: not heard, no free slot (hci0
+    /// has 2, both linked), its adapter's turn (placed, another's attempt in flight), held.
+    @Test func aWaitingDeviceSaysWhatItWaitsFor() throws {
+        let (first, second, third, unheard) = (Self.strap, Self.watch, PoolFixture.device(3), PoolFixture.device(4))
+        var fleet = Self.running(Self.configuration(pinned: [first, second, third, unheard]))
+        #expect(fleet.waitingReason(of: first) == nil, "nothing asked yet")
+        _ = fleet.handle(.deviceOutput(.requestAttempt(unheard)), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        #expect(fleet.waitingReason(of: unheard) == .notHeard)
+        for id in [first, second, third] {
+            _ = fleet.handle(.device(id, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
+        }
+        _ = fleet.handle(.deviceOutput(.requestAttempt(first)), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(second)), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        // One attempt at a time on hci0: the other, placed, waits its turn.
+        let attempting = [first, second].filter { fleet.devices[$0]?.link == .attempting(Self.hci0) }
+        #expect(attempting.count == 1)
+        let waitingTurn = [first, second].first { !attempting.contains($0) }
+        #expect(waitingTurn.map { fleet.waitingReason(of: $0) } == .attemptTurn)
+        #expect(fleet.waitingReason(of: attempting[0]) == nil, "attempting: not waiting")
+        let other = try #require(waitingTurn)
+        _ = fleet.handle(.deviceOutput(.attemptFinished(attempting[0], adapter: Self.hci0, outcome: .connected)), now: Self.t0)
+        #expect(Self.deliveries(fleet.handle(.evaluate, now: Self.t0), to: other) == [.attemptGranted(adapter: Self.hci0)])
+        _ = fleet.handle(.deviceOutput(.attemptFinished(other, adapter: Self.hci0, outcome: .connected)), now: Self.t0)
+        _ = fleet.handle(.deviceOutput(.requestAttempt(third)), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        #expect(fleet.waitingReason(of: third) == .noFreeSlot, "both slots are linked")
+        _ = fleet.handle(.command(.disconnect(third)), now: Self.t0)
+        #expect(fleet.waitingReason(of: third) == .held)
+        // Several gateways: a device not given to this one waits for that.
+        _ = fleet.handle(.ownershipGate(enabled: true), now: Self.t0)
+        #expect(fleet.waitingReason(of: unheard) == .awaitingOwnership)
+    }
+
     @Test func aSleepingDevicesPendingConnectHoldsASlotButLeavesTheAdapterFreeForAttempts() {
         // hci0 has 2 slots: the cuff's pending Connect stands on one, the strap still gets its
         // attempt at once, and a third device finds no slot.

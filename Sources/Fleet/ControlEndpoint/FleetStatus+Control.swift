@@ -42,7 +42,7 @@ extension FleetStatus.Device {
         let detail = StateDetail(state, now: now)
         return ControlDevice(
             address: id.address.description, addressType: id.addressType.rawValue, name: name, pinned: pinned,
-            className: className, state: state.name, stateReason: detail.reason, retryAttempt: detail.attempt,
+            className: className, state: state.name, stateReason: detail.reason ?? waitingFor?.rawValue, retryAttempt: detail.attempt,
             nextAttemptIn: detail.secondsToDeadline, adapter: adapter?.name,
             rssi: rssi.map { Int16(clamping: $0) }, lastValue: lastValue, sessions: sessions, reconnects: reconnects,
             notifications: UInt64(clamping: notifications), decodeErrors: UInt64(clamping: decodeErrors),

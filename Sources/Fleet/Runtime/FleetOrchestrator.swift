@@ -668,7 +668,7 @@ public actor FleetOrchestrator {
                 adapter: device.link.adapter, rssi: device.lastRSSI.values.max(), lastValue: counters.lastSummary,
                 sessions: await actors[id]?.session ?? 0, reconnects: device.linksMade > 0 ? device.linksMade - 1 : 0,
                 notifications: counters.notifications, decodeErrors: counters.decodeErrors, lastFailure: device.lastFailure,
-                held: device.held, lastValueAt: counters.lastEventAt, owner: owners[id]))
+                held: device.held, lastValueAt: counters.lastEventAt, owner: owners[id], waitingFor: fleet.waitingReason(of: id)))
         }
         var statusAdapters: [FleetStatus.Adapter] = []
         for (id, record) in fleet.adapters.sorted(by: { $0.key < $1.key }) where record.selected {

@@ -28,13 +28,16 @@ public struct FleetStatus: Sendable {
         /// The gateway that owns the device when several gateways share the fleet (`[cluster]`);
         /// nil when the cluster is off or nobody owns it.
         public var owner: String?
+        /// What a wanted device without a link waits for (`FleetStateMachine.waitingReason`).
+        public var waitingFor: FleetStateMachine.WaitingReason?
 
         public init(
             id: DeviceID, name: String? = nil, pinned: Bool, className: String? = nil, state: DeviceState,
             adapter: AdapterID? = nil, rssi: Int? = nil, lastValue: String? = nil, sessions: UInt64 = 0,
             reconnects: UInt64 = 0, notifications: Int = 0, decodeErrors: Int = 0, lastFailure: FailureClass? = nil, held: Bool = false,
-            lastValueAt: Date? = nil, owner: String? = nil
+            lastValueAt: Date? = nil, owner: String? = nil, waitingFor: FleetStateMachine.WaitingReason? = nil
         ) {
+            self.waitingFor = waitingFor
             self.lastValueAt = lastValueAt
             self.owner = owner
             self.id = id
