@@ -176,6 +176,27 @@ class RealStack:
         self.bluetoothd = await asyncio.create_subprocess_exec(BLUETOOTHD, "-n", stdout=output, stderr=output)
         output.close()
         log(f"bluetoothd started (run {self.bluetoothd_runs}, pid {self.bluetoothd.pid})")
+        started = self.bluetoothd
+
+        # The scenarios stop and kill this process: it must be the one on the bus. (Once, on a
+        # loaded machine, a bluetoothd D-Bus activation had started won the name first and this
+        # one exited "Name already in use"; the restart scenarios then found no process to stop.)
+        async def owns_the_name():
+            if started.returncode is not None:
+                raise ScenarioFailed(f"bluetoothd (pid {started.pid}) exited {started.returncode} before it owned org.bluez")
+            return await self.bluez_owner_pid() == started.pid
+        await self.wait_for("bluetoothd owns org.bluez", owns_the_name, STEP_DEADLINE)
+
+    async def bluez_owner_pid(self) -> int | None:
+        """The pid of the process that owns org.bluez, asked of the bus itself (which never starts
+        a service for a question about a name), or None while nobody does."""
+        code, out, _ = await self.run(
+            "dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.bluez")
+        if code != 0:
+            return None
+        words = out.split()
+        return int(words[-1]) if words and words[-1].isdigit() else None
 
     async def stop_bluetoothd(self, sig: int):
         assert self.bluetoothd
@@ -221,7 +242,11 @@ class RealStack:
             return [line for line in trace if line.startswith("method call") and "destination=org.bluez" in line]
 
     async def bluez_property(self, path: str, interface: str, name: str) -> str | None:
-        # --auto-start=no: the driver must not start bluetoothd through D-Bus activation either.
+        # The driver must not start bluetoothd through D-Bus activation: nothing is asked of
+        # org.bluez while nobody owns it (busctl's --auto-start=no is not enough: a get-property
+        # it sent while the scenario's bluetoothd was still starting was held for an activated one).
+        if await self.bluez_owner_pid() is None:
+            return None
         code, out, _ = await self.run("busctl", "--system", "--auto-start=no", "get-property", "org.bluez", path,
                                       f"org.bluez.{interface}", name)
         return out.strip() if code == 0 else None
