@@ -147,6 +147,7 @@ extension FleetStateMachine {
                 devices[id]?.link = .connected(adapter, since: now)
                 devices[id]?.lastAdapter = adapter
                 devices[id]?.recentFailures = 0
+                devices[id]?.unexplainedAttemptFailures = []
                 devices[id]?.linksMade += 1
             case .failed:
                 devices[id]?.link = .disconnected

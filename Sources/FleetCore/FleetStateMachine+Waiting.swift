@@ -10,7 +10,7 @@ extension FleetStateMachine {
         /// Several gateways share the fleet and this one was not given the device (another owns
         /// it, or nobody yet).
         case awaitingOwnership
-        /// It asked for an attempt, and no adapter has heard it (nothing to connect through).
+        /// It asked for an attempt, and no usable adapter (powered, selected) has heard it.
         case notHeard
         /// It asked for an attempt, is heard, and every slot that reaches it is taken by devices
         /// that rank above it (pinned links, or pool devices with a better score).
@@ -26,7 +26,10 @@ extension FleetStateMachine {
         if device.held { return .held }
         if device.awaitingOwnership { return .awaitingOwnership }
         guard device.wantsAttempt else { return nil }
-        if device.objects.isEmpty { return .notHeard }
-        return policy.reservations[id] == nil ? .noFreeSlot : .attemptTurn
+        // Placed (heard, or connectable by address on its last adapter): its turn comes.
+        if policy.reservations[id] != nil { return .attemptTurn }
+        // Heard only on adapters that are off or not selected offers nothing to connect through.
+        if !device.objects.contains(where: { isUsable($0.adapter) }) { return .notHeard }
+        return .noFreeSlot
     }
 }

@@ -119,8 +119,10 @@ actor MQTTBridge {
             }
             let present = Set(status.devices.map(\.id))
             // The devices that stay are published under the new names below; their retained
-            // copies under the old ones describe nothing any more.
-            for id in earlier.devices.intersection(present).sorted() {
+            // copies under the old ones describe nothing any more. (With `[cluster]` every
+            // gateway knows every pinned device, and the old copies may be another gateway's:
+            // they are left.)
+            for id in earlier.devices.intersection(present).sorted() where owners == nil {
                 var old: [String] = []
                 if earlier.homeAssistantDiscovery, earlier.topics.discoveryPrefix != topics.discoveryPrefix {
                     old += HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id)
@@ -130,7 +132,7 @@ actor MQTTBridge {
             }
             for id in earlier.devices.subtracting(present).sorted() {
                 forget(id)
-                guard earlier.topics != topics else { continue }
+                guard earlier.topics != topics, owners == nil else { continue }
                 let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
                 for topic in old + earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
                     client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
@@ -390,12 +392,15 @@ actor MQTTBridge {
         deleteTopics(of: id)
     }
 
-    /// The removals that waited for the coordinator to settle: those nobody owns now are deleted
-    /// (a device owned meanwhile is its owner's, one added back is the fleet's again).
+    /// The removals that waited for the coordinator to settle: those nobody owns now, or this
+    /// gateway (its own claim from before a restart, heard in the grace), are deleted; one
+    /// another gateway owns is its owner's, one added back is the fleet's again.
     private func deleteRemovalsNobodyOwns() {
         let waiting = removalsAwaitingOwners
         removalsAwaitingOwners = []
-        for id in waiting.sorted() where records[id] == nil && owners?[id] == nil { deleteTopics(of: id) }
+        for id in waiting.sorted() where records[id] == nil && (owners?[id] == nil || owners?[id] == topics.gatewayID) {
+            deleteTopics(of: id)
+        }
     }
 
     private func deleteTopics(of id: DeviceID) {

@@ -87,6 +87,13 @@ final class MQTTValueRoute: Sendable {
     fileprivate func handOver(_ value: ValuePipeline.Value) {
         notableSink.yield(value)
     }
+
+    /// Whether the bridge still describes `device` (it forgets a device before deleting its
+    /// retained topics, so a copy checked under the outbox's lock either goes in before the
+    /// deletion, which replaces it, or not at all).
+    func describes(_ device: DeviceID) -> Bool {
+        state.withLock { $0.entries[device] != nil }
+    }
 }
 
 /// Turns values into messages on the `mqtt` thread: the value JSON (`LiveValueRecord`'s bytes,
@@ -99,7 +106,12 @@ struct MQTTValueRenderer {
         var kind: String
     }
 
-    private let route: MQTTValueRoute
+    let route: MQTTValueRoute
+    /// A retained `…/<kind>/latest` copy, with its device (checked again when it is queued).
+    struct LatestCopy {
+        var device: DeviceID
+        var message: MQTTMessage
+    }
     /// Topics by key, with the epoch of the device's entry they were made under.
     private var topics: [TopicKey: (topic: String, epoch: UInt64)] = [:]
     private var lastValueTimes: [DeviceID: Date] = [:]
@@ -115,7 +127,7 @@ struct MQTTValueRenderer {
     /// replaced by a deletion when the device goes), and only for a device the bridge still
     /// describes — a value rendered after its device was forgotten must not bring the topic back.
     mutating func render(
-        _ values: some Collection<ValuePipeline.Value>, into messages: inout [MQTTMessage], retained: inout [MQTTMessage]
+        _ values: some Collection<ValuePipeline.Value>, into messages: inout [MQTTMessage], retained: inout [LatestCopy]
     ) {
         guard !values.isEmpty else { return }
         let entries = route.entries
@@ -143,14 +155,19 @@ struct MQTTValueRenderer {
                 default: break
                 }
             }
-            if notable { route.handOver(value) }
+            // Only for a device the bridge describes: one it forgot must not be learnt again (its
+            // entities would come back in Home Assistant); one not yet described is handed over
+            // with its next value of the kind, once described (a new epoch makes it notable).
+            if notable, entry != nil { route.handOver(value) }
             let payload = encoder.encode(value, info: context)
             messages.append(MQTTMessage(topic: topic, payload: payload, qos: 0, retain: false))
             if entry != nil, MQTTTopics.occasionalKinds.contains(kind) {
                 // Rare (one per measurement): kept by the broker as the device's latest, with
                 // QoS 1; the burst a device delivers at a wake keeps only its newest there, every
                 // one of them on the value topic.
-                retained.append(MQTTMessage(topic: route.topics.latestValue(value.device, kind: kind), payload: payload, qos: 1, retain: true))
+                retained.append(LatestCopy(
+                    device: value.device,
+                    message: MQTTMessage(topic: route.topics.latestValue(value.device, kind: kind), payload: payload, qos: 1, retain: true)))
             }
             lastValueTimes[value.device] = value.receivedAt
         }

@@ -40,7 +40,7 @@ final class MosquittoLoop {
     private var valueBatch: [ValuePipeline.Value] = []
     private var valueMessages: [MQTTMessage] = []
     /// The retained `…/latest` copies a render made, on their way to the outbox.
-    private var latestCopies: [MQTTMessage] = []
+    private var latestCopies: [MQTTValueRenderer.LatestCopy] = []
     /// The password last handed to libmosquitto (re-read from its file before each attempt).
     private var password: String?
     private var warnedPasswordFileMode = false
@@ -324,7 +324,10 @@ final class MosquittoLoop {
         if !latestCopies.isEmpty {
             // Into the outbox's retained set, sent by the next pass (one message per value stays
             // here, so that a message's position is its value's when the socket fills).
-            client.shared.withLock { state in for copy in latestCopies { _ = state.outbox.enqueue(copy) } }
+            let route = renderer?.route
+            client.shared.withLock { state in
+                for copy in latestCopies where route?.describes(copy.device) ?? false { _ = state.outbox.enqueue(copy.message) }
+            }
             latestCopies.removeAll(keepingCapacity: true)
         }
         // libmosquitto writes each message as it is published and the socket has TCP_NODELAY

@@ -138,6 +138,10 @@ struct FleetStateMachineTests {
         _ = fleet.handle(.deviceOutput(.requestAttempt(unheard)), now: Self.t0)
         _ = fleet.handle(.evaluate, now: Self.t0)
         #expect(fleet.waitingReason(of: unheard) == .notHeard)
+        // Heard only through an adapter that is not powered: nothing to connect through either.
+        _ = fleet.handle(.device(unheard, .deviceFound(adapter: Self.hci1), objects: [.init(adapter: Self.hci1, rssi: -50)]), now: Self.t0)
+        _ = fleet.handle(.evaluate, now: Self.t0)
+        #expect(fleet.waitingReason(of: unheard) == .notHeard, "hci1 is off: no slot is what it lacks")
         for id in [first, second, third] {
             _ = fleet.handle(.device(id, .deviceFound(adapter: Self.hci0), objects: [.init(adapter: Self.hci0, rssi: -60)]), now: Self.t0)
         }

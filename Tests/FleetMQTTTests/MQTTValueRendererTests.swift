@@ -22,7 +22,7 @@ import Testing
         return collected.withLock { $0 }
     }
 
-    @Test func aMeasurementIsAlsoKeptRetainedAsTheDevicesLatest() throws {
+    @Test func aMeasurementIsAlsoKeptRetainedAsTheDevicesLatest() async throws {
         let bloodPressure: [UInt8] = [0x0C, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0x48, 0x00, 1]
         let laterBloodPressure: [UInt8] = [0x0C, 0x79, 0x00, 0x51, 0x00, 0x5D, 0x00, 0x48, 0x00, 1]
         let values = Self.values([
@@ -34,8 +34,10 @@ import Testing
         route.describe(Self.cuff, MQTTValueRoute.DeviceContext(name: "Cuff"))
         var renderer = MQTTValueRenderer(route: route)
         var messages: [MQTTMessage] = []
-        var retained: [MQTTMessage] = []
-        renderer.render(values, into: &messages, retained: &retained)
+        var copies: [MQTTValueRenderer.LatestCopy] = []
+        renderer.render(values, into: &messages, retained: &copies)
+        var retained: [MQTTMessage] { copies.map(\.message) }
+        #expect(copies.allSatisfy { $0.device == Self.cuff })
 
         // One message per value, in order: the loop maps a message back to its value by position
         // when the socket fills.
@@ -59,9 +61,15 @@ import Testing
         // topic, but brings no `latest` back.
         route.forget(Self.cuff)
         messages.removeAll()
-        retained.removeAll()
-        renderer.render(values.prefix(1), into: &messages, retained: &retained)
-        #expect(messages.count == 1 && retained.isEmpty)
+        copies.removeAll()
+        renderer.render(values.prefix(1), into: &messages, retained: &copies)
+        #expect(messages.count == 1 && copies.isEmpty)
+        #expect(!route.describes(Self.cuff))
+        // Nor is it handed to the bridge to learn (its entities would come back): the values
+        // handed over are those of the first render only, while the cuff was described.
         route.finish()
+        var handedOver = 0
+        for await _ in route.notable { handedOver += 1 }
+        #expect(handedOver == 3, "each kind's first value (the battery level among them), before the cuff was forgotten")
     }
 }
