@@ -113,11 +113,6 @@ struct HomeAssistantDiscovery: Sendable {
         "heart_rate": [heartRate], "temperature": [temperature], "spo2": [spo2],
         "blood_pressure": [systolic, diastolic, pulse], "weight": [weight],
     ]
-    /// Kinds a device sends once per measurement, not as a stream: their sensors read the
-    /// retained `…/<kind>/latest`, so Home Assistant shows the latest measurement after its own
-    /// restart while the device sleeps (a value topic is not retained, and 2024.3's MQTT sensor
-    /// restores no state without `expire_after`).
-    static let occasionalKinds = MQTTTopics.occasionalKinds
 
     /// A template of the device state that renders `expression`, or `None` (unknown) while the
     /// state topic holds no JSON: a removed device's state is emptied after its configs, but
@@ -163,7 +158,7 @@ struct HomeAssistantDiscovery: Sendable {
         if record.battery != nil { sensors.append(Self.battery) }
         if record.rssi != nil { sensors.append(Self.rssi) }
         for kind in record.kinds.sorted() { sensors += Self.byKind[kind] ?? [] }
-        if let kind = record.kinds.sorted().first(where: Self.occasionalKinds.contains) {
+        if let kind = record.kinds.sorted().first(where: MQTTTopics.occasionalKinds.contains) {
             sensors.append(Self.lastMeasurement(kind: kind))
         }
         var controls = [Self.reconnect, Self.hold]
@@ -189,9 +184,12 @@ struct HomeAssistantDiscovery: Sendable {
         return sensors.map { topic(device, $0) } + [Self.reconnect, Self.hold, Self.readBattery].map { topic(device, $0) }
     }
 
-    /// Where a sensor of `kind` reads its values: the retained latest one for an occasional kind.
+    /// Where a sensor of `kind` reads its values: for a kind measured now and then, the retained
+    /// `…/<kind>/latest` (a value topic is not retained, and Home Assistant 2024.3's MQTT sensor
+    /// restores no state without `expire_after`: after its restart a sleeping cuff's readings
+    /// would be `unknown`).
     func stateTopic(_ device: DeviceID, kind: String) -> String {
-        Self.occasionalKinds.contains(kind) ? topics.latestValue(device, kind: kind) : topics.value(device, kind: kind, characteristic: "")
+        MQTTTopics.occasionalKinds.contains(kind) ? topics.latestValue(device, kind: kind) : topics.value(device, kind: kind, characteristic: "")
     }
 
     func topic(_ device: DeviceID, _ sensor: Sensor) -> String {
