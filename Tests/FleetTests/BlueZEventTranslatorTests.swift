@@ -1,7 +1,8 @@
 import BlueZ
 import DBus
-import Fleet
+@testable import Fleet
 import FleetCore
+import Logging
 import Testing
 
 @Suite("Translating BlueZ events into device events")
@@ -11,6 +12,7 @@ struct BlueZEventTranslatorTests {
     static let characteristicPath: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_00_00_01/service000c/char000d"
     static let heartRate = "00002a37-0000-1000-8000-00805f9b34fb"
     static let hci0 = AdapterID("hci0")
+    static let pipeline = ValuePipeline(logger: Logger(label: "translator-test") { _ in SwiftLogNoOpLogHandler() })
 
     let id = DeviceID(address: BluetoothAddress("AA:BB:CC:00:00:01")!, addressType: .random)
 
@@ -46,7 +48,7 @@ struct BlueZEventTranslatorTests {
     @Test func aLinkThatSurvivedOurRestartIsReportedForAdoption() {
         var translator = BlueZEventTranslator()
         let routed = translator.translate(Self.appeared(tree(connected: true)))
-        #expect(routed.contains(.device(id, .connected)))
+        #expect(routed.contains(.connection(id, connected: true, adapter: Self.hci0)))
     }
 
     @Test func connectedChangesBecomeLinkEvents() {
@@ -54,12 +56,48 @@ struct BlueZEventTranslatorTests {
         let current = tree()
         _ = translator.translate(Self.appeared(current))
         let up = translator.translate(.deviceConnectionChanged(Self.devicePath, connected: true))
-        #expect(up == [.device(id, .connected)])
+        #expect(up == [.connection(id, connected: true, adapter: Self.hci0)])
         let down = translator.translate(.deviceConnectionChanged(Self.devicePath, connected: false))
-        #expect(down == [.device(id, .disconnected(nil))])
+        #expect(down == [.connection(id, connected: false, adapter: Self.hci0)])
         let reason = translator.translate(
             .deviceDisconnected(Self.devicePath, reason: "org.bluez.Reason.Remote", message: "Connection terminated by remote"))
         #expect(reason == [.device(id, .disconnected(DeviceEvent.Failure(name: "org.bluez.Reason.Remote", message: "Connection terminated by remote")))])
+    }
+
+    /// The fleet reads the mirror when it turns an event into an input, and the mirror may be
+    /// past the event by then (real stack, loaded: a link a restarted bluetoothd announced was
+    /// lost before the announcement was handled). The input shows the object as the event left it.
+    @Test func aConnectionEventShowsItsObjectAsTheEventLeftItWhateverTheMirrorSaysSince() throws {
+        var translator = BlueZEventTranslator()
+        let announced = tree(connected: true)
+        let routed = translator.translate(Self.appeared(announced))
+        let connection = try #require(routed.first { if case .connection = $0 { true } else { false } })
+        let lostSince = tree(connected: false)
+        let input = BlueZFleetBluetooth.input(for: connection, tree: lostSince, pipeline: Self.pipeline)
+        guard case .device(let device, .connected?, let objects)? = input else {
+            Issue.record("not a connected fact: \(String(describing: input))")
+            return
+        }
+        #expect(device == id)
+        #expect(objects.map(\.adapter) == [Self.hci0])
+        #expect(objects.map(\.connected) == [true])
+
+        // Gone since: the object is put back connected, so the link has an adapter.
+        let gone = BlueZFleetBluetooth.input(for: connection, tree: BlueZObjectTree(), pipeline: Self.pipeline)
+        guard case .device(_, .connected?, let remaining)? = gone else {
+            Issue.record("not a connected fact: \(String(describing: gone))")
+            return
+        }
+        #expect(remaining == [FleetStateMachine.DeviceObject(adapter: Self.hci0, connected: true)])
+
+        // A loss that a reconnection already followed is still a loss, on a disconnected object.
+        let loss = translator.translate(.deviceConnectionChanged(Self.devicePath, connected: false))
+        let lossInput = BlueZFleetBluetooth.input(for: try #require(loss.first), tree: announced, pipeline: Self.pipeline)
+        guard case .device(_, .disconnected(nil)?, let afterLoss)? = lossInput else {
+            Issue.record("not a reasonless loss: \(String(describing: lossInput))")
+            return
+        }
+        #expect(afterLoss.map(\.connected) == [false])
     }
 
     @Test func notificationsOnTheBusBecomeValuesOfTheirDevice() throws {
@@ -105,7 +143,7 @@ struct BlueZEventTranslatorTests {
         let adapter = try #require(current.adapter(at: Self.adapterPath))
         #expect(translator.translate(.adapterAdded(adapter)) == [.adapterChanged(Self.hci0, powered: true), .everyone(.adapterPowered(Self.hci0))])
         let device = try #require(current.device(at: Self.devicePath))
-        #expect(translator.translate(.deviceAdded(device)) == [.device(id, .deviceFound(adapter: Self.hci0)), .device(id, .connected)])
+        #expect(translator.translate(.deviceAdded(device)) == [.device(id, .deviceFound(adapter: Self.hci0)), .connection(id, connected: true, adapter: Self.hci0)])
         #expect(translator.translate(.adapterRemoved(Self.hci0)) == [.everyone(.adapterUnpowered(Self.hci0)), .adapterRemoved(Self.hci0)])
     }
 

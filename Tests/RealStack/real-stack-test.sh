@@ -12,7 +12,8 @@
 # result (passed|failed|skipped).
 # Only a machine where qemu cannot run (no kernel package, no qemu) skips, with a SKIP: line.
 # Environment: REALSTACK_SCENARIOS=key,key runs only those (scenarios.py lists the keys);
-# REALSTACK_BTMON=1 adds an HCI trace (hci-trace.txt).
+# REALSTACK_BTMON=1 adds an HCI trace (hci-trace.txt); REALSTACK_RECORD_INPUTS=1 has wearfleetd
+# record every machine input in wearfleetd.log (`wearfleetctl replay` re-runs them).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,7 +45,8 @@ echo "real-stack-test: booting the guest (Debian's kernel under qemu, TCG); the 
 status=0
 "$here/boot-vm.sh" "$results" "$here/guest.sh" \
     "REPO=$repo" "BUILD_DIR=$build_dir" "VENV=$venv" \
-    "SCENARIOS=${REALSTACK_SCENARIOS:-}" "BTMON=${REALSTACK_BTMON:-0}" || status=$?
+    "SCENARIOS=${REALSTACK_SCENARIOS:-}" "BTMON=${REALSTACK_BTMON:-0}" \
+    "RECORD_INPUTS=${REALSTACK_RECORD_INPUTS:-0}" || status=$?
 elapsed=$(($(date +%s) - started))
 
 if ((status == 77)); then

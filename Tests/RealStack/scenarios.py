@@ -304,9 +304,13 @@ class RealStack:
         if code != 0:
             raise ScenarioFailed(f"the configuration does not check: {out}{err}")
         output = open(os.path.join(self.work, "wearfleetd.log"), "a")
+        environment = dict(os.environ)
+        if job_settings(self.results_dir).get("RECORD_INPUTS") == "1":
+            # Every machine input in the log, for `wearfleetctl replay` (job.env RECORD_INPUTS=1).
+            environment["WEARFLEET_RECORD_INPUTS"] = "1"
         self.wearfleetd = await asyncio.create_subprocess_exec(
             self.wearfleetd_path, "--config", config, "--state-dir", os.path.join(self.work, "state"),
-            "--log-format", "json", stdout=output, stderr=output)
+            "--log-format", "json", stdout=output, stderr=output, env=environment)
         output.close()
         log(f"wearfleetd started (pid {self.wearfleetd.pid})")
 

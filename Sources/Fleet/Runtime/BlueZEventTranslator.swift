@@ -14,6 +14,11 @@ public struct BlueZEventTranslator: Sendable {
         /// To every device (adapters, bluetoothd).
         case everyone(DeviceEvent)
         case device(DeviceID, DeviceEvent)
+        /// A device object's `Connected` changed, or a device was announced connected: its
+        /// machine hears `connected` or a reasonless `disconnected`, and the fleet learns on which
+        /// adapter. The mirror may be past it when it is turned into an input (a link reported up
+        /// and lost again before then), so the adapter travels with it.
+        case connection(DeviceID, connected: Bool, adapter: AdapterID)
         /// A device object's RSSI, name or services changed: only the fleet cares (placement,
         /// admission, names), its machine hears nothing.
         case deviceUpdated(DeviceID)
@@ -62,7 +67,7 @@ public struct BlueZEventTranslator: Sendable {
             return [.device(id, .deviceLost)]
         case .deviceConnectionChanged(let path, let connected):
             guard let id = devices[path] else { return [] }
-            return [.device(id, connected ? .connected : .disconnected(nil))]
+            return [.connection(id, connected: connected, adapter: AdapterID((path.parent ?? .root).lastElement))]
         case .deviceUpdated(let path, let fields):
             guard let id = devices[path] else { return [] }
             var routed: [Routed] = []
@@ -109,7 +114,7 @@ public struct BlueZEventTranslator: Sendable {
         // The machine forgets `Paired` itself when the device's object goes.
         var routed: [Routed] = device.paired ? [.device(id, .pairedChanged(true))] : []
         routed.append(.device(id, .deviceFound(adapter: device.adapterID)))
-        if device.connected { routed.append(.device(id, .connected)) }
+        if device.connected { routed.append(.connection(id, connected: true, adapter: device.adapterID)) }
         return routed
     }
 

@@ -211,6 +211,10 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
             return nil
         case .device(let id, let event):
             return .device(id, event, objects: objects(of: id, in: tree))
+        case .connection(let id, let connected, let adapter):
+            return .device(
+                id, connected ? .connected : .disconnected(nil),
+                objects: objects(of: id, in: tree, asConnected: connected, on: adapter))
         case .deviceUpdated(let id):
             return .device(id, nil, objects: objects(of: id, in: tree))
         case .pairingChanged(let id):
@@ -233,6 +237,24 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
                 adapter: object.adapterID, name: object.alias ?? object.name, services: object.uuids,
                 rssi: object.rssi.map(Int.init), connected: object.connected, paired: object.paired)
         }
+    }
+
+    /// BlueZ's objects for `id` as a connection event on `adapter` left them: the mirror is read
+    /// when the event is handled, and may already hold what came after it (seen on the real
+    /// stack, loaded: a link the restarted bluetoothd announced connected was lost before the
+    /// announcement was handled, and the fleet, finding no connected object, could not place the
+    /// link, nor later name its loss as the restart's). An object gone since is put back for a
+    /// link that came up, so the fleet knows where; its removal follows as an event of its own.
+    static func objects(
+        of id: DeviceID, in tree: BlueZObjectTree, asConnected connected: Bool, on adapter: AdapterID
+    ) -> [FleetStateMachine.DeviceObject] {
+        var objects = objects(of: id, in: tree)
+        if let index = objects.firstIndex(where: { $0.adapter == adapter }) {
+            objects[index].connected = connected
+        } else if connected {
+            objects.append(FleetStateMachine.DeviceObject(adapter: adapter, connected: true))
+        }
+        return objects
     }
 
     // MARK: - Adapters
