@@ -1061,6 +1061,14 @@ async def amain(arguments) -> int:
         for process in (stack.wearfleetd, stack.bluetoothd, getattr(stack, "bus_monitor", None)):
             if process is not None and process.returncode is None:
                 process.kill()
+                # Reaped while the loop runs: asyncio's child watcher waits in a daemon thread,
+                # which otherwise reports the exit to a closed loop, logging while the interpreter
+                # shuts down (once, loaded: "Fatal Python error: _enter_buffered_busy", the driver
+                # aborted after every scenario had passed).
+                try:
+                    await asyncio.wait_for(process.wait(), timeout=10)
+                except asyncio.TimeoutError:
+                    log(f"pid {process.pid} did not exit within 10 s of SIGKILL")
 
 
 def main():
@@ -1072,7 +1080,12 @@ def main():
     logging.basicConfig(level=logging.WARNING, stream=sys.stdout,
                         format="%(relativeCreated)10.0f %(name)s %(levelname)s %(message)s")
     logging.getLogger("realstack").setLevel(logging.INFO)
-    sys.exit(asyncio.run(amain(arguments)))
+    status = asyncio.run(amain(arguments))
+    # The results are saved: leave without the interpreter's shutdown, where a daemon thread
+    # still writing (a child watcher's, bumble's) can abort the process and fail a passed run.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":
