@@ -91,6 +91,8 @@ public struct JournalRecordReader: Sendable {
 
 /// The fields of one journal entry that replay reads; every other field is ignored. A field
 /// that is present but null (too large for `journalctl` without `--all`) is `.other`, not nil.
+/// A line of `wearfleetd --log-format json` carries them in its `metadata`, as logged
+/// (`wearfleet_input`), rather than as journal fields (`WEARFLEET_INPUT`).
 private struct JournalFields: Decodable {
     var input: JournalFieldValue?
     var run: JournalFieldValue?
@@ -103,10 +105,20 @@ private struct JournalFields: Decodable {
 
         static let input = Key(stringValue: RecordingField.journalName(RecordingField.input))
         static let run = Key(stringValue: RecordingField.journalName(RecordingField.run))
+        static let metadata = Key(stringValue: "metadata")
+        static let loggedInput = Key(stringValue: RecordingField.input)
+        static let loggedRun = Key(stringValue: RecordingField.run)
     }
 
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: Key.self)
+        if !fields.contains(.input), !fields.contains(.run), fields.contains(.metadata),
+            let metadata = try? fields.nestedContainer(keyedBy: Key.self, forKey: .metadata)
+        {
+            input = metadata.contains(.loggedInput) ? try metadata.decode(JournalFieldValue.self, forKey: .loggedInput) : nil
+            run = metadata.contains(.loggedRun) ? try metadata.decode(JournalFieldValue.self, forKey: .loggedRun) : nil
+            return
+        }
         input = fields.contains(.input) ? try fields.decode(JournalFieldValue.self, forKey: .input) : nil
         run = fields.contains(.run) ? try fields.decode(JournalFieldValue.self, forKey: .run) : nil
     }

@@ -37,6 +37,32 @@ struct JournalRecordReaderTests {
         #expect(reader.badLineCount == 0)
     }
 
+    /// `wearfleetd --log-format json` (a daemon not run under journald, the real-stack tier):
+    /// the recorder's fields are the line's `metadata`, with the names they were logged with.
+    @Test func linesOfTheDaemonsJSONLogFormatAreReadToo() throws {
+        func logLine(_ record: RecordedInput) throws -> String {
+            let metadata = [
+                "wearfleet_input": try record.json(), "wearfleet_run": "00000000000000aa",
+                "wearfleet_machine": record.machineName, "wearfleet_seq": "\(record.sequence)",
+            ]
+            let line: [String: Any] = [
+                "time": "2026-11-29T17:15:42.418Z", "level": "debug", "message": "recorded input",
+                "metadata": metadata, "source": "Fleet",
+            ]
+            return String(decoding: try JSONSerialization.data(withJSONObject: line), as: UTF8.self)
+        }
+        var reader = JournalRecordReader()
+        reader.read(text: [
+            try logLine(Self.start),
+            #"{"time":"2026-11-29T17:15:43.000Z","level":"notice","message":"bluetoothd appeared","metadata":{"event":"bluetoothd_appeared"}}"#,
+            try logLine(Self.evaluate),
+        ].joined(separator: "\n"))
+        #expect(reader.entries.map(\.record) == [Self.start, Self.evaluate])
+        #expect(reader.entries.allSatisfy { $0.run == "00000000000000aa" })
+        #expect(reader.otherEntries == 1)
+        #expect(reader.badLineCount == 0)
+    }
+
     @Test func badLinesAreCountedWithTheirLineNumberAndSkipped() throws {
         var reader = JournalRecordReader()
         let good = try Self.entryLine(Self.evaluate)

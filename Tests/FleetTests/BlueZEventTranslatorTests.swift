@@ -100,6 +100,37 @@ struct BlueZEventTranslatorTests {
         #expect(afterLoss.map(\.connected) == [false])
     }
 
+    /// A device heard on two adapters: the link the event reports is on hci1, while the mirror
+    /// (read later) says hci0 is the connected one. The fleet places a link on the first
+    /// connected object, which must be the event's.
+    @Test func aConnectionEventPutsItsOwnObjectFirstAmongTheDevicesObjects() throws {
+        let hci1 = AdapterID("hci1")
+        let hci1Device: DBusObjectPath = "/org/bluez/hci1/dev_AA_BB_CC_00_00_01"
+        func twoAdapters(connectedOnHci0: Bool, connectedOnHci1: Bool) -> BlueZObjectTree {
+            var tree = tree(connected: connectedOnHci0)
+            tree.interfacesAdded("/org/bluez/hci1", ["org.bluez.Adapter1": ["Powered": .boolean(true)]])
+            tree.interfacesAdded(hci1Device, ["org.bluez.Device1": [
+                "Address": .string("AA:BB:CC:00:00:01"), "AddressType": .string("random"),
+                "Adapter": .objectPath("/org/bluez/hci1"), "Connected": .boolean(connectedOnHci1),
+            ]])
+            return tree
+        }
+        var translator = BlueZEventTranslator()
+        _ = translator.translate(Self.appeared(twoAdapters(connectedOnHci0: false, connectedOnHci1: false)))
+        let up = translator.translate(.deviceConnectionChanged(hci1Device, connected: true))
+        #expect(up == [.connection(id, connected: true, adapter: hci1)])
+        let mirror = twoAdapters(connectedOnHci0: true, connectedOnHci1: false)
+        let input = BlueZFleetBluetooth.input(for: try #require(up.first), tree: mirror, pipeline: Self.pipeline)
+        guard case .device(_, .connected?, let objects)? = input else {
+            Issue.record("not a connected fact: \(String(describing: input))")
+            return
+        }
+        #expect(objects.first(where: \.connected)?.adapter == hci1)
+        #expect(Set(objects.map(\.adapter)) == [Self.hci0, hci1])
+        // The other object is the mirror's: only the event's own `Connected` is set.
+        #expect(objects.first { $0.adapter == Self.hci0 }?.connected == true)
+    }
+
     @Test func notificationsOnTheBusBecomeValuesOfTheirDevice() throws {
         var translator = BlueZEventTranslator()
         let current = tree()

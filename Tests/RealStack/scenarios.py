@@ -306,7 +306,8 @@ class RealStack:
         output = open(os.path.join(self.work, "wearfleetd.log"), "a")
         environment = dict(os.environ)
         if job_settings(self.results_dir).get("RECORD_INPUTS") == "1":
-            # Every machine input in the log, for `wearfleetctl replay` (job.env RECORD_INPUTS=1).
+            # Every machine input in the log (job.env RECORD_INPUTS=1): `wearfleetctl replay
+            # wearfleetd.log` re-runs the machines.
             environment["WEARFLEET_RECORD_INPUTS"] = "1"
         self.wearfleetd = await asyncio.create_subprocess_exec(
             self.wearfleetd_path, "--config", config, "--state-dir", os.path.join(self.work, "state"),
@@ -1058,7 +1059,9 @@ async def amain(arguments) -> int:
         return await stack.main(only)
     finally:
         stack.save(complete=getattr(stack, "completed", False))
-        for process in (stack.wearfleetd, stack.bluetoothd, getattr(stack, "bus_monitor", None)):
+        watcher = getattr(stack, "watcher", None)
+        for process in (stack.wearfleetd, stack.bluetoothd, getattr(stack, "bus_monitor", None),
+                        getattr(watcher, "process", None)):
             if process is not None and process.returncode is None:
                 process.kill()
                 # Reaped while the loop runs: asyncio's child watcher waits in a daemon thread,

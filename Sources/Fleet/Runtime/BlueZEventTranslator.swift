@@ -38,6 +38,9 @@ public struct BlueZEventTranslator: Sendable {
 
     /// Device object path → identity, learned from the devices announced.
     public private(set) var devices: [DBusObjectPath: DeviceID] = [:]
+    /// Device object path → the adapter it belongs to (BlueZ's `Adapter` property, as
+    /// announced), for the connection events, which carry it.
+    private var adaptersOfDevices: [DBusObjectPath: AdapterID] = [:]
     private var poweredAdapters: Set<AdapterID> = []
 
     public init() {}
@@ -48,6 +51,7 @@ public struct BlueZEventTranslator: Sendable {
             return rebuild(adapters: adapters, devices: devices)
         case .vanished:
             devices.removeAll()
+            adaptersOfDevices.removeAll()
             let adapters = poweredAdapters
             poweredAdapters.removeAll()
             return adapters.sorted().map { .adapterRemoved($0) } + [.everyone(.bluetoothdVanished)]
@@ -63,11 +67,13 @@ public struct BlueZEventTranslator: Sendable {
         case .deviceAdded(let device):
             return found(device)
         case .deviceRemoved(let path, _):
+            adaptersOfDevices[path] = nil
             guard let id = devices.removeValue(forKey: path) else { return [] }
             return [.device(id, .deviceLost)]
         case .deviceConnectionChanged(let path, let connected):
             guard let id = devices[path] else { return [] }
-            return [.connection(id, connected: connected, adapter: AdapterID((path.parent ?? .root).lastElement))]
+            let adapter = adaptersOfDevices[path] ?? AdapterID((path.parent ?? .root).lastElement)
+            return [.connection(id, connected: connected, adapter: adapter)]
         case .deviceUpdated(let path, let fields):
             guard let id = devices[path] else { return [] }
             var routed: [Routed] = []
@@ -94,6 +100,7 @@ public struct BlueZEventTranslator: Sendable {
 
     private mutating func rebuild(adapters: [BlueZAdapter], devices found: [BlueZDevice]) -> [Routed] {
         devices.removeAll()
+        adaptersOfDevices.removeAll()
         var routed: [Routed] = [.everyone(.bluetoothdAppeared)]
         for adapter in adapters {
             routed += adapterState(AdapterID(adapter.name), powered: adapter.powered)
@@ -108,6 +115,7 @@ public struct BlueZEventTranslator: Sendable {
     private mutating func found(_ device: BlueZDevice) -> [Routed] {
         guard let id = device.identity else { return [] }
         devices[device.path] = id
+        adaptersOfDevices[device.path] = device.adapterID
         // Paired first, so the machine decides at once what a found device needs. Only a paired
         // object says so: bonds are per adapter, and another adapter's unpaired duplicate (heard
         // while discovering) must not make a bonded device look unpaired — it would bond again.

@@ -239,22 +239,26 @@ public final class BlueZFleetBluetooth: FleetBluetooth {
         }
     }
 
-    /// BlueZ's objects for `id` as a connection event on `adapter` left them: the mirror is read
-    /// when the event is handled, and may already hold what came after it (seen on the real
-    /// stack, loaded: a link the restarted bluetoothd announced connected was lost before the
-    /// announcement was handled, and the fleet, finding no connected object, could not place the
-    /// link, nor later name its loss as the restart's). An object gone since is put back for a
-    /// link that came up, so the fleet knows where; its removal follows as an event of its own.
+    /// BlueZ's objects for `id`, with the `Connected` of its object on `adapter` as the
+    /// connection event left it (the rest is the mirror's when the event is handled). The
+    /// mirror may already hold what came after the event (seen on the real stack, loaded: a link
+    /// the restarted bluetoothd announced was lost before the announcement was handled, and the
+    /// fleet, finding no connected object, could not place the link, nor later name its loss as
+    /// the restart's). For a link that came up, its object goes first, as the one the fleet
+    /// places the link by, and one removed since is put back bare: its removal follows as an
+    /// event of its own.
     static func objects(
         of id: DeviceID, in tree: BlueZObjectTree, asConnected connected: Bool, on adapter: AdapterID
     ) -> [FleetStateMachine.DeviceObject] {
         var objects = objects(of: id, in: tree)
-        if let index = objects.firstIndex(where: { $0.adapter == adapter }) {
-            objects[index].connected = connected
-        } else if connected {
-            objects.append(FleetStateMachine.DeviceObject(adapter: adapter, connected: true))
+        let index = objects.firstIndex { $0.adapter == adapter }
+        guard connected else {
+            if let index { objects[index].connected = false }
+            return objects
         }
-        return objects
+        var linked = index.map { objects.remove(at: $0) } ?? FleetStateMachine.DeviceObject(adapter: adapter)
+        linked.connected = true
+        return [linked] + objects
     }
 
     // MARK: - Adapters
