@@ -117,6 +117,17 @@ actor MQTTBridge {
                     client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
                 }
             }
+            // Home Assistant's configs under the old discovery prefix, or all of them when
+            // discovery was turned off, describe nothing any more: left, Home Assistant would keep
+            // the entities (the gateway's device too, under an old gateway id) for good.
+            let discoveryMoved = earlier.homeAssistantDiscovery
+                && (discovery == nil || earlier.topics.discoveryPrefix != topics.discoveryPrefix)
+            if earlier.homeAssistantDiscovery {
+                let oldGateway = HomeAssistantDiscovery(topics: earlier.topics).gatewayConfig().topic
+                if discovery?.gatewayConfig().topic != oldGateway {
+                    client.publish(MQTTMessage(topic: oldGateway, payload: [], qos: 1, retain: true))
+                }
+            }
             let present = Set(status.devices.map(\.id))
             // The devices that stay are published under the new names below; their retained
             // copies under the old ones describe nothing any more. (With `[cluster]` every
@@ -124,15 +135,13 @@ actor MQTTBridge {
             // they are left.)
             for id in earlier.devices.intersection(present).sorted() where owners == nil {
                 var old: [String] = []
-                if earlier.homeAssistantDiscovery, earlier.topics.discoveryPrefix != topics.discoveryPrefix {
-                    old += HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id)
-                }
+                if discoveryMoved { old += HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) }
                 if earlier.topics.prefix != topics.prefix { old += earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] }
                 for topic in old { client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true)) }
             }
             for id in earlier.devices.subtracting(present).sorted() {
                 forget(id)
-                guard earlier.topics != topics, owners == nil else { continue }
+                guard earlier.topics != topics || discoveryMoved, owners == nil else { continue }
                 let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
                 for topic in old + earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
                     client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))

@@ -55,6 +55,59 @@ import TestSupport
         await lane.stop()
     }
 
+    /// Discovery turned off by a reload: every config it had announced goes (the staying device's,
+    /// the removed one's, the gateway's device), or Home Assistant keeps those entities for good;
+    /// the states stay.
+    @Test func aReloadThatTurnedDiscoveryOffDeletesTheConfigsItHadAnnounced() async throws {
+        let lane = try await MQTTCommandLaneTests.Lane.start()
+        let removed = lane.slow
+        let kept = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000002")))
+        let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
+        let bridge = MQTTBridge(
+            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: false, allowed: [], fleet: lane.fleet,
+            logger: Logger(label: "test"))
+
+        await bridge.start(
+            status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []),
+            earlier: MQTTBridge.Handover(devices: [removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
+        try await Self.sent(lane, subscriber)
+
+        let discovery = HomeAssistantDiscovery(topics: Self.topics)
+        for topic in discovery.allTopics(of: kept) + discovery.allTopics(of: removed) + [discovery.gatewayConfig().topic] {
+            #expect(subscriber.all(on: topic).map(\.payload) == [""], "\(topic)")
+        }
+        #expect(!subscriber.all(on: Self.topics.state(kept)).isEmpty)
+        #expect(subscriber.all(on: Self.topics.state(kept)).allSatisfy { !$0.payload.isEmpty })
+        await lane.stop()
+    }
+
+    /// A new gateway id (or discovery prefix) is a new gateway device in Home Assistant: the old
+    /// one's config is deleted, the new one's published, and nothing else under the old id stays.
+    @Test func aReloadThatMovedTheGatewayIDDeletesTheOldGatewayDevice() async throws {
+        let lane = try await MQTTCommandLaneTests.Lane.start()
+        let old = MQTTTopics(prefix: "wearfleet", gatewayID: "old", discoveryPrefix: "homeassistant")
+        let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
+        let bridge = MQTTBridge(
+            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
+            logger: Logger(label: "test"))
+
+        await bridge.start(
+            status: FleetStatus(bluetoothdPresent: true, devices: [], adapters: []),
+            earlier: MQTTBridge.Handover(devices: [], topics: old, homeAssistantDiscovery: true))
+        try await Self.sent(lane, subscriber)
+
+        let oldGateway = HomeAssistantDiscovery(topics: old).gatewayConfig().topic
+        let newGateway = HomeAssistantDiscovery(topics: Self.topics).gatewayConfig().topic
+        #expect(oldGateway != newGateway)
+        #expect(subscriber.all(on: oldGateway).map(\.payload) == [""])
+        #expect(subscriber.all(on: newGateway).count == 1)
+        #expect(subscriber.all(on: newGateway).allSatisfy { !$0.payload.isEmpty })
+        for topic in [old.gatewayInfo, old.gatewayDevices] {
+            #expect(subscriber.all(on: topic).map(\.payload) == [""], "\(topic)")
+        }
+        await lane.stop()
+    }
+
     /// Waits until everything the client published so far reached the subscriber: a marker sent
     /// after it on the same connection arrives after it.
     static func sent(_ lane: MQTTCommandLaneTests.Lane, _ subscriber: BrokerSubscriber) async throws {
