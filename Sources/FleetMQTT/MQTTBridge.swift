@@ -104,8 +104,10 @@ actor MQTTBridge {
     /// fleet already has (`status`). `earlier` is what the connection this one replaces still
     /// published: a device the fleet no longer has was removed while no connection listened
     /// (between the old feed's end and this one's start), and its retained topics are deleted
-    /// here — this connection's, and the old ones too when the reload moved them (same broker: a
-    /// broker the reload left is not reached). Every device's state goes out before the gateway's
+    /// here — this connection's, and the old ones too when the reload moved them or turned
+    /// discovery off (same broker: a broker the reload left is not reached); so are the staying
+    /// devices' old copies (not with `[cluster]`) and the gateway's own Home Assistant device when
+    /// its config topic moved or discovery went off. Every device's state goes out before the gateway's
     /// `online` (a restart finds the previous run's retained states at the broker: `online` first
     /// would make their stale `ready` available again until the new states arrive), and a
     /// device's discovery after its state.
@@ -140,12 +142,15 @@ actor MQTTBridge {
                 for topic in old { client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true)) }
             }
             for id in earlier.devices.subtracting(present).sorted() {
-                forget(id)
-                guard earlier.topics != topics || discoveryMoved, owners == nil else { continue }
-                let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
-                for topic in old + earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
-                    client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+                // The old configs before any state (`forget` deletes this connection's): a config
+                // left while its state topic is emptied makes Home Assistant's templates fail.
+                if earlier.topics != topics || discoveryMoved, owners == nil {
+                    let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
+                    for topic in old + earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
+                        client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
+                    }
                 }
+                forget(id)
             }
         }
         // The gateway's device first: Home Assistant links a wearable to it (`via_device`) only

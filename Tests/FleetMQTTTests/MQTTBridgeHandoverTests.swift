@@ -29,9 +29,13 @@ import TestSupport
         for topic in HomeAssistantDiscovery(topics: Self.topics).allTopics(of: removed) + [Self.topics.state(removed)] {
             #expect(subscriber.all(on: topic).map(\.payload) == [""], "\(topic)")
         }
-        // The device still in the fleet is published, never deleted.
+        // The device still in the fleet is published, never deleted, and so is the gateway's
+        // device (same names, discovery still on).
         #expect(!subscriber.all(on: Self.topics.state(kept)).isEmpty)
         #expect(subscriber.all(on: Self.topics.state(kept)).allSatisfy { !$0.payload.isEmpty })
+        let gateway = HomeAssistantDiscovery(topics: Self.topics).gatewayConfig().topic
+        #expect(subscriber.all(on: gateway).count == 1)
+        #expect(subscriber.all(on: gateway).allSatisfy { !$0.payload.isEmpty })
         await lane.stop()
     }
 
@@ -49,6 +53,7 @@ import TestSupport
 
         let everyTopic = [Self.topics.state(removed), old.state(removed)]
             + HomeAssistantDiscovery(topics: Self.topics).allTopics(of: removed) + HomeAssistantDiscovery(topics: old).allTopics(of: removed)
+            + [HomeAssistantDiscovery(topics: old).gatewayConfig().topic]
         for topic in everyTopic {
             #expect(subscriber.all(on: topic).map(\.payload) == [""], "\(topic)")
         }
@@ -78,11 +83,18 @@ import TestSupport
         }
         #expect(!subscriber.all(on: Self.topics.state(kept)).isEmpty)
         #expect(subscriber.all(on: Self.topics.state(kept)).allSatisfy { !$0.payload.isEmpty })
+        // The removed device's configs go before its state: a config whose state topic is
+        // already empty makes Home Assistant's templates fail.
+        let order = subscriber.received.map(\.topic)
+        let lastConfig = try #require(discovery.allTopics(of: removed).compactMap { order.firstIndex(of: $0) }.max())
+        let state = try #require(order.firstIndex(of: Self.topics.state(removed)))
+        #expect(lastConfig < state)
         await lane.stop()
     }
 
     /// A new gateway id (or discovery prefix) is a new gateway device in Home Assistant: the old
-    /// one's config is deleted, the new one's published, and nothing else under the old id stays.
+    /// one's config is deleted and the new one's published; the old id's `info` and `devices`
+    /// go too (its status stays `offline`, the old connection's last word).
     @Test func aReloadThatMovedTheGatewayIDDeletesTheOldGatewayDevice() async throws {
         let lane = try await MQTTCommandLaneTests.Lane.start()
         let old = MQTTTopics(prefix: "wearfleet", gatewayID: "old", discoveryPrefix: "homeassistant")
