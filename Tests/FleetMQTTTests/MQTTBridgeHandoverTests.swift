@@ -17,9 +17,7 @@ import TestSupport
         let removed = lane.slow
         let kept = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000002")))
         let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
-        let bridge = MQTTBridge(
-            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
-            logger: Logger(label: "test"))
+        let bridge = Self.bridge(on: lane, discovery: true)
 
         // The fleet now has only `kept`; the connection before had both, on the same topics.
         await bridge.start(
@@ -44,9 +42,7 @@ import TestSupport
         let removed = lane.slow
         let old = MQTTTopics(prefix: "site", gatewayID: "g", discoveryPrefix: "ha-old")
         let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "site/#", "homeassistant/#", "ha-old/#"])
-        let bridge = MQTTBridge(
-            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
-            logger: Logger(label: "test"))
+        let bridge = Self.bridge(on: lane, discovery: true)
 
         await bridge.start(status: FleetStatus(bluetoothdPresent: true, devices: [], adapters: []), earlier: MQTTBridge.Handover(devices: [removed], topics: old, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
@@ -68,9 +64,7 @@ import TestSupport
         let removed = lane.slow
         let kept = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000002")))
         let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
-        let bridge = MQTTBridge(
-            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: false, allowed: [], fleet: lane.fleet,
-            logger: Logger(label: "test"))
+        let bridge = Self.bridge(on: lane, discovery: false)
 
         await bridge.start(
             status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []),
@@ -99,9 +93,7 @@ import TestSupport
         let lane = try await MQTTCommandLaneTests.Lane.start()
         let old = MQTTTopics(prefix: "wearfleet", gatewayID: "old", discoveryPrefix: "homeassistant")
         let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
-        let bridge = MQTTBridge(
-            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [], fleet: lane.fleet,
-            logger: Logger(label: "test"))
+        let bridge = Self.bridge(on: lane, discovery: true)
 
         await bridge.start(
             status: FleetStatus(bluetoothdPresent: true, devices: [], adapters: []),
@@ -125,6 +117,13 @@ import TestSupport
     static func sent(_ lane: MQTTCommandLaneTests.Lane, _ subscriber: BrokerSubscriber) async throws {
         lane.client.publish(MQTTMessage(topic: "wearfleet/test/marker", text: "end", qos: 1, retain: false))
         _ = try await subscriber.first(on: "wearfleet/test/marker")
+    }
+
+    /// The connection a reload starts: the lane's client, under `topics`.
+    static func bridge(on lane: MQTTCommandLaneTests.Lane, discovery: Bool) -> MQTTBridge {
+        MQTTBridge(
+            client: lane.client, route: lane.route, topics: topics, homeAssistantDiscovery: discovery, allowed: [], fleet: lane.fleet,
+            logger: Logger(label: "test"))
     }
 
     static func status(_ id: DeviceID) -> FleetStatus.Device {
