@@ -98,6 +98,11 @@ actor MQTTBridge {
         var devices: Set<DeviceID>
         var topics: MQTTTopics
         var homeAssistantDiscovery: Bool
+        /// What the values taught the old connection of each device (battery level, Device
+        /// Information, the kinds seen, the last value's time): a reload keeps the links, so no
+        /// value would teach it again before the next connection — the battery would read `null`
+        /// and its sensor and Read battery button go unannounced for hours.
+        var learned: [DeviceID: MQTTDeviceRecord] = [:]
     }
 
     /// The gateway's retained `online`, `info`, `devices` and discovery, and the devices the
@@ -161,6 +166,7 @@ actor MQTTBridge {
         }
         for device in status.devices {
             var record = MQTTDeviceRecord(id: device.id)
+            if let known = earlier?.learned[device.id] { record.keepLearned(from: known) }
             record.name = device.name
             record.className = device.className
             record.pinned = device.pinned
@@ -335,7 +341,7 @@ actor MQTTBridge {
     func forgetAbsent(from status: FleetStatus) -> Handover {
         let present = Set(status.devices.map(\.id))
         for id in records.keys.sorted() where !present.contains(id) { forget(id) }
-        return Handover(devices: Set(records.keys), topics: topics, homeAssistantDiscovery: discovery != nil)
+        return Handover(devices: Set(records.keys), topics: topics, homeAssistantDiscovery: discovery != nil, learned: records)
     }
 
     /// The ownership link's view of who owns what changed: a device that became this gateway's

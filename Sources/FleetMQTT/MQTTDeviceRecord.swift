@@ -33,6 +33,16 @@ struct MQTTDeviceRecord: Sendable, Equatable {
         self.id = id
     }
 
+    /// Takes what values taught `earlier` (another connection's record of the device); what the
+    /// fleet says of the device (state, name, adapter, …) comes from its status instead.
+    mutating func keepLearned(from earlier: MQTTDeviceRecord) {
+        battery = earlier.battery
+        model = earlier.model
+        manufacturer = earlier.manufacturer
+        kinds = earlier.kinds
+        lastValueAt = earlier.lastValueAt
+    }
+
     /// `{"device":…,"state":…,"reason":…,"adapter":…,"rssi":…,"pinned":…,"held":…,"class":…,
     /// "name":…,"gateway":…,"session":…,"last_value_time":…,"battery":…}`, keys in this order.
     /// What Home Assistant's templates read (`state`, `rssi`, `held`, `battery`) is always there,

@@ -112,6 +112,41 @@ import TestSupport
         await lane.stop()
     }
 
+    /// A reload keeps the links, so no value teaches the new connection again before the next
+    /// one: what the old connection learned (battery, model, kinds) goes on in the staying
+    /// device's state and configs, under the new names too.
+    @Test func aReloadKeepsWhatTheValuesTaughtTheOldConnection() async throws {
+        let lane = try await MQTTCommandLaneTests.Lane.start()
+        let kept = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000002")))
+        let old = MQTTTopics(prefix: "wearfleet", gatewayID: "old", discoveryPrefix: "homeassistant")
+        let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
+        let bridge = MQTTBridge(
+            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [.read],
+            fleet: lane.fleet, logger: Logger(label: "test"))
+        var learned = MQTTDeviceRecord(id: kept)
+        learned.battery = 87
+        learned.model = "HRM-Pro"
+        learned.kinds = ["battery", "heart_rate"]
+
+        await bridge.start(
+            status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []),
+            earlier: MQTTBridge.Handover(devices: [kept], topics: old, homeAssistantDiscovery: true, learned: [kept: learned]))
+        try await Self.sent(lane, subscriber)
+
+        let state = try #require(subscriber.all(on: Self.topics.state(kept)).last)
+        #expect(state.payload.contains(#""battery":87"#), "\(state.payload)")
+        let discovery = HomeAssistantDiscovery(topics: Self.topics, commands: ["read"])
+        for topic in [discovery.topic(kept, HomeAssistantDiscovery.battery), discovery.topic(kept, HomeAssistantDiscovery.heartRate),
+                      discovery.topic(kept, HomeAssistantDiscovery.readBattery)] {
+            let config = try #require(subscriber.all(on: topic).last, "\(topic)")
+            #expect(!config.payload.isEmpty, "\(topic)")
+            // Announced through the new gateway, not the old one.
+            #expect(config.payload.contains("wearfleet_gateway_g"), "\(topic)")
+        }
+        #expect(subscriber.all(on: discovery.topic(kept, HomeAssistantDiscovery.battery)).last?.payload.contains("HRM-Pro") == true)
+        await lane.stop()
+    }
+
     /// Waits until everything the client published so far reached the subscriber: a marker sent
     /// after it on the same connection arrives after it.
     static func sent(_ lane: MQTTCommandLaneTests.Lane, _ subscriber: BrokerSubscriber) async throws {
