@@ -127,7 +127,7 @@ actor MQTTBridge {
             // Home Assistant's configs under the old discovery prefix, or all of them when
             // discovery was turned off, describe nothing any more: left, Home Assistant would keep
             // the entities (the gateway's device too, under an old gateway id) for good.
-            let discoveryMoved = earlier.homeAssistantDiscovery
+            let oldConfigsStale = earlier.homeAssistantDiscovery
                 && (discovery == nil || earlier.topics.discoveryPrefix != topics.discoveryPrefix)
             if earlier.homeAssistantDiscovery {
                 let oldGateway = HomeAssistantDiscovery(topics: earlier.topics).gatewayConfig().topic
@@ -142,14 +142,14 @@ actor MQTTBridge {
             // they are left.)
             for id in earlier.devices.intersection(present).sorted() where owners == nil {
                 var old: [String] = []
-                if discoveryMoved { old += HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) }
+                if oldConfigsStale { old += HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) }
                 if earlier.topics.prefix != topics.prefix { old += earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] }
                 for topic in old { client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true)) }
             }
             for id in earlier.devices.subtracting(present).sorted() {
                 // The old configs before any state (`forget` deletes this connection's): a config
                 // left while its state topic is emptied makes Home Assistant's templates fail.
-                if earlier.topics != topics || discoveryMoved, owners == nil {
+                if earlier.topics != topics || oldConfigsStale, owners == nil {
                     let old = earlier.homeAssistantDiscovery ? HomeAssistantDiscovery(topics: earlier.topics).allTopics(of: id) : []
                     for topic in old + earlier.topics.latestValues(of: id) + [earlier.topics.state(id)] where publishedConfigs[topic] == nil {
                         client.publish(MQTTMessage(topic: topic, payload: [], qos: 1, retain: true))
