@@ -120,9 +120,7 @@ import TestSupport
         let kept = DeviceID(address: try #require(BluetoothAddress(topicSegment: "C0FFEE000002")))
         let old = MQTTTopics(prefix: "wearfleet", gatewayID: "old", discoveryPrefix: "homeassistant")
         let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "homeassistant/#"])
-        let bridge = MQTTBridge(
-            client: lane.client, route: lane.route, topics: Self.topics, homeAssistantDiscovery: true, allowed: [.read],
-            fleet: lane.fleet, logger: Logger(label: "test"))
+        let bridge = Self.bridge(on: lane, discovery: true, allowed: [.read])
         var learned = MQTTDeviceRecord(id: kept)
         learned.battery = 87
         learned.model = "HRM-Pro"
@@ -155,9 +153,11 @@ import TestSupport
     }
 
     /// The connection a reload starts: the lane's client, under `topics`.
-    static func bridge(on lane: MQTTCommandLaneTests.Lane, discovery: Bool) -> MQTTBridge {
+    static func bridge(
+        on lane: MQTTCommandLaneTests.Lane, discovery: Bool, allowed: Set<MQTTSettings.CommandOp> = []
+    ) -> MQTTBridge {
         MQTTBridge(
-            client: lane.client, route: lane.route, topics: topics, homeAssistantDiscovery: discovery, allowed: [], fleet: lane.fleet,
+            client: lane.client, route: lane.route, topics: topics, homeAssistantDiscovery: discovery, allowed: allowed, fleet: lane.fleet,
             logger: Logger(label: "test"))
     }
 
