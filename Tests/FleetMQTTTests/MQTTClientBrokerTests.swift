@@ -52,6 +52,30 @@ import TestSupport
         #expect(retained.payload == "offline" && retained.retained)
     }
 
+    /// A stop right after a burst of QoS 1 messages (a reload forgetting a device empties some 20
+    /// retained topics, then the old connection ends) delivers every one of them, then the final
+    /// message: libmosquitto holds back what exceeds its in-flight window until PUBACKs come, and
+    /// a DISCONNECT written before then would lose the rest — a forgotten device's configs left
+    /// retained, or the gateway's `offline` lost.
+    @Test func aStopAfterABurstDeliversEveryMessageThenTheFinalOne() async throws {
+        let broker = try PrivateBroker()
+        let client = try MQTTClient(settings: Self.settings(port: broker.port), random: SeededRandom(seed: 4), logger: Logger(label: "test"))
+        try await Self.connected(client)
+        let burst = 120
+        for index in 0..<burst {
+            client.publish(MQTTMessage(topic: "burst/\(index)", text: "\(index)", qos: 1, retain: true))
+        }
+        await client.stop(final: MQTTMessage(topic: "burst/status", text: "offline", qos: 1, retain: true))
+        // What the broker kept: a fresh subscriber is sent every retained message at once.
+        let late = try await BrokerSubscriber(port: broker.port, topics: ["burst/#"])
+        let status = try await late.first(on: "burst/status", within: .seconds(30))
+        #expect(status.payload == "offline")
+        for index in 0..<burst {
+            _ = try await late.first(on: "burst/\(index)", within: .seconds(30))
+        }
+        #expect(Set(late.received.map(\.topic)).count == burst + 1)
+    }
+
     @Test func aBrokerRestartIsFollowedByAReconnectAndTheRetainedStateAgain() async throws {
         let broker = try PrivateBroker()
         let client = try MQTTClient(
