@@ -103,6 +103,11 @@ actor MQTTBridge {
         /// value would teach it again before the next connection — the battery would read `null`
         /// and its sensor and Read battery button go unannounced for hours.
         var learned: [DeviceID: MQTTDeviceRecord] = [:]
+        /// The retained `…/<kind>/latest` each device's old connection published, by kind: a
+        /// sleeping cuff or scale measures again only when it wakes, so these would otherwise be
+        /// gone from a moved prefix (its old copies are deleted) and from the next connection's
+        /// republishing (a broker restarted without persistence) until then.
+        var latestValues: [DeviceID: [String: [UInt8]]] = [:]
     }
 
     /// The gateway's retained `online`, `info`, `devices` and discovery, and the devices the
@@ -179,6 +184,14 @@ actor MQTTBridge {
             records[device.id] = record
             describe(device.id)
             publishState(device.id)
+            if owners == nil {
+                // The newest measurement, under the new names when they moved; the same copy
+                // again otherwise (this client remembers it for its reconnections). With
+                // `[cluster]` the owner publishes them.
+                for (kind, payload) in (earlier?.latestValues[device.id] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    client.publish(MQTTMessage(topic: topics.latestValue(device.id, kind: kind), payload: payload, qos: 1, retain: true))
+                }
+            }
             publishDiscovery(device.id)
             withdrawControls(device.id)
         }

@@ -132,6 +132,12 @@ public final class MQTTClient: Sendable {
         shared.withLock { $0.outbox.forgetRetained(topics) }
     }
 
+    /// The retained messages this client would publish again on a reconnect, among `topics`
+    /// (deletions left out): what a replaced connection hands to the next one.
+    public func retainedMessages(_ topics: [String]) -> [MQTTMessage] {
+        shared.withLock { state in topics.compactMap { state.outbox.retained[$0] }.filter { !$0.payload.isEmpty } }
+    }
+
     /// Queues every retained message under `prefix` again (Home Assistant came back online).
     public func republishRetained(under prefix: String) {
         let wake = shared.withLock { state -> Bool in

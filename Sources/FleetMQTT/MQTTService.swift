@@ -216,7 +216,14 @@ actor MQTTOutlet {
         if reconfiguring, let orchestrator {
             // The reload that brought the new settings may have removed devices whose removal the
             // cancelled feed had not delivered yet: their retained topics go with this connection.
-            handedOver = await bridge.forgetAbsent(from: await orchestrator.status())
+            var handover = await bridge.forgetAbsent(from: await orchestrator.status())
+            for id in handover.devices {
+                for kind in MQTTTopics.occasionalKinds {
+                    guard let latest = client.retainedMessages([route.topics.latestValue(id, kind: kind)]).first else { continue }
+                    handover.latestValues[id, default: [:]][kind] = latest.payload
+                }
+            }
+            handedOver = handover
         }
         let ended = await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
         route.finish()

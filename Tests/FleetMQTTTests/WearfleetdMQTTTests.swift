@@ -187,4 +187,49 @@ struct WearfleetdMQTTReloadTests {
         #expect(await daemon.stop() == 0)
         await daemon.simulator.stop()
     }
+
+    /// A reload that moves the topic prefix while a cuff sleeps: its newest measurement is
+    /// retained under the new names at once (the cuff measures again only at its next wake; until
+    /// then Home Assistant's readings, which read `…/latest`, would be `unknown`).
+    @Test func aReloadThatMovesThePrefixCarriesASleepingCuffsLatestMeasurement() async throws {
+        let broker = try PrivateBroker()
+        let cuff = "AA:BB:CC:00:29:21"
+        let segment = cuff.filter { $0 != ":" }
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["wearfleet/#", "site/#"])
+        let daemon = try await MQTTDaemon(
+            broker: broker,
+            others: [DeviceSpec(kind: .bloodPressureCuff, address: cuff, addressType: "public", bonded: true, wake: .onDemand(), records: 1)],
+            tail: """
+                [classes.cuff]
+                subscribe = ["2A35"]
+                required_services = ["1810"]
+                bond = true
+                intermittent = true
+
+                [[pinned]]
+                address = "\(cuff)"
+                name = "cuff"
+                class = "cuff"
+                """)
+        _ = try await subscriber.first(on: "wearfleet/device/\(segment)/state", within: .seconds(30)) { $0.payload.contains("\"state\":\"asleep\"") }
+        #expect(await daemon.simulator.wake(address: cuff))
+        let latest = try await subscriber.first(on: "wearfleet/device/\(segment)/blood_pressure/latest", within: .seconds(60)) { !$0.payload.isEmpty }
+
+        var toml = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        toml = toml.replacingOccurrences(of: "gateway_id = \"gw1\"", with: "gateway_id = \"gw1\"\ntopic_prefix = \"site\"")
+        try toml.write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.child.signal(SIGHUP)
+        try await daemon.line(containing: "configuration reloaded")
+
+        let moved = try await subscriber.first(on: "site/device/\(segment)/blood_pressure/latest") { !$0.payload.isEmpty }
+        #expect(moved.payload == latest.payload)
+        let retained = try await BrokerSubscriber(port: broker.port, topics: ["site/device/\(segment)/blood_pressure/latest"])
+            .first(on: "site/device/\(segment)/blood_pressure/latest")
+        #expect(retained.retained && retained.payload == latest.payload)
+        _ = try await subscriber.first(on: "wearfleet/device/\(segment)/blood_pressure/latest") { $0.payload.isEmpty }
+        // Carried, not measured again: the cuff gave one record.
+        #expect(await daemon.simulator.counterSnapshot().recordsTaken[cuff, default: 0] == 1)
+        #expect(await daemon.stop() == 0)
+        await daemon.simulator.stop()
+    }
 }
