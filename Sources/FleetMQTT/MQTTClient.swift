@@ -150,8 +150,9 @@ public final class MQTTClient: Sendable {
     /// Messages waiting for the broker.
     public var waiting: Int { shared.withLock { $0.outbox.waitingCount + $0.values.count + $0.handingOver } }
 
-    /// Sends what waits and waits for the broker to acknowledge it (at most 4 s), publishes
-    /// `final` if connected, disconnects cleanly (at most 4 s more) and ends the thread. Returns
+    /// Sends what waits and waits for the broker to acknowledge it, publishes `final` if
+    /// connected, disconnects cleanly (at most 7 s in all; unacknowledged by then, the socket is
+    /// closed without DISCONNECT so the Will stands for `final`) and ends the thread. Returns
     /// once the thread has ended (true), or after `timeout` (false: a connect under way to an
     /// unreachable host can hold the thread for as long as the kernel's TCP timeout; the process
     /// need not wait for it, but a new client with the same client id must: `threadEnded`).

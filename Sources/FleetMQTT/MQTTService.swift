@@ -216,7 +216,12 @@ actor MQTTOutlet {
         if reconfiguring, let orchestrator {
             // The reload that brought the new settings may have removed devices whose removal the
             // cancelled feed had not delivered yet: their retained topics go with this connection.
-            var handover = await bridge.forgetAbsent(from: await orchestrator.status())
+            handedOver = await bridge.forgetAbsent(from: await orchestrator.status())
+        }
+        let ended = await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
+        if reconfiguring, var handover = handedOver {
+            // Read once the client has stopped: a value still queued when the stop began was
+            // rendered (and its `…/latest` copy made) while it drained.
             for id in handover.devices {
                 for kind in MQTTTopics.occasionalKinds {
                     guard let latest = client.retainedMessages([route.topics.latestValue(id, kind: kind)]).first else { continue }
@@ -225,7 +230,6 @@ actor MQTTOutlet {
             }
             handedOver = handover
         }
-        let ended = await client.stop(final: MQTTMessage(topic: route.topics.gatewayStatus, text: "offline", qos: 1, retain: true))
         route.finish()
         await task.value
         if reconfiguring, !ended {

@@ -49,7 +49,9 @@ final class MosquittoLoop {
     /// by message id. libmosquitto keeps at most its in-flight window (20) on the wire and holds
     /// the rest until PUBACKs free the window; a clean stop waits for this to empty before
     /// DISCONNECT, or the messages held back are lost (`closeCleanly`). Kept across a lost
-    /// connection: libmosquitto sends them again on the next one, with the same ids.
+    /// connection: libmosquitto sends them again on the next one, with the same ids. (QoS 0
+    /// messages draw ids from the same 16-bit counter and their publish callback removes theirs:
+    /// one could remove a QoS 1 id still waiting only after 65,535 publishes while it waits.)
     private var unacknowledged: Set<Int32> = []
 
     init(_ context: MQTTLoopContext) {
@@ -448,26 +450,46 @@ final class MosquittoLoop {
 
     // MARK: - Stopping
 
-    /// Hands over what waits, waits for the broker to acknowledge it (`drain`), then publishes
-    /// the final message and DISCONNECTs, waiting at most 4 s for the bytes to leave: a
-    /// connection closed before DISCONNECT went out makes the broker publish the Will over the
-    /// final message. 2 s was seen to run out once on two loaded cores. Stopped while CONNECT is
-    /// out (a blocking connect returned after the stop): DISCONNECT only, so the broker neither
-    /// publishes the Will nor keeps a session for the client id.
+    /// Hands over what waits and waits for the broker to acknowledge it (`drain`, at most 3 s),
+    /// publishes the final message and waits for its acknowledgement (at least 1 s more), then
+    /// DISCONNECTs, waiting at most 3 s for the bytes to leave. A connection closed before
+    /// DISCONNECT went out makes the broker publish the Will over the final message (2 s was seen
+    /// to run out once on two loaded cores). If the broker has not acknowledged everything by
+    /// then, the final message may still be held behind libmosquitto's in-flight window, where
+    /// DISCONNECT would lose it and suppress the Will: the socket is closed without DISCONNECT
+    /// instead (by `mosquitto_destroy`), so the broker publishes the Will — the same `offline`.
+    /// Stopped while CONNECT is out (a blocking connect returned after the stop): DISCONNECT
+    /// only, so the broker neither publishes the Will nor keeps a session for the client id.
+    /// At most 7 s in all, within `stop`'s 10 s and leaving the fleet's own stop its time before
+    /// systemd's `TimeoutStopSec`.
     private func closeCleanly(_ handle: OpaquePointer) {
         let handshaking = if case .handshaking = phase { true } else { false }
         guard isConnected || handshaking else { return }
         // The client is stopping: a loss from here on is reported here, not as one to reconnect after.
         lossHandled = true
-        let stillConnected = isConnected && drain(handle, within: .seconds(4))
-        if isConnected, !stillConnected {
-            logger.warning(
-                "mqtt: the connection broke while stopping; \(unacknowledged.count) messages may not have reached the broker",
-                metadata: ["event": "mqtt_stop_lost"])
+        if isConnected {
+            let start = context.clock.now()
+            var drained = drain(handle, until: start.advanced(by: .seconds(3)))
+            if drained != .lost, let final = client.shared.withLock({ $0.finalMessage }) {
+                _ = publishing(handle, final)
+                drained = drain(handle, until: max(start.advanced(by: .seconds(3)), context.clock.now().advanced(by: .seconds(1))))
+            }
+            switch drained {
+            case .acknowledged: break
+            case .lost:
+                logger.warning(
+                    "mqtt: the connection broke while stopping; \(unacknowledged.count) messages may not have reached the broker",
+                    metadata: ["event": "mqtt_stop_lost"])
+                return
+            case .unacknowledged:
+                logger.warning(
+                    "mqtt: stopping with \(unacknowledged.count) messages the broker has not acknowledged; closing without DISCONNECT, so the broker publishes the Will",
+                    metadata: ["event": "mqtt_stop_unacknowledged"])
+                return
+            }
         }
-        if stillConnected, let final = client.shared.withLock({ $0.finalMessage }) { _ = publishing(handle, final) }
         mosquitto_disconnect(handle)
-        let deadline = context.clock.now().advanced(by: .seconds(4))
+        let deadline = context.clock.now().advanced(by: .seconds(3))
         while mosquitto_socket(handle) >= 0, context.clock.now() < deadline {
             var fds = [pollfd(fd: mosquitto_socket(handle), events: Int16(POLLIN | (mosquitto_want_write(handle) ? POLLOUT : 0)), revents: 0)]
             guard poll(&fds, 1, 100) >= 0 else { break }
@@ -477,39 +499,36 @@ final class MosquittoLoop {
         client.counters.setConnected(false)
     }
 
+    private enum Drained { case acknowledged, unacknowledged, lost }
+
     /// Flushes until nothing waits in the client's queues and the broker has acknowledged every
-    /// QoS 1 message, or `limit` passes, or the connection is lost. DISCONNECT straight after a
+    /// QoS 1 message, or `deadline` passes, or the connection is lost. DISCONNECT straight after a
     /// burst (a reload forgetting a device empties some 20 retained topics, then its connection
     /// ends) lost everything past libmosquitto's in-flight window, the final `offline` too: 20 of
-    /// 121 messages reached the broker (NOTES.md, "A clean stop after a burst"). False: the
-    /// connection broke meanwhile (no reconnection follows: the client is stopping).
-    private func drain(_ handle: OpaquePointer, within limit: Duration) -> Bool {
-        let deadline = context.clock.now().advanced(by: limit)
+    /// 121 messages reached the broker (NOTES.md, "A clean stop after a burst").
+    private func drain(_ handle: OpaquePointer, until deadline: MonotonicInstant) -> Drained {
         while true {
             flush(handle)
             let waiting = client.shared.withLock { state in
                 !state.outbox.isEmpty || (renderer != nil && !state.values.isEmpty)
             }
-            if !waiting, unacknowledged.isEmpty, !mosquitto_want_write(handle) { return true }
+            // Bytes libmosquitto still has to write are not waited for here: DISCONNECT's own
+            // wait writes them (and with TLS `want_write` can stay set with nothing to write).
+            if !waiting, unacknowledged.isEmpty { return .acknowledged }
             let now = context.clock.now()
-            guard now < deadline else {
-                logger.warning(
-                    "mqtt: stopping with \(unacknowledged.count) messages the broker has not acknowledged",
-                    metadata: ["event": "mqtt_stop_unacknowledged"])
-                return true
-            }
+            guard now < deadline else { return .unacknowledged }
             let socket = mosquitto_socket(handle)
-            guard socket >= 0 else { return false }
+            guard socket >= 0 else { return .lost }
             let milliseconds = Int32(clamping: min(100, (deadline.duration(since: now).nanosecondsForPoll + 999_999) / 1_000_000))
             var fds = [pollfd(fd: socket, events: Int16(POLLIN | (mosquitto_want_write(handle) ? POLLOUT : 0)), revents: 0)]
             guard poll(&fds, 1, milliseconds) >= 0 else { continue }
             if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 let rc = mosquitto_loop_read(handle, 1)
-                if rc != MOSQ_ERR_SUCCESS.rawValue { return false }
+                if rc != MOSQ_ERR_SUCCESS.rawValue { return .lost }
             }
             if fds[0].revents & Int16(POLLOUT) != 0, mosquitto_socket(handle) >= 0 {
                 let rc = mosquitto_loop_write(handle, 1)
-                if rc != MOSQ_ERR_SUCCESS.rawValue { return false }
+                if rc != MOSQ_ERR_SUCCESS.rawValue { return .lost }
             }
         }
     }

@@ -76,6 +76,32 @@ import TestSupport
         #expect(Set(late.received.map(\.topic)).count == burst + 1)
     }
 
+    /// A broker that acknowledges nothing while the client stops (the relay drops what it sends):
+    /// the final `offline` waits behind the full in-flight window, where a DISCONNECT would lose
+    /// it and suppress the Will, leaving `online` retained. The client closes without DISCONNECT
+    /// instead, and the broker publishes the Will.
+    @Test func aStopTheBrokerDoesNotAcknowledgeLeavesTheWillToSayOffline() async throws {
+        let broker = try PrivateBroker()
+        let relay = try SeverableRelay(toPort: broker.port)
+        defer { relay.sever() }
+        let will = MQTTMessage(topic: "gw/status", text: "offline", qos: 1, retain: true)
+        let client = try MQTTClient(settings: Self.settings(port: relay.port, will: will), random: SeededRandom(seed: 5), logger: Logger(label: "test"))
+        try await Self.connected(client)
+        let subscriber = try await BrokerSubscriber(port: broker.port, topics: ["gw/#"])
+        client.publish(MQTTMessage(topic: "gw/status", text: "online", qos: 1, retain: true))
+        _ = try await subscriber.first(on: "gw/status") { $0.payload == "online" }
+        relay.dropReplies()
+        for index in 0..<40 {
+            client.publish(MQTTMessage(topic: "gw/burst/\(index)", text: "\(index)", qos: 1, retain: true))
+        }
+        // The window's 20 reach the broker; their PUBACKs do not come back.
+        _ = try await subscriber.first(on: "gw/burst/19")
+        #expect(await client.stop(final: MQTTMessage(topic: "gw/status", text: "offline", qos: 1, retain: true)))
+        _ = try await subscriber.first(on: "gw/status", within: .seconds(30)) { $0.payload == "offline" }
+        let retained = try await BrokerSubscriber(port: broker.port, topics: ["gw/status"]).first(on: "gw/status")
+        #expect(retained.payload == "offline" && retained.retained)
+    }
+
     @Test func aBrokerRestartIsFollowedByAReconnectAndTheRetainedStateAgain() async throws {
         let broker = try PrivateBroker()
         let client = try MQTTClient(

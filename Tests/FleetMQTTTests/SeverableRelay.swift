@@ -20,6 +20,8 @@ final class SeverableRelay: Sendable {
         var severed = false
         /// Partitioned: new connections are closed at once (until `heal`).
         var refusing = false
+        /// The broker's bytes to the clients are dropped (`dropReplies`).
+        var droppingReplies = false
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -60,6 +62,12 @@ final class SeverableRelay: Sendable {
     /// Ends the partition: the next connection goes through.
     func heal() {
         sockets.withLock { $0.refusing = false }
+    }
+
+    /// From now on, what the broker sends the clients is dropped, while what they send still
+    /// reaches it: a broker that takes messages and acknowledges none (PUBACKs never come).
+    func dropReplies() {
+        sockets.withLock { $0.droppingReplies = true }
     }
 
     /// Ends every connection through the relay and stops listening.
@@ -104,7 +112,8 @@ final class SeverableRelay: Sendable {
         close(listener)
     }
 
-    /// Copies bytes both ways until either side ends, then ends both.
+    /// Copies bytes both ways (`first`: the client, `second`: the broker) until either side
+    /// ends, then ends both.
     private func pump(_ first: Int32, _ second: Int32) {
         var buffer = [UInt8](repeating: 0, count: 16_384)
         var fds = [pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)]
@@ -118,6 +127,7 @@ final class SeverableRelay: Sendable {
                 let to = fds[1 - index].fd
                 let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
                 guard count > 0 else { break copying }
+                if from == second, sockets.withLock({ $0.droppingReplies }) { continue }
                 var sent = 0
                 while sent < count {
                     let written = buffer.withUnsafeBytes { write(to, $0.baseAddress.map { $0 + sent }, count - sent) }
