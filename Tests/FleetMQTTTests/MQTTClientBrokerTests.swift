@@ -76,6 +76,26 @@ import TestSupport
         #expect(Set(late.received.map(\.topic)).count == burst + 1)
     }
 
+    /// A stop while libmosquitto is still writing a large message (the socket full): what waits
+    /// behind it is still sent. The old stop flushed once, and a flush hands nothing over while
+    /// libmosquitto has bytes to write — every message waiting was lost, and the final one sent.
+    @Test func aStopWhileTheSocketIsFullStillSendsWhatWaits() async throws {
+        let broker = try PrivateBroker()
+        let client = try MQTTClient(settings: Self.settings(port: broker.port), random: SeededRandom(seed: 6), logger: Logger(label: "test"))
+        try await Self.connected(client)
+        client.publish(MQTTMessage(topic: "full/large", payload: [UInt8](repeating: 0x41, count: 8 << 20), qos: 1, retain: true))
+        for index in 0..<10 {
+            client.publish(MQTTMessage(topic: "full/\(index)", text: "\(index)", qos: 1, retain: true))
+        }
+        await client.stop(final: MQTTMessage(topic: "full/status", text: "offline", qos: 1, retain: true))
+        let late = try await BrokerSubscriber(port: broker.port, topics: ["full/#"])
+        #expect(try await late.first(on: "full/status", within: .seconds(30)).payload == "offline")
+        for index in 0..<10 {
+            _ = try await late.first(on: "full/\(index)", within: .seconds(30))
+        }
+        #expect(try await late.first(on: "full/large", within: .seconds(30)).payload.count == 8 << 20)
+    }
+
     /// A broker that acknowledges nothing while the client stops (the relay drops what it sends):
     /// the final `offline` waits behind the full in-flight window, where a DISCONNECT would lose
     /// it and suppress the Will, leaving `online` retained. The client closes without DISCONNECT
