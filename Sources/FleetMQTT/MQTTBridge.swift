@@ -188,8 +188,11 @@ actor MQTTBridge {
                 // The newest measurement, under the new names when they moved; the same copy
                 // again otherwise (this client remembers it for its reconnections). With
                 // `[cluster]` the owner publishes them.
+                // A measurement rendered since this connection began is newer: it stays.
                 for (kind, payload) in (earlier?.latestValues[device.id] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    client.publish(MQTTMessage(topic: topics.latestValue(device.id, kind: kind), payload: payload, qos: 1, retain: true))
+                    let topic = topics.latestValue(device.id, kind: kind)
+                    guard client.retainedMessages([topic]).isEmpty else { continue }
+                    client.publish(MQTTMessage(topic: topic, payload: payload, qos: 1, retain: true))
                 }
             }
             publishDiscovery(device.id)

@@ -156,25 +156,41 @@ public final class MQTTClient: Sendable {
     /// once the thread has ended (true), or after `timeout` (false: a connect under way to an
     /// unreachable host can hold the thread for as long as the kernel's TCP timeout; the process
     /// need not wait for it, but a new client with the same client id must: `threadEnded`).
+    /// A thread still closing a connection at `timeout` is given up to `closingGrace` more: the
+    /// stop waits for a clean close, but not the full 10 s for a connect that hangs (the daemon's
+    /// own stop must fit in systemd's `TimeoutStopSec` with the fleet's).
     @discardableResult
-    public func stop(final: MQTTMessage?, timeout: Duration = .seconds(10)) async -> Bool {
+    public func stop(final: MQTTMessage?, timeout: Duration = .seconds(5), closingGrace: Duration = .seconds(4)) async -> Bool {
         shared.withLock { state in
             state.stopRequested = true
             state.finalMessage = final
         }
         wake()
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await self.threadEnded()
-                return true
+        if await threadEnded(within: timeout) { return true }
+        guard shared.withLock({ $0.closing }) else { return false }
+        return await threadEnded(within: closingGrace)
+    }
+
+    /// Whether the thread ended within `timeout`. Not a task group racing `threadEnded()`
+    /// against a sleep: a group waits for every child before it returns, and `threadEnded()`
+    /// does not end when cancelled — the timeout never took effect, and a stop during a connect
+    /// that hangs waited for the kernel's TCP timeout (about two minutes), past systemd's
+    /// `TimeoutStopSec`.
+    private func threadEnded(within timeout: Duration) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let answer = AnswerOnce(continuation)
+            let ended = finished.withLock { state -> Bool in
+                if !state.ended { state.waiters.append { answer.resume(true) } }
+                return state.ended
             }
-            group.addTask {
+            if ended {
+                answer.resume(true)
+                return
+            }
+            Task {
                 try? await Task.sleep(for: timeout)
-                return false
+                answer.resume(false)
             }
-            let ended = await group.next() ?? false
-            group.cancelAll()
-            return ended
         }
     }
 
@@ -187,8 +203,25 @@ public final class MQTTClient: Sendable {
 
     private struct FinishState {
         var ended = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [@Sendable () -> Void] = []
     }
+
+    /// A continuation resumed by the first of several answers (the thread's end, a timeout).
+    private final class AnswerOnce: Sendable {
+        private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+
+        init(_ continuation: CheckedContinuation<Bool, Never>) { self.continuation = Mutex(continuation) }
+
+        func resume(_ value: Bool) {
+            continuation.withLock { pending in
+                defer { pending = nil }
+                return pending
+            }?.resume(returning: value)
+        }
+    }
+
+    /// Whether the loop thread has ended.
+    var threadHasEnded: Bool { finished.withLock { $0.ended } }
 
     /// Called by the loop thread as its last act.
     func loopEnded() {
@@ -197,14 +230,14 @@ public final class MQTTClient: Sendable {
             defer { state.waiters.removeAll() }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
     }
 
     /// Returns once the loop thread has ended.
     public func threadEnded() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = finished.withLock { state -> Bool in
-                if !state.ended { state.waiters.append(continuation) }
+                if !state.ended { state.waiters.append { continuation.resume() } }
                 return state.ended
             }
             if ended { continuation.resume() }
@@ -227,6 +260,9 @@ struct MQTTLoopShared: Sendable {
     var handingOver = 0
     var stopRequested = false
     var finalMessage: MQTTMessage?
+    /// Set by the loop once it is closing a connection cleanly (draining, DISCONNECT): `stop`
+    /// waits for that, up to its `closingGrace`.
+    var closing = false
     /// Set while the loop sleeps in poll(): a publisher then writes the eventfd, if the loop is
     /// `connected` (without a connection there is nothing to hand the message to: it waits).
     var sleeping = false

@@ -460,13 +460,14 @@ final class MosquittoLoop {
     /// instead (by `mosquitto_destroy`), so the broker publishes the Will — the same `offline`.
     /// Stopped while CONNECT is out (a blocking connect returned after the stop): DISCONNECT
     /// only, so the broker neither publishes the Will nor keeps a session for the client id.
-    /// At most 7 s in all, within `stop`'s 10 s and leaving the fleet's own stop its time before
-    /// systemd's `TimeoutStopSec`.
+    /// At most 7 s in all, within `stop`'s 5 s and its grace for a closing connection (4 s),
+    /// leaving the fleet's own stop its time before systemd's `TimeoutStopSec`.
     private func closeCleanly(_ handle: OpaquePointer) {
         let handshaking = if case .handshaking = phase { true } else { false }
         guard isConnected || handshaking else { return }
         // The client is stopping: a loss from here on is reported here, not as one to reconnect after.
         lossHandled = true
+        client.shared.withLock { $0.closing = true }
         if isConnected {
             let start = context.clock.now()
             var drained = drain(handle, until: start.advanced(by: .seconds(3)))

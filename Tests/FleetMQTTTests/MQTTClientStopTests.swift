@@ -1,4 +1,5 @@
 import FleetCore
+import Foundation
 @testable import FleetMQTT
 import Glibc
 import Logging
@@ -79,5 +80,70 @@ import TestSupport
         }
         // CONNECT may have been read in pieces: DISCONNECT (0xE0 0x00) is the last packet, alone.
         #expect(Array((connect + after).suffix(2)) == [0xE0, 0x00])
+    }
+
+    /// A stop while the client's TCP connect hangs (the listener's accept queue is full, so the
+    /// kernel drops its SYNs and retries them for about two minutes) returns after its timeout:
+    /// the daemon's stop must not wait for the connect, or systemd kills it at `TimeoutStopSec`.
+    /// The thread ends later, once the connect fails.
+    @Test func aStopDuringAConnectThatHangsReturnsAfterItsTimeout() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(listener >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(listener, socketAddress, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, socketAddress, &length) == 0
+            }
+        }
+        try #require(listening)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        // Backlog 0 admits one connection, never accepted: the queue is full after it.
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let filled = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(filled == 0)
+
+        let client = try MQTTClient(
+            settings: MQTTConnectionSettings(host: "127.0.0.1", port: port, clientID: "hanging", keepAlive: 60),
+            random: SeededRandom(seed: 4), logger: Logger(label: "test"))
+        // The client's SYN is out, unanswered: its thread is inside `mosquitto_connect`.
+        try await withTimeout(.seconds(30), "the client's connect to hang in SYN_SENT") {
+            while !Self.synSent(toPort: port) { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let ended = await client.stop(final: nil, timeout: .seconds(1), closingGrace: .seconds(1))
+        #expect(!ended)
+        // Returned while the connect still hangs (until the listener goes), not after it failed.
+        #expect(!client.threadHasEnded, "the stop waited for the connect")
+        // Closing the listener answers the next SYN with a reset: the connect fails, the thread ends.
+        close(filler)
+        close(listener)
+        await client.threadEnded()
+    }
+
+    /// Whether a socket of this machine is in SYN_SENT towards 127.0.0.1:`port` (/proc/net/tcp:
+    /// addresses in hex, state 02). Read to its end with read(2): the file's size says 0, and
+    /// with Foundation's `String(contentsOfFile:)` the line was missing when the whole suite's
+    /// sockets were open (the listener's own lines were there), and found alone.
+    static func synSent(toPort port: Int) -> Bool {
+        let fd = open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { break }
+            bytes += chunk.prefix(count)
+        }
+        let table = String(decoding: bytes, as: UTF8.self)
+        let remote = String(format: "0100007F:%04X", port)
+        return table.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2] == remote && fields[3] == "02"
+        }
     }
 }
