@@ -125,21 +125,9 @@ import TestSupport
     }
 
     /// Whether a socket of this machine is in SYN_SENT towards 127.0.0.1:`port` (/proc/net/tcp:
-    /// addresses in hex, state 02). Read to its end with read(2): the file's size says 0, and
-    /// with Foundation's `String(contentsOfFile:)` the line was missing when the whole suite's
-    /// sockets were open (the listener's own lines were there), and found alone.
+    /// addresses in hex, state 02).
     static func synSent(toPort port: Int) -> Bool {
-        let fd = open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            guard count > 0 else { break }
-            bytes += chunk.prefix(count)
-        }
-        let table = String(decoding: bytes, as: UTF8.self)
+        guard let table = procFile("/proc/net/tcp") else { return false }
         let remote = String(format: "0100007F:%04X", port)
         return table.split(separator: "\n").contains { line in
             let fields = line.split(separator: " ")

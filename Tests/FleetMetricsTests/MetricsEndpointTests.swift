@@ -156,7 +156,7 @@ struct MetricsEndpointTests {
     static func listeningSockets(port: Int? = nil) throws -> Set<String> {
         var inodes: Set<String> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            guard let text = procFile(table) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard fields.count > 9, fields[3] == "0A" else { continue }
