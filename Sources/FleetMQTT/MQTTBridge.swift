@@ -186,9 +186,9 @@ actor MQTTBridge {
             publishState(device.id)
             if owners == nil {
                 // The newest measurement, under the new names when they moved; the same copy
-                // again otherwise (this client remembers it for its reconnections). With
-                // `[cluster]` the owner publishes them.
-                // A measurement rendered since this connection began is newer: it stays.
+                // again otherwise (this client remembers it for its reconnections), unless one
+                // rendered since this connection began is newer. With `[cluster]` the owner
+                // publishes them.
                 for (kind, payload) in (earlier?.latestValues[device.id] ?? [:]).sorted(by: { $0.key < $1.key }) {
                     let topic = topics.latestValue(device.id, kind: kind)
                     guard client.retainedMessages([topic]).isEmpty else { continue }

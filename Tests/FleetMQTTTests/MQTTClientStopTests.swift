@@ -13,7 +13,8 @@ import TestSupport
         let fd: Int32
         let port: Int
 
-        init() throws {
+        /// `backlog` 0 admits one connection to the accept queue; a second waits for an `accept`.
+        init(backlog: Int32 = 1) throws {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             self.fd = fd
             var address = sockaddr_in()
@@ -22,7 +23,7 @@ import TestSupport
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let bound = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    bind(fd, socketAddress, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, socketAddress, &length) == 0
+                    bind(fd, socketAddress, length) == 0 && listen(fd, backlog) == 0 && getsockname(fd, socketAddress, &length) == 0
                 }
             }
             guard fd >= 0, bound else { throw MQTTClientError(message: "listener: errno \(errno)") }
@@ -87,26 +88,11 @@ import TestSupport
     /// the daemon's stop must not wait for the connect, or systemd kills it at `TimeoutStopSec`.
     /// The thread ends later, once the connect fails.
     @Test func aStopDuringAConnectThatHangsReturnsAfterItsTimeout() async throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        try #require(listener >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(listener, socketAddress, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, socketAddress, &length) == 0
-            }
-        }
-        try #require(listening)
-        let port = Int(UInt16(bigEndian: address.sin_port))
-        // Backlog 0 admits one connection, never accepted: the queue is full after it.
-        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        let filled = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(filled == 0)
-
+        let listener = try SilentListener(backlog: 0)
+        let port = listener.port
+        // The one connection backlog 0 admits, never accepted: the queue is full after it.
+        let filler = try HTTPTestClient.connect(host: "127.0.0.1", port: port)
+        defer { close(filler) }
         let client = try MQTTClient(
             settings: MQTTConnectionSettings(host: "127.0.0.1", port: port, clientID: "hanging", keepAlive: 60),
             random: SeededRandom(seed: 4), logger: Logger(label: "test"))
@@ -118,9 +104,11 @@ import TestSupport
         #expect(!ended)
         // Returned while the connect still hangs (until the listener goes), not after it failed.
         #expect(!client.threadHasEnded, "the stop waited for the connect")
-        // Closing the listener answers the next SYN with a reset: the connect fails, the thread ends.
-        close(filler)
-        close(listener)
+        // Accepting the filler makes room: the client's next SYN is answered, its connect
+        // returns, the thread sees the stop and ends.
+        let accepted = try await HTTPTestClient.onThread { listener.acceptOne() }
+        #expect(accepted >= 0)
+        if accepted >= 0 { close(accepted) }
         await client.threadEnded()
     }
 
