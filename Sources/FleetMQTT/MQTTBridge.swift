@@ -95,19 +95,21 @@ actor MQTTBridge {
     /// What a replaced connection still published when it ended: its devices and where their
     /// retained topics are.
     struct Handover: Sendable {
-        var devices: Set<DeviceID>
+        /// The devices the old connection still published, with its record of each. What the
+        /// values taught it (battery level, Device Information, the kinds seen, the last value's
+        /// time) goes on: a reload keeps the links, so no value would teach it again before the
+        /// next connection — the battery would read `null` and its sensor and Read battery button
+        /// go unannounced for hours.
+        var records: [DeviceID: MQTTDeviceRecord]
         var topics: MQTTTopics
         var homeAssistantDiscovery: Bool
-        /// What the values taught the old connection of each device (battery level, Device
-        /// Information, the kinds seen, the last value's time): a reload keeps the links, so no
-        /// value would teach it again before the next connection — the battery would read `null`
-        /// and its sensor and Read battery button go unannounced for hours.
-        var learned: [DeviceID: MQTTDeviceRecord] = [:]
         /// The retained `…/<kind>/latest` each device's old connection published, by kind: a
         /// sleeping cuff or scale measures again only when it wakes, so these would otherwise be
         /// gone from a moved prefix (its old copies are deleted) and from the next connection's
         /// republishing (a broker restarted without persistence) until then.
         var latestValues: [DeviceID: [String: [UInt8]]] = [:]
+
+        var devices: Set<DeviceID> { Set(records.keys) }
     }
 
     /// The gateway's retained `online`, `info`, `devices` and discovery, and the devices the
@@ -171,7 +173,7 @@ actor MQTTBridge {
         }
         for device in status.devices {
             var record = MQTTDeviceRecord(id: device.id)
-            if let known = earlier?.learned[device.id] { record.keepLearned(from: known) }
+            if let known = earlier?.records[device.id] { record.keepLearned(from: known) }
             record.name = device.name
             record.className = device.className
             record.pinned = device.pinned
@@ -191,7 +193,7 @@ actor MQTTBridge {
                 // publishes them.
                 for (kind, payload) in (earlier?.latestValues[device.id] ?? [:]).sorted(by: { $0.key < $1.key }) {
                     let topic = topics.latestValue(device.id, kind: kind)
-                    guard client.retainedMessages([topic]).isEmpty else { continue }
+                    guard client.retainedMessage(topic) == nil else { continue }
                     client.publish(MQTTMessage(topic: topic, payload: payload, qos: 1, retain: true))
                 }
             }
@@ -357,7 +359,7 @@ actor MQTTBridge {
     func forgetAbsent(from status: FleetStatus) -> Handover {
         let present = Set(status.devices.map(\.id))
         for id in records.keys.sorted() where !present.contains(id) { forget(id) }
-        return Handover(devices: Set(records.keys), topics: topics, homeAssistantDiscovery: discovery != nil, learned: records)
+        return Handover(records: records, topics: topics, homeAssistantDiscovery: discovery != nil)
     }
 
     /// The ownership link's view of who owns what changed: a device that became this gateway's

@@ -132,10 +132,10 @@ public final class MQTTClient: Sendable {
         shared.withLock { $0.outbox.forgetRetained(topics) }
     }
 
-    /// The retained messages this client would publish again on a reconnect, among `topics`
-    /// (deletions left out): what a replaced connection hands to the next one.
-    public func retainedMessages(_ topics: [String]) -> [MQTTMessage] {
-        shared.withLock { state in topics.compactMap { state.outbox.retained[$0] }.filter { !$0.payload.isEmpty } }
+    /// The retained message on `topic` this client would publish again on a reconnect (nil for
+    /// none, or a deletion): what a replaced connection hands to the next one.
+    public func retainedMessage(_ topic: String) -> MQTTMessage? {
+        shared.withLock { $0.outbox.retained[topic] }.flatMap { $0.payload.isEmpty ? nil : $0 }
     }
 
     /// Queues every retained message under `prefix` again (Home Assistant came back online).

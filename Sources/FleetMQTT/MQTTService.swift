@@ -224,7 +224,7 @@ actor MQTTOutlet {
             // rendered (and its `…/latest` copy made) while it drained.
             for id in handover.devices {
                 for kind in MQTTTopics.occasionalKinds {
-                    guard let latest = client.retainedMessages([route.topics.latestValue(id, kind: kind)]).first else { continue }
+                    guard let latest = client.retainedMessage(route.topics.latestValue(id, kind: kind)) else { continue }
                     handover.latestValues[id, default: [:]][kind] = latest.payload
                 }
             }

@@ -490,13 +490,9 @@ final class MosquittoLoop {
             }
         }
         mosquitto_disconnect(handle)
+        // Written, DISCONNECT makes libmosquitto close the socket.
         let deadline = context.clock.now().advanced(by: .seconds(3))
-        while mosquitto_socket(handle) >= 0, context.clock.now() < deadline {
-            var fds = [pollfd(fd: mosquitto_socket(handle), events: Int16(POLLIN | (mosquitto_want_write(handle) ? POLLOUT : 0)), revents: 0)]
-            guard poll(&fds, 1, 100) >= 0 else { break }
-            if fds[0].revents & Int16(POLLOUT) != 0, mosquitto_loop_write(handle, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
-            if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0, mosquitto_loop_read(handle, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
-        }
+        while context.clock.now() < deadline, exchange(handle, until: deadline) {}
         client.counters.setConnected(false)
     }
 
@@ -504,7 +500,7 @@ final class MosquittoLoop {
 
     /// Flushes until nothing waits in the client's queues and the broker has acknowledged every
     /// QoS 1 message, or `deadline` passes, or the connection is lost. DISCONNECT straight after a
-    /// burst (a reload forgetting a device empties some 20 retained topics, then its connection
+    /// burst (a reload forgetting a device empties 17 retained topics, then its connection
     /// ends) lost everything past libmosquitto's in-flight window, the final `offline` too: 20 of
     /// 121 messages reached the broker (NOTES.md, "A clean stop after a burst").
     private func drain(_ handle: OpaquePointer, until deadline: MonotonicInstant) -> Drained {
@@ -516,22 +512,28 @@ final class MosquittoLoop {
             // Bytes libmosquitto still has to write are not waited for here: DISCONNECT's own
             // wait writes them (and with TLS `want_write` can stay set with nothing to write).
             if !waiting, unacknowledged.isEmpty { return .acknowledged }
-            let now = context.clock.now()
-            guard now < deadline else { return .unacknowledged }
-            let socket = mosquitto_socket(handle)
-            guard socket >= 0 else { return .lost }
-            let milliseconds = Int32(clamping: min(100, (deadline.duration(since: now).nanosecondsForPoll + 999_999) / 1_000_000))
-            var fds = [pollfd(fd: socket, events: Int16(POLLIN | (mosquitto_want_write(handle) ? POLLOUT : 0)), revents: 0)]
-            guard poll(&fds, 1, milliseconds) >= 0 else { continue }
-            if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-                let rc = mosquitto_loop_read(handle, 1)
-                if rc != MOSQ_ERR_SUCCESS.rawValue { return .lost }
-            }
-            if fds[0].revents & Int16(POLLOUT) != 0, mosquitto_socket(handle) >= 0 {
-                let rc = mosquitto_loop_write(handle, 1)
-                if rc != MOSQ_ERR_SUCCESS.rawValue { return .lost }
-            }
+            guard context.clock.now() < deadline else { return .unacknowledged }
+            guard exchange(handle, until: deadline) else { return .lost }
         }
+    }
+
+    /// Waits for the socket at most 100 ms (and not past `deadline`), then reads and writes what
+    /// it is ready for. False once the socket is closed or a read or write failed.
+    private func exchange(_ handle: OpaquePointer, until deadline: MonotonicInstant) -> Bool {
+        let socket = mosquitto_socket(handle)
+        guard socket >= 0 else { return false }
+        let remaining = deadline.duration(since: context.clock.now()).nanosecondsForPoll
+        let milliseconds = Int32(clamping: min(100, max(0, (remaining + 999_999) / 1_000_000)))
+        var fds = [pollfd(fd: socket, events: Int16(POLLIN | (mosquitto_want_write(handle) ? POLLOUT : 0)), revents: 0)]
+        // Interrupted: nothing read or written, the caller's deadline still bounds the wait.
+        guard poll(&fds, 1, milliseconds) >= 0 else { return true }
+        if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0, mosquitto_loop_read(handle, 1) != MOSQ_ERR_SUCCESS.rawValue {
+            return false
+        }
+        if fds[0].revents & Int16(POLLOUT) != 0, mosquitto_socket(handle) >= 0, mosquitto_loop_write(handle, 1) != MOSQ_ERR_SUCCESS.rawValue {
+            return false
+        }
+        return mosquitto_socket(handle) >= 0
     }
 
     /// libmosquitto could not be set up: the client does nothing until it is stopped.

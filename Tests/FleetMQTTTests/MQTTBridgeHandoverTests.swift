@@ -21,7 +21,7 @@ import TestSupport
 
         // The fleet now has only `kept`; the connection before had both, on the same topics.
         await bridge.start(
-            status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []), earlier: MQTTBridge.Handover(devices: [removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
+            status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []), earlier: Self.handover([removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
 
         for topic in HomeAssistantDiscovery(topics: Self.topics).allTopics(of: removed) + [Self.topics.state(removed)] {
@@ -44,7 +44,7 @@ import TestSupport
         let subscriber = try await BrokerSubscriber(port: lane.broker.port, topics: ["wearfleet/#", "site/#", "homeassistant/#", "ha-old/#"])
         let bridge = Self.bridge(on: lane, discovery: true)
 
-        await bridge.start(status: FleetStatus(bluetoothdPresent: true, devices: [], adapters: []), earlier: MQTTBridge.Handover(devices: [removed], topics: old, homeAssistantDiscovery: true))
+        await bridge.start(status: FleetStatus(bluetoothdPresent: true, devices: [], adapters: []), earlier: Self.handover([removed], topics: old, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
 
         let everyTopic = [Self.topics.state(removed), old.state(removed)]
@@ -68,7 +68,7 @@ import TestSupport
 
         await bridge.start(
             status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []),
-            earlier: MQTTBridge.Handover(devices: [removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
+            earlier: Self.handover([removed, kept], topics: Self.topics, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
 
         let discovery = HomeAssistantDiscovery(topics: Self.topics)
@@ -97,7 +97,7 @@ import TestSupport
 
         await bridge.start(
             status: FleetStatus(bluetoothdPresent: true, devices: [], adapters: []),
-            earlier: MQTTBridge.Handover(devices: [], topics: old, homeAssistantDiscovery: true))
+            earlier: Self.handover([], topics: old, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
 
         let oldGateway = HomeAssistantDiscovery(topics: old).gatewayConfig().topic
@@ -128,7 +128,7 @@ import TestSupport
 
         await bridge.start(
             status: FleetStatus(bluetoothdPresent: true, devices: [Self.status(kept)], adapters: []),
-            earlier: MQTTBridge.Handover(devices: [kept], topics: old, homeAssistantDiscovery: true, learned: [kept: learned]))
+            earlier: MQTTBridge.Handover(records: [kept: learned], topics: old, homeAssistantDiscovery: true))
         try await Self.sent(lane, subscriber)
 
         let state = try #require(subscriber.all(on: Self.topics.state(kept)).last)
@@ -150,6 +150,13 @@ import TestSupport
     static func sent(_ lane: MQTTCommandLaneTests.Lane, _ subscriber: BrokerSubscriber) async throws {
         lane.client.publish(MQTTMessage(topic: "wearfleet/test/marker", text: "end", qos: 1, retain: false))
         _ = try await subscriber.first(on: "wearfleet/test/marker")
+    }
+
+    /// What the replaced connection handed over: `devices`, with nothing learned of them.
+    static func handover(_ devices: [DeviceID], topics: MQTTTopics, homeAssistantDiscovery: Bool) -> MQTTBridge.Handover {
+        MQTTBridge.Handover(
+            records: Dictionary(uniqueKeysWithValues: devices.map { ($0, MQTTDeviceRecord(id: $0)) }), topics: topics,
+            homeAssistantDiscovery: homeAssistantDiscovery)
     }
 
     /// The connection a reload starts: the lane's client, under `topics`.
